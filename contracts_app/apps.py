@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ContractsConfig(AppConfig):
+    name = "contracts_app"
+    verbose_name = "Contracts"

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class FreshnessConfig(AppConfig):
+    name = "freshness"
+    verbose_name = "Freshness"

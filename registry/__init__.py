@@ -1,0 +1,3 @@
+from registry.celery import app as celery_app
+
+__all__ = ["celery_app"]

@@ -1,0 +1,12 @@
+from django.urls import path
+
+from registry.api import views
+
+urlpatterns = [
+    path("teams/", views.TeamList.as_view(), name="api-team-list"),
+    path("datasets/", views.DatasetList.as_view(), name="api-dataset-list"),
+    path("datasets/<int:pk>/", views.DatasetDetail.as_view(), name="api-dataset-detail"),
+    path("datasets/<int:pk>/claim/", views.DatasetClaim.as_view(), name="api-dataset-claim"),
+    path("datasets/<int:pk>/consumers/", views.DatasetConsumers.as_view(), name="api-dataset-consumers"),
+    path("datasets/<int:pk>/consumers/<slug:team>/", views.DatasetConsumerDetail.as_view(), name="api-dataset-consumer"),
+]

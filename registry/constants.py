@@ -1,0 +1,22 @@
+from django.db import models
+
+
+class CompatibilityMode(models.TextChoices):
+    """Confluent Schema Registry's names, so people who know one know the other."""
+
+    NONE = "NONE", "None"
+    BACKWARD = "BACKWARD", "Backward"
+    BACKWARD_TRANSITIVE = "BACKWARD_TRANSITIVE", "Backward transitive"
+    FORWARD = "FORWARD", "Forward"
+    FORWARD_TRANSITIVE = "FORWARD_TRANSITIVE", "Forward transitive"
+    FULL = "FULL", "Full"
+    FULL_TRANSITIVE = "FULL_TRANSITIVE", "Full transitive"
+
+
+class AuditAction:
+    DATASET_CLAIMED = "dataset.claimed"
+    DATASET_OWNER_CHANGED = "dataset.owner_changed"
+    CONSUMER_REGISTERED = "consumer.registered"
+    CONSUMER_UNREGISTERED = "consumer.unregistered"
+    TOKEN_CREATED = "token.created"
+    TOKEN_REVOKED = "token.revoked"

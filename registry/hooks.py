@@ -1,0 +1,47 @@
+"""Small named hooks owned by the core, so that apps built on it can add to its
+pages and react to its events without the core importing them.
+
+    from registry.hooks import dataset_page_section
+
+    @dataset_page_section(order=20)
+    def lineage_section(request, dataset):
+        return render_to_string("lineage/_section.html", {...}, request=request)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.utils.safestring import SafeString, mark_safe
+
+_sections: list[tuple[int, Callable]] = []
+
+
+def dataset_page_section(order: int = 50) -> Callable:
+    def register(fn: Callable) -> Callable:
+        _sections.append((order, fn))
+        _sections.sort(key=lambda item: item[0])
+        return fn
+    return register
+
+
+def dataset_page_sections(request, dataset) -> list[SafeString]:
+    """HTML fragments that other apps contribute to the dataset page, in order."""
+    rendered = (fn(request, dataset) for _, fn in _sections)
+    return [mark_safe(html) for html in rendered if html]  # noqa: S308 - app templates, autoescaped
+
+
+_nav: list[tuple[int, str, str]] = []
+
+
+def nav_item(label: str, url_name: str, order: int = 50) -> None:
+    """Add a link to the top navigation (called from an app's AppConfig.ready)."""
+    if (order, label, url_name) not in _nav:
+        _nav.append((order, label, url_name))
+        _nav.sort()
+
+
+def nav_items() -> list[dict[str, str]]:
+    from django.urls import reverse
+
+    return [{"label": label, "url": reverse(url_name)} for _, label, url_name in _nav]

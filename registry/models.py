@@ -1,0 +1,324 @@
+"""The core: teams, datasets, consumers, ownership, the audit log and API tokens."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import models, transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from registry.constants import AuditAction, CompatibilityMode
+from registry.querysets import ApiTokenQuerySet, DatasetQuerySet, TeamQuerySet
+
+
+class RegistryError(ValidationError):
+    """A domain rule said no. The message says which rule and what to do."""
+
+
+class DatasetUnowned(RegistryError):
+    pass
+
+
+class AlreadyOwned(RegistryError):
+    pass
+
+
+class Team(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    slug = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    webhook_url = models.URLField(blank=True, help_text="Optional: change-request notifications are POSTed here, signed.")
+    webhook_secret = models.CharField(max_length=128, blank=True)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="teams")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = TeamQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def has_member(self, user) -> bool:
+        return acts_for(user, self)
+
+
+class Membership(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    joined_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["team", "user"], name="membership_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team}"
+
+
+def acts_for(user, team: Team) -> bool:
+    """Whether `user` (a person or a team token) may act on behalf of `team`."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return False
+    team_ids = getattr(user, "principal_team_ids", None)
+    if team_ids is not None:
+        return team.pk in team_ids
+    return Membership.objects.filter(team=team, user_id=user.pk).exists()
+
+
+def is_governance_admin(user) -> bool:
+    return bool(getattr(user, "is_authenticated", False) and (user.is_superuser or user.is_staff))
+
+
+class Dataset(models.Model):
+    namespace = models.CharField(max_length=500)
+    name = models.CharField(max_length=500)
+    description = models.TextField(blank=True)
+    owner_team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.PROTECT, related_name="datasets")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="owned_datasets"
+    )
+    compatibility_mode = models.CharField(
+        max_length=32, choices=CompatibilityMode.choices, default=CompatibilityMode.BACKWARD
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = DatasetQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["namespace", "name"]
+        constraints = [models.UniqueConstraint(fields=["namespace", "name"], name="dataset_namespace_name_unique")]
+        indexes = [models.Index(fields=["owner_team"], name="dataset_owner_team_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("dataset-detail", args=[self.pk])
+
+    @property
+    def is_owned(self) -> bool:
+        return self.owner_team_id is not None
+
+    def clean(self) -> None:
+        if self.owner_id and not self.owner_team_id:
+            raise ValidationError({"owner": "An owner person needs an owner team."})
+        if self.owner_id and self.owner_team_id and not Membership.objects.filter(
+            team_id=self.owner_team_id, user_id=self.owner_id
+        ).exists():
+            raise ValidationError({"owner": "The owner must be a member of the owner team."})
+
+    def _ownership_snapshot(self) -> dict[str, Any]:
+        return {
+            "owner_team": self.owner_team.slug if self.owner_team_id else None,
+            "owner": self.owner.get_username() if self.owner_id else None,
+        }
+
+    def _check_owner_person(self, team: Team, owner) -> None:
+        if not Membership.objects.filter(team=team, user_id=owner.pk).exists():
+            raise RegistryError(f"{owner.get_username()} is not a member of team {team.slug}; the owner must belong to the owning team.")
+
+    def claim(self, team: Team, *, owner, by) -> None:
+        """A member of `team` takes an unowned dataset for it, naming the owner person."""
+        if not acts_for(by, team):
+            raise PermissionDenied(f"Only a member of team {team.slug} can claim a dataset for it.")
+        self._check_owner_person(team, owner)
+        with transaction.atomic():
+            locked = Dataset.objects.select_for_update().get(pk=self.pk)
+            if locked.owner_team_id is not None:
+                raise AlreadyOwned(
+                    f"{self} is already owned by team {locked.owner_team.slug}; changing an owner is for admins."
+                )
+            before = locked._ownership_snapshot()
+            locked.owner_team, locked.owner = team, owner
+            locked.save(update_fields=["owner_team", "owner"])
+            AuditEvent.record(by, AuditAction.DATASET_CLAIMED, locked, before=before, after=locked._ownership_snapshot())
+        self.owner_team, self.owner = team, owner
+
+    def assign_owner(self, team: Team | None, *, owner=None, by) -> None:
+        """An admin sets or changes the owner team and person (None makes it unowned)."""
+        if not is_governance_admin(by):
+            raise PermissionDenied("Changing a dataset's owner is for admins only.")
+        if team is None and owner is not None:
+            raise RegistryError("An owner person needs an owner team.")
+        if team is not None and owner is not None:
+            self._check_owner_person(team, owner)
+        with transaction.atomic():
+            locked = Dataset.objects.select_for_update().get(pk=self.pk)
+            before = locked._ownership_snapshot()
+            locked.owner_team, locked.owner = team, owner
+            locked.save(update_fields=["owner_team", "owner"])
+            AuditEvent.record(
+                by, AuditAction.DATASET_OWNER_CHANGED, locked, before=before, after=locked._ownership_snapshot()
+            )
+        self.owner_team, self.owner = team, owner
+
+    def register_consumer(self, team: Team, *, by) -> Consumer:
+        if not acts_for(by, team):
+            raise PermissionDenied(f"Only a member of team {team.slug} can register it as a consumer.")
+        with transaction.atomic():
+            locked = Dataset.objects.select_for_update().get(pk=self.pk)
+            if locked.owner_team_id is None:
+                raise DatasetUnowned(
+                    f"{self} has no owner yet; a team must claim it before anyone can register as its consumer."
+                )
+            consumer, created = Consumer.objects.get_or_create(dataset=locked, team=team, defaults={"registered_by": _person(by)})
+            if created:
+                AuditEvent.record(by, AuditAction.CONSUMER_REGISTERED, locked, before=None, after={"team": team.slug})
+        return consumer
+
+    def unregister_consumer(self, team: Team, *, by) -> bool:
+        if not (acts_for(by, team) or is_governance_admin(by)):
+            raise PermissionDenied(f"Only a member of team {team.slug} can unregister it.")
+        with transaction.atomic():
+            deleted, _ = Consumer.objects.filter(dataset=self, team=team).delete()
+            if deleted:
+                AuditEvent.record(by, AuditAction.CONSUMER_UNREGISTERED, self, before={"team": team.slug}, after=None)
+        return bool(deleted)
+
+    def consumer_teams(self) -> models.QuerySet:
+        return Team.objects.filter(consumptions__dataset=self)
+
+
+class Consumer(models.Model):
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="consumers")
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="consumptions")
+    registered_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    registered_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["dataset", "team"], name="consumer_dataset_team_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.team} consumes {self.dataset}"
+
+
+def _person(user):
+    """The Django user behind an actor, or None for a team token."""
+    if user is None or getattr(user, "principal_team_ids", None) is not None:
+        return None
+    return user if getattr(user, "is_authenticated", False) else None
+
+
+class AuditEvent(models.Model):
+    """Append-only: the database refuses UPDATE and DELETE (and TRUNCATE on PostgreSQL)."""
+
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.DO_NOTHING, db_constraint=False)
+    actor_label = models.CharField(max_length=200, help_text="Who acted, kept even if the user is later removed.")
+    action = models.CharField(max_length=100)
+    object_type = models.CharField(max_length=100)
+    object_id = models.CharField(max_length=100)
+    object_repr = models.CharField(max_length=500)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["object_type", "object_id"], name="audit_object_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor_label} {self.action} {self.object_repr}"
+
+    @classmethod
+    def record(cls, actor, action: str, obj: models.Model, *, before: Any = None, after: Any = None) -> AuditEvent:
+        """Write one audit row. Call inside the transaction that makes the change."""
+        return cls.objects.create(**cls.fields_for(actor, action, obj, before=before, after=after))
+
+    @classmethod
+    def fields_for(cls, actor, action: str, obj: models.Model, *, before: Any = None, after: Any = None) -> dict:
+        """The column values of one row, for callers that bulk-insert many."""
+        return {
+            "actor": _person(actor),
+            "actor_label": actor_label(actor),
+            "action": action,
+            "object_type": obj._meta.label_lower,
+            "object_id": str(obj.pk),
+            "object_repr": str(obj)[:500],
+            "before": before,
+            "after": after,
+        }
+
+    def save(self, *args, **kwargs) -> None:
+        if self.pk is not None and not kwargs.get("force_insert"):
+            raise RegistryError("Audit events are append-only.")
+        super().save(*args, **kwargs)
+
+
+def actor_label(actor) -> str:
+    if actor is None:
+        return "system"
+    if isinstance(actor, str):
+        return actor
+    if getattr(actor, "principal_team_ids", None) is not None:
+        return str(actor)
+    if getattr(actor, "is_authenticated", False):
+        return actor.get_username()
+    return "anonymous"
+
+
+TOKEN_PREFIX = "dr_"
+
+
+def hash_token(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class ApiToken(models.Model):
+    """A bearer token for a machine. Only a SHA-256 of the secret is kept; the
+    secret is shown once, when the token is created."""
+
+    name = models.CharField(max_length=100)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="api_tokens")
+    team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.CASCADE, related_name="api_tokens")
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    key_prefix = models.CharField(max_length=16, editable=False, help_text="The first characters, to recognise a token.")
+    can_write_lineage = models.BooleanField(default=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ApiTokenQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(user__isnull=False, team__isnull=True) | models.Q(user__isnull=True, team__isnull=False),
+                name="api_token_owned_by_user_or_team",
+            )
+        ]
+
+    def __str__(self) -> str:
+        owner = self.user.get_username() if self.user_id else f"team {self.team.slug}" if self.team_id else "?"
+        return f"{self.name} ({owner})"
+
+    @property
+    def is_revoked(self) -> bool:
+        return self.revoked_at is not None
+
+    @classmethod
+    def issue(cls, name: str, *, user=None, team: Team | None = None, by=None, can_write_lineage: bool = True) -> tuple[ApiToken, str]:
+        """Create a token and return it with its secret, which is never stored."""
+        if (user is None) == (team is None):
+            raise RegistryError("A token is owned by exactly one of a user or a team.")
+        secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        with transaction.atomic():
+            token = cls.objects.create(
+                name=name, user=user, team=team, key_hash=hash_token(secret), key_prefix=secret[:10],
+                can_write_lineage=can_write_lineage,
+            )
+            AuditEvent.record(by, AuditAction.TOKEN_CREATED, token, after={"name": name, "prefix": token.key_prefix})
+        return token, secret
+
+    def revoke(self, *, by=None) -> None:
+        with transaction.atomic():
+            updated = ApiToken.objects.filter(pk=self.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+            if updated:
+                AuditEvent.record(by, AuditAction.TOKEN_REVOKED, self, before={"revoked": False}, after={"revoked": True})
+        self.refresh_from_db(fields=["revoked_at"])

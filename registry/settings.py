@@ -1,0 +1,168 @@
+"""Settings, all from the environment. See docs/configuration.md for every variable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from registry.env import (
+    env_bool,
+    env_duration,
+    env_int,
+    env_str,
+    parse_contract_store,
+    parse_database_url,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = env_bool("DEBUG", False)
+
+SECRET_KEY = env_str("SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
+    SECRET_KEY = "demo-only-insecure-secret-key"  # noqa: S105 - DEBUG demo only
+
+ALLOWED_HOSTS = [h.strip() for h in env_str("ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h.strip()]
+if DEBUG:
+    ALLOWED_HOSTS += ["testserver", "[::1]"]
+CSRF_TRUSTED_ORIGINS = [o.strip() for o in env_str("CSRF_TRUSTED_ORIGINS").split(",") if o.strip()]
+
+SITE_NAME = env_str("SITE_NAME", "Dataset registry")
+SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_prometheus",
+    "registry",
+    "contracts_app",
+    "lineage",
+    "freshness",
+]
+
+MIDDLEWARE = [
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
+]
+
+ROOT_URLCONF = "registry.urls"
+WSGI_APPLICATION = "registry.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "registry.views.site_context",
+            ],
+        },
+    },
+]
+
+DATABASE_URL = env_str("DATABASE_URL", "sqlite:///var/registry.sqlite3")
+DATABASES = {"default": parse_database_url(DATABASE_URL, base_dir=BASE_DIR)}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "dataset-list"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-gb"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "var" / "static"
+
+# --- REST API -------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Bearer first: DRF takes the first class's challenge for its 401s.
+        "registry.auth.BearerTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "registry.api.pagination.Pagination",
+    "PAGE_SIZE": 100,
+    "EXCEPTION_HANDLER": "registry.api.errors.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Dataset registry API",
+    "DESCRIPTION": "Teams, datasets, consumers, contracts, change requests, lineage and freshness.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# --- Celery ----------------------------------------------------------------
+# Without a broker (the embedded demo) tasks run in-process, eagerly.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
+CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or None
+CELERY_TIMEZONE = "UTC"
+CELERY_TASK_ACKS_LATE = True
+FRESHNESS_SWEEP_INTERVAL = env_duration("FRESHNESS_SWEEP_INTERVAL", "15s")
+
+# --- Contract store --------------------------------------------------------
+CONTRACT_STORE = parse_contract_store(
+    env_str("CONTRACT_STORE", "var/contract-store"), base_dir=BASE_DIR
+)
+S3_ENDPOINT_URL = env_str("S3_ENDPOINT_URL") or None
+S3_REGION = env_str("S3_REGION", "us-east-1")
+S3_ACCESS_KEY_ID = env_str("S3_ACCESS_KEY_ID") or env_str("AWS_ACCESS_KEY_ID")
+S3_SECRET_ACCESS_KEY = env_str("S3_SECRET_ACCESS_KEY") or env_str("AWS_SECRET_ACCESS_KEY")
+CONTRACTS_ROOT = Path(env_str("CONTRACTS_ROOT", str(BASE_DIR / "fixtures" / "contracts")))
+
+# --- Change requests and notifications -------------------------------------
+CHANGE_REQUEST_DEADLINE = env_duration("CHANGE_REQUEST_DEADLINE", "7d")
+CHANGE_REQUEST_REMINDER_BEFORE = env_duration("CHANGE_REQUEST_REMINDER_BEFORE", "1d")
+EMAIL_BACKEND = env_str(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.console.EmailBackend" if DEBUG else "django.core.mail.backends.smtp.EmailBackend",
+)
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "registry@localhost")
+
+# --- Lineage ---------------------------------------------------------------
+LINEAGE_MAX_BODY_BYTES = env_int("LINEAGE_MAX_BODY_BYTES", 5 * 1024 * 1024, minimum=1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(LINEAGE_MAX_BODY_BYTES * 4, 2_621_440)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "INFO"}},
+}

@@ -1,0 +1,30 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from registry import views
+
+urlpatterns = [
+    path("", views.dataset_list, name="dataset-list"),
+    path("datasets/<int:pk>/", views.dataset_detail, name="dataset-detail"),
+    path("datasets/<int:pk>/claim/", views.dataset_claim, name="dataset-claim"),
+    path("datasets/<int:pk>/consume/", views.dataset_consume, name="dataset-consume"),
+    path("datasets/<int:pk>/unconsume/", views.dataset_unconsume, name="dataset-unconsume"),
+    path("login/", auth_views.LoginView.as_view(template_name="registry/login.html"), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("healthz", views.healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    path("api/", include("registry.api.urls")),
+    # The apps built on the core are named by string: the core imports none of them.
+    path("api/", include("contracts_app.api_urls")),
+    path("api/", include("lineage.api_urls")),
+    path("api/", include("freshness.api_urls")),
+    path("", include("contracts_app.urls")),
+    path("", include("lineage.urls")),
+    path("", include("freshness.urls")),
+    path("", include("django_prometheus.urls")),
+]

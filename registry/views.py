@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import connection
+from django.db.models import Prefetch
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from registry.forms import ClaimForm, ConsumeForm
+from registry.hooks import dataset_page_sections, nav_items
+from registry.models import Consumer, Dataset, Team
+
+
+def site_context(request: HttpRequest) -> dict:
+    return {"site_name": settings.SITE_NAME, "nav_items": nav_items()}
+
+
+@login_required
+def dataset_list(request: HttpRequest) -> HttpResponse:
+    datasets = Dataset.objects.for_listing()
+    query = request.GET.get("q", "").strip()
+    if query:
+        datasets = datasets.matching(query)
+    team = request.GET.get("team", "")
+    if team == "unowned":
+        datasets = datasets.unowned()
+    elif team:
+        datasets = datasets.filter(owner_team__slug=team)
+    ctx = {"datasets": datasets, "q": query, "team": team, "teams": Team.objects.all()}
+    return render(request, "registry/dataset_list.html", ctx)
+
+
+@login_required
+def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    dataset = get_object_or_404(
+        Dataset.objects.select_related("owner_team", "owner").prefetch_related(
+            Prefetch("consumers", queryset=Consumer.objects.select_related("team").order_by("team__name"))
+        ),
+        pk=pk,
+    )
+    my_teams = list(Team.objects.of_user(request.user))
+    consuming = {c.team_id for c in dataset.consumers.all()}
+    ctx = {
+        "dataset": dataset,
+        "claim_form": ClaimForm(user=request.user) if not dataset.is_owned and my_teams else None,
+        "consume_form": ConsumeForm(user=request.user) if dataset.is_owned and my_teams else None,
+        "my_consuming_teams": [t for t in my_teams if t.pk in consuming],
+        "sections": dataset_page_sections(request, dataset),
+    }
+    return render(request, "registry/dataset_detail.html", ctx)
+
+
+def _apply(request: HttpRequest, dataset: Dataset, action, success: str) -> HttpResponse:
+    try:
+        action()
+    except (ValidationError, PermissionDenied) as exc:
+        messages.error(request, " ".join(getattr(exc, "messages", [str(exc)])))
+    else:
+        messages.success(request, success)
+    return redirect(dataset)
+
+
+@login_required
+@require_POST
+def dataset_claim(request: HttpRequest, pk: int) -> HttpResponse:
+    dataset = get_object_or_404(Dataset, pk=pk)
+    form = ClaimForm(request.POST, user=request.user)
+    if not form.is_valid():
+        messages.error(request, "Choose one of your teams and an owner from it.")
+        return redirect(dataset)
+    team, owner = form.cleaned_data["team"], form.cleaned_data["owner"]
+    return _apply(request, dataset, lambda: dataset.claim(team, owner=owner, by=request.user),
+                  f"{team} now owns {dataset}.")
+
+
+@login_required
+@require_POST
+def dataset_consume(request: HttpRequest, pk: int) -> HttpResponse:
+    dataset = get_object_or_404(Dataset, pk=pk)
+    form = ConsumeForm(request.POST, user=request.user)
+    if not form.is_valid():
+        messages.error(request, "Choose one of your teams.")
+        return redirect(dataset)
+    team = form.cleaned_data["team"]
+    return _apply(request, dataset, lambda: dataset.register_consumer(team, by=request.user),
+                  f"{team} is now a consumer of {dataset}.")
+
+
+@login_required
+@require_POST
+def dataset_unconsume(request: HttpRequest, pk: int) -> HttpResponse:
+    dataset = get_object_or_404(Dataset, pk=pk)
+    team = get_object_or_404(Team, pk=request.POST.get("team"))
+    return _apply(request, dataset, lambda: dataset.unregister_consumer(team, by=request.user),
+                  f"{team} no longer consumes {dataset}.")
+
+
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception as exc:  # any failure means "not healthy", whatever the driver raises
+        return JsonResponse({"status": "unhealthy", "database": "unreachable", "error": str(exc)[:200]}, status=503)
+    return JsonResponse({"status": "ok", "database": "reachable", "vendor": connection.vendor})

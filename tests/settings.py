@@ -1,0 +1,20 @@
+"""Test settings: the production settings module, fed a test environment.
+
+PostgreSQL is the engine under test; TEST_DATABASE_URL may point elsewhere.
+"""
+
+import os
+
+os.environ.setdefault("DATABASE_URL", os.environ.get("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/registry"))
+os.environ.setdefault("SECRET_KEY", "tests-only-secret")
+os.environ.setdefault("DEBUG", "0")
+os.environ.setdefault("ALLOWED_HOSTS", "testserver,127.0.0.1,localhost")
+
+from registry.settings import *  # noqa: E402,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; tests only
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
