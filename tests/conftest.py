@@ -1,0 +1,93 @@
+"""The shared world of the tests.
+
+Named people and teams, used everywhere:
+- `owner` (alice) is in `owner_team` (Checkout) and owns `dataset` (retail / orders);
+- `teammate` (bob) is in `owner_team` too;
+- `consumer` (carol) is in `consumer_team` (Analytics), which consumes `dataset`;
+- `outsider` (dave) is in `other_team` (Warehouse), which has nothing to do with `dataset`;
+- `admin` (gina) is a governance admin (staff) in no team.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from registry.models import ApiToken, Consumer, Dataset, Membership, Team
+
+
+def make_user(username: str, **extra):
+    return get_user_model().objects.create_user(username, f"{username}@example.com", "pw", **extra)
+
+
+def make_team(name: str, slug: str, *members) -> Team:
+    team = Team.objects.create(name=name, slug=slug)
+    for member in members:
+        Membership.objects.create(team=team, user=member)
+    return team
+
+
+@pytest.fixture
+def owner(db):
+    return make_user("alice")
+
+
+@pytest.fixture
+def teammate(db):
+    return make_user("bob")
+
+
+@pytest.fixture
+def consumer(db):
+    return make_user("carol")
+
+
+@pytest.fixture
+def outsider(db):
+    return make_user("dave")
+
+
+@pytest.fixture
+def admin(db):
+    return make_user("gina", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def owner_team(owner, teammate):
+    return make_team("Checkout", "checkout", owner, teammate)
+
+
+@pytest.fixture
+def consumer_team(consumer):
+    return make_team("Analytics", "analytics", consumer)
+
+
+@pytest.fixture
+def other_team(outsider):
+    return make_team("Warehouse", "warehouse", outsider)
+
+
+@pytest.fixture
+def unowned_dataset(db):
+    return Dataset.objects.create(namespace="postgres://retail-db:5432", name="retail.public.orders")
+
+
+@pytest.fixture
+def dataset(unowned_dataset, owner_team, owner, consumer_team):
+    """retail.public.orders, owned by Checkout (alice), consumed by Analytics."""
+    Dataset.objects.filter(pk=unowned_dataset.pk).update(owner_team=owner_team, owner=owner)
+    unowned_dataset.refresh_from_db()
+    Consumer.objects.create(dataset=unowned_dataset, team=consumer_team)
+    return unowned_dataset
+
+
+@pytest.fixture
+def owner_token(owner):
+    """(token, secret) for alice."""
+    return ApiToken.issue("alice's laptop", user=owner)
+
+
+@pytest.fixture
+def api(client):
+    """A Django test client that speaks JSON."""
+    return client
