@@ -1,0 +1,3 @@
+"""Thin client for the dataset registry. Imports no Django."""
+
+__version__ = "0.1.0"
