@@ -45,3 +45,20 @@ def nav_items() -> list[dict[str, str]]:
     from django.urls import reverse
 
     return [{"label": label, "url": reverse(url_name)} for _, label, url_name in _nav]
+
+
+_demo_steps: list[tuple[int, str, Callable]] = []
+
+
+def demo_step(label: str, order: int = 50) -> Callable:
+    """Register a step of `manage.py load_demo` (apps add their demo data after the core's)."""
+    def register(fn: Callable) -> Callable:
+        if all(existing is not fn for _, _, existing in _demo_steps):
+            _demo_steps.append((order, label, fn))
+            _demo_steps.sort(key=lambda item: item[0])
+        return fn
+    return register
+
+
+def demo_steps() -> list[tuple[str, Callable]]:
+    return [(label, fn) for _, label, fn in _demo_steps]

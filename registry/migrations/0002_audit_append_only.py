@@ -11,7 +11,7 @@ TABLE = "registry_auditevent"
 POSTGRES_UP = f"""
 CREATE OR REPLACE FUNCTION registry_audit_refuse() RETURNS trigger AS $$
 BEGIN
-    RAISE EXCEPTION 'audit events are append-only: % on {TABLE} refused', TG_OP
+    RAISE EXCEPTION 'audit events are append-only: %% on {TABLE} refused', TG_OP
         USING ERRCODE = 'insufficient_privilege';
 END;
 $$ LANGUAGE plpgsql;

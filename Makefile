@@ -1,0 +1,43 @@
+# The two commands: `make demo` and `make test` (see README.md).
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV ?= .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+# Debian packages the test suite drives: a real browser and Prometheus (promtool too).
+APT_PACKAGES ?= chromium prometheus
+
+.PHONY: demo test venv install install-dev apt-packages services lint check-contracts
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+venv: $(BIN)/python
+
+install: venv
+	$(BIN)/pip install --quiet -e ./client -e .
+
+install-dev: venv
+	$(BIN)/pip install --quiet -e ./client -e ".[dev]"
+
+## make demo: the embedded default (SQLite, local contract store, in-process evaluator, demo data).
+demo: install
+	DEBUG=1 $(BIN)/python manage.py migrate --noinput
+	DEBUG=1 $(BIN)/python manage.py load_demo
+	@echo "Serving http://127.0.0.1:$(PORT)  (Ctrl-C stops it)"
+	DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
+
+## make test: the whole suite against real PostgreSQL, Redis, S3 (weed), Celery, Prometheus and Chromium.
+test: install-dev apt-packages services
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest
+
+apt-packages:
+	@scripts/ensure-apt-packages $(APT_PACKAGES)
+
+services:
+	@scripts/ensure-services
+
+lint: install-dev
+	$(BIN)/ruff check .

@@ -1,0 +1,57 @@
+"""Loading the embedded demo (fixtures/demo.yaml). Idempotent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from registry.models import Consumer, Dataset, Membership, Team
+
+DEMO_FILE = Path(settings.BASE_DIR) / "fixtures" / "demo.yaml"
+
+
+def load_core_demo(path: Path = DEMO_FILE) -> dict:
+    """Create the demo users, teams, datasets and consumers; return what the demo prints."""
+    data = yaml.safe_load(path.read_text())
+    User = get_user_model()
+    password = data["password"]
+    with transaction.atomic():
+        users = {}
+        for spec in data["users"]:
+            user, created = User.objects.get_or_create(
+                username=spec["username"],
+                defaults={"first_name": spec.get("first_name", ""), "last_name": spec.get("last_name", ""),
+                          "email": f"{spec['username']}@retail.example",
+                          "is_staff": spec.get("staff", False), "is_superuser": spec.get("staff", False)},
+            )
+            if created:
+                user.set_password(password)
+                user.save(update_fields=["password"])
+            users[user.username] = user
+        teams = {}
+        for spec in data["teams"]:
+            team, _ = Team.objects.get_or_create(slug=spec["slug"], defaults={"name": spec["name"], "description": spec.get("description", "")})
+            for member in spec.get("members", []):
+                Membership.objects.get_or_create(team=team, user=users[member])
+            teams[team.slug] = team
+        for spec in data["datasets"]:
+            dataset, _ = Dataset.objects.get_or_create(
+                namespace=spec["namespace"], name=spec["name"], defaults={"description": spec.get("description", "")}
+            )
+            if spec.get("owner_team") and not dataset.owner_team_id:
+                # Demo ownership is set as an admin would, through the audited path.
+                dataset.assign_owner(teams[spec["owner_team"]], owner=users.get(spec.get("owner")), by=users["gina"])
+            for slug in spec.get("consumers", []):
+                if not Consumer.objects.filter(dataset=dataset, team=teams[slug]).exists():
+                    dataset.register_consumer(teams[slug], by=teams[slug].members.first())
+    return {
+        "password": password,
+        "users": [
+            (u.username, ", ".join(t.slug for t in u.teams.all()) or ("governance admin" if u.is_staff else "—"))
+            for u in users.values()
+        ],
+    }
