@@ -166,3 +166,22 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "INFO"}},
 }
+
+# --- Change-request clock (contracts_app) -----------------------------------
+# How often beat looks for requests to remind or escalate; the deadline and the
+# reminder lead time are CHANGE_REQUEST_DEADLINE and CHANGE_REQUEST_REMINDER_BEFORE above.
+CHANGE_REQUEST_CLOCK_INTERVAL = env_duration("CHANGE_REQUEST_CLOCK_INTERVAL", "60s")
+if CHANGE_REQUEST_CLOCK_INTERVAL.total_seconds() < 1:
+    raise ImproperlyConfigured("CHANGE_REQUEST_CLOCK_INTERVAL must be at least 1s")
+if CHANGE_REQUEST_REMINDER_BEFORE >= CHANGE_REQUEST_DEADLINE:
+    raise ImproperlyConfigured(
+        "CHANGE_REQUEST_REMINDER_BEFORE must be shorter than CHANGE_REQUEST_DEADLINE "
+        f"(got {CHANGE_REQUEST_REMINDER_BEFORE} and {CHANGE_REQUEST_DEADLINE})"
+    )
+CELERY_BEAT_SCHEDULE = {
+    **globals().get("CELERY_BEAT_SCHEDULE", {}),
+    "change-requests-clock": {
+        "task": "contracts_app.change_request_clock",
+        "schedule": CHANGE_REQUEST_CLOCK_INTERVAL.total_seconds(),
+    },
+}

@@ -1,0 +1,237 @@
+"""Change-request workflows that span several models or do I/O.
+
+- `open_change_request`: the publish gate's "breaking" branch.
+- `publish_request`: the owner publishes an approved request.
+- `run_clock`: the beat task's pass (reminders, escalations, lost deliveries).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from contracts_app import notifications
+from contracts_app.models.change_requests import (
+    ChangeRequest,
+    ChangeRequestAction,
+    ChangeRequestError,
+    ChangeRequestState,
+    ReviewPolicy,
+    TeamReview,
+    UnfinishedRequestExists,
+)
+from contracts_app.models.contracts import Contract, ContractVersion
+from registry.models import AuditEvent, Dataset, Team, actor_label, acts_for, is_governance_admin
+
+CLOCK_BATCH = 200
+
+
+def owner_team_of(contract: Contract) -> Team | None:
+    """The contract's owner team, else the team that owns the datasets bound to it."""
+    if contract.owner_team_id:
+        return contract.owner_team
+    dataset = Dataset.objects.filter(contract_binding__contract=contract, owner_team__isnull=False).select_related("owner_team").first()
+    return dataset.owner_team if dataset else None
+
+
+def required_teams(contract: Contract, owner_team: Team | None) -> list[Team]:
+    """The consumer teams of every dataset bound to the contract, except the owner team itself
+    (it is the one proposing; asking it to acknowledge its own change would be noise)."""
+    teams = Team.objects.filter(consumptions__dataset__contract_binding__contract=contract).distinct().order_by("name")
+    if owner_team is not None:
+        teams = teams.exclude(pk=owner_team.pk)
+    return list(teams)
+
+
+def review_period(contract: Contract) -> timedelta:
+    """The longest review period among the bound datasets' own policies, else the global default.
+
+    The longest, because each consumer team was promised its dataset's period."""
+    periods = list(ReviewPolicy.objects.filter(dataset__contract_binding__contract=contract).values_list("review_period", flat=True))
+    return max(periods) if periods else settings.CHANGE_REQUEST_DEADLINE
+
+
+def reminder_time(opened_at: datetime, deadline_at: datetime) -> datetime:
+    """CHANGE_REQUEST_REMINDER_BEFORE the deadline, but never in the first half of the period
+    (a one-day period with a one-day reminder would otherwise remind at once)."""
+    return max(deadline_at - settings.CHANGE_REQUEST_REMINDER_BEFORE, opened_at + (deadline_at - opened_at) / 2)
+
+
+def open_change_request(
+    contract: Contract,
+    document: dict,
+    *,
+    by,
+    report: dict,
+    json_schema: dict | None = None,
+    summary: str = "",
+    deadline: timedelta | None = None,
+) -> ChangeRequest:
+    """Open a request for a breaking version and tell every required team.
+
+    1. Only a member of the owner team (or a governance admin) may propose.
+    2. In one transaction: refuse when an unfinished request exists (naming it); insert
+       the request under a savepoint, so that if a concurrent proposal won the partial
+       unique index we still answer with the winner's name; freeze the required teams;
+       audit; queue the "opened" notifications (sent after commit).
+    3. A request that waits for nobody (no consumer teams) is approved at once.
+    """
+    owner_team = owner_team_of(contract)
+    if not ((owner_team is not None and acts_for(by, owner_team)) or is_governance_admin(by)):
+        team = owner_team.slug if owner_team else "(none: the contract has no owner team)"
+        raise PermissionDenied(f"Only a member of the owner team {team} can propose a change to {contract.name}.")
+    version = str(document.get("schema", {}).get("version", "")).strip()
+    if not version:
+        raise ChangeRequestError("The proposed document has no schema.version; set it to the new version, e.g. \"2.0\".")
+    if ContractVersion.objects.filter(contract=contract, version=version).exists():
+        raise ChangeRequestError(
+            f"Version {version} of {contract.name} is already published; published versions are immutable. "
+            f"Propose the change under a new version."
+        )
+    now = timezone.now()
+    deadline_at = now + (deadline if deadline is not None else review_period(contract))
+    teams = required_teams(contract, owner_team)
+    base = ContractVersion.objects.filter(contract=contract).order_by("-published_at", "-id").first()
+    with transaction.atomic():
+        existing = ChangeRequest.objects.unfinished().for_contract(contract).select_related("contract").first()
+        if existing is not None:
+            raise UnfinishedRequestExists(existing)
+        try:
+            with transaction.atomic():
+                request = ChangeRequest.objects.create(
+                    contract=contract, owner_team=owner_team, base_version=base, proposed_version=version,
+                    proposed_document=document, proposed_json_schema=json_schema, report=report, summary=summary,
+                    opened_by=_person(by), opened_by_label=actor_label(by), opened_at=now,
+                    deadline_at=deadline_at, remind_at=reminder_time(now, deadline_at),
+                )
+        except IntegrityError:
+            winner = ChangeRequest.objects.unfinished().for_contract(contract).select_related("contract").first()
+            if winner is None:
+                raise
+            raise UnfinishedRequestExists(winner) from None
+        TeamReview.objects.bulk_create([TeamReview(change_request=request, team=team) for team in teams])
+        AuditEvent.record(by, ChangeRequestAction.OPENED, request, before=None, after={
+            "state": request.state, "proposed_version": version,
+            "base_version": base.version if base else None,
+            "required_teams": [t.slug for t in teams], "deadline_at": deadline_at.isoformat(),
+        })
+        notifications.queue_opened(request, teams)
+    if not teams:
+        request.approve_without_acknowledgement()
+    return request
+
+
+def _record_version(request: ChangeRequest, *, by) -> ContractVersion:
+    """Record the proposed version the way a compatible publish does."""
+    try:
+        from contracts_app.publishing import record_version
+    except ImportError:  # the publish service is not installed: record the row only
+        return ContractVersion.objects.create(
+            contract=request.contract, version=request.proposed_version, document=request.proposed_document,
+            json_schema=request.proposed_json_schema, checksum=_checksum(request.proposed_document),
+            published_by=_person(by),
+        )
+    return record_version(request.proposed_document, by=by)
+
+
+def _checksum(document: dict) -> str:
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
+
+
+def publish_request(request: ChangeRequest, *, by) -> ContractVersion:
+    """The owner team publishes an approved request: the version is recorded (and its upload
+    scheduled after commit) and the request becomes published, in one transaction."""
+    with transaction.atomic():
+        locked = ChangeRequest.objects.select_for_update(of=("self",)).select_related("contract", "owner_team").get(pk=request.pk)
+        # Check the rule before recording anything, so a refused publish stores nothing.
+        locked._require(locked._publish, by, f"Only a member of the owner team "
+                        f"({locked.owner_team.slug if locked.owner_team_id else 'none'}) can publish this request.")
+        version = _record_version(locked, by=by)
+        locked.mark_published(version, by=by)
+    request._refresh_from(locked)
+    return version
+
+
+@dataclass
+class ClockResult:
+    reminded: list[int]
+    escalated: list[int]
+    sent: int
+    failed: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"reminded": self.reminded, "escalated": self.escalated, "sent": self.sent, "failed": self.failed}
+
+
+def run_clock(now: datetime | None = None) -> ClockResult:
+    """One pass of the change-request clock (Celery beat runs it every minute).
+
+    1. Reminders: open requests whose reminder time passed are claimed with
+       SELECT … FOR UPDATE SKIP LOCKED and stamped `reminded_at` in one UPDATE, so
+       two overlapping passes never pick the same request; the still-waiting teams
+       are queued a reminder.
+    2. Escalations: the same for requests past their deadline: `escalated_at`, an
+       audit row, and notifications to the governance admins and the owner.
+    3. Lost deliveries: notifications still unsent (their task was lost) are sent.
+    Running the pass twice changes nothing the second time.
+    """
+    now = now or timezone.now()
+    reminded = _claim_and(ChangeRequest.objects.due_for_reminder(now), "reminded_at", now, _remind)
+    escalated = _claim_and(ChangeRequest.objects.past_deadline(now), "escalated_at", now, _escalate)
+    sent, failed = notifications.deliver_pending()
+    return ClockResult(reminded=reminded, escalated=escalated, sent=sent, failed=failed)
+
+
+def _claim_and(due, stamp: str, now: datetime, then) -> list[int]:
+    with transaction.atomic():
+        ids = list(due.order_by("deadline_at").select_for_update(skip_locked=True).values_list("pk", flat=True)[:CLOCK_BATCH])
+        if not ids:
+            return []
+        ChangeRequest.objects.filter(pk__in=ids).update(**{stamp: now})
+        for request in ChangeRequest.objects.filter(pk__in=ids).select_related("contract", "owner_team"):
+            then(request)
+    return ids
+
+
+def _remind(request: ChangeRequest) -> None:
+    waiting = list(request.reviews.exclude(status="acknowledged").values_list("team__slug", flat=True))
+    AuditEvent.record(None, ChangeRequestAction.REMINDED, request, after={"waiting_for": waiting})
+    notifications.queue_reminder(request)
+
+
+def _escalate(request: ChangeRequest) -> None:
+    waiting = list(request.reviews.exclude(status="acknowledged").values_list("team__slug", flat=True))
+    AuditEvent.record(None, ChangeRequestAction.ESCALATED, request, before={"escalated": False},
+                      after={"escalated": True, "waiting_for": waiting, "deadline_at": request.deadline_at.isoformat()})
+    notifications.queue_escalated(request, _owner_emails(request))
+
+
+def _owner_emails(request: ChangeRequest) -> list[str]:
+    """The named owners of the bound datasets, and whoever opened the request."""
+    users = get_user_model().objects.filter(owned_datasets__contract_binding__contract_id=request.contract_id)
+    emails = set(users.exclude(email="").values_list("email", flat=True))
+    if request.opened_by_id and request.opened_by.email:
+        emails.add(request.opened_by.email)
+    return sorted(emails)
+
+
+def _person(user):
+    if user is None or getattr(user, "principal_team_ids", None) is not None:
+        return None
+    return user if getattr(user, "is_authenticated", False) else None
+
+
+__all__ = [
+    "ChangeRequestState", "ClockResult", "open_change_request", "publish_request", "required_teams",
+    "review_period", "run_clock",
+]

@@ -1,0 +1,490 @@
+"""Change requests: a breaking contract version waits for every consumer team.
+
+States (django-fsm):
+
+    open ──► approved ──► published
+      │  └──────┐  │
+      ▼         ▼  ▼
+    rejected   withdrawn
+
+- `open`: waiting for the required teams (frozen when the request opened).
+- `approved`: every required team acknowledged (or, after the deadline, a
+  governance admin approved over teams that stayed silent).
+- `published`: the owner team recorded the proposed version.
+- `rejected` (a governance admin) and `withdrawn` (the owner team) end it.
+
+At most one unfinished (open or approved) request per contract: a partial
+unique index says so in the database, so two concurrent proposals cannot both
+be stored whatever the Python code does.
+
+Every transition runs in one transaction that locks the request row, checks
+the viewer's permission, changes the state and writes an AuditEvent.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.db import models, transaction
+from django.db.models import Count, Q
+from django.urls import reverse
+from django.utils import timezone
+from django_fsm import FSMField, has_transition_perm, transition
+
+from registry.models import AuditEvent, RegistryError, Team, acts_for, is_governance_admin
+
+
+class ChangeRequestState(models.TextChoices):
+    OPEN = "open", "Open"
+    APPROVED = "approved", "Approved"
+    PUBLISHED = "published", "Published"
+    REJECTED = "rejected", "Rejected"
+    WITHDRAWN = "withdrawn", "Withdrawn"
+
+
+UNFINISHED = (ChangeRequestState.OPEN, ChangeRequestState.APPROVED)
+
+
+class ReviewStatus(models.TextChoices):
+    PENDING = "pending", "Waiting"
+    ACKNOWLEDGED = "acknowledged", "Acknowledged"
+    OBJECTED = "objected", "Objected"
+
+
+class ChangeRequestAction:
+    """Audit action names for change requests."""
+
+    OPENED = "change_request.opened"
+    ACKNOWLEDGED = "change_request.acknowledged"
+    OBJECTED = "change_request.objected"
+    APPROVED = "change_request.approved"
+    PUBLISHED = "change_request.published"
+    REJECTED = "change_request.rejected"
+    WITHDRAWN = "change_request.withdrawn"
+    REMINDED = "change_request.reminded"
+    ESCALATED = "change_request.escalated"
+
+
+class ChangeRequestError(RegistryError):
+    """A change-request rule said no (the API answers 409)."""
+
+
+class UnfinishedRequestExists(ChangeRequestError):
+    def __init__(self, existing: ChangeRequest):
+        self.existing = existing
+        super().__init__(
+            f"Contract {existing.contract.name} already has an unfinished change request "
+            f"#{existing.pk} ({existing.state}, proposing version {existing.proposed_version}); "
+            f"publish, withdraw or reject it before proposing another."
+        )
+
+
+class NotRequiredTeam(ChangeRequestError):
+    pass
+
+
+# --- permission rules, one per transition (django-fsm calls them with (request, user)) ---
+
+def _is_owner_member(request: ChangeRequest, user) -> bool:
+    return request.owner_team_id is not None and acts_for(user, request.owner_team)
+
+
+def _is_admin(request: ChangeRequest, user) -> bool:
+    return is_governance_admin(user)
+
+
+def _nobody(request: ChangeRequest, user) -> bool:
+    """Approval by acknowledgement is the system's doing, never a person's click."""
+    return user is None
+
+
+def _every_team_acknowledged(request: ChangeRequest) -> bool:
+    return not request.reviews.exclude(status=ReviewStatus.ACKNOWLEDGED).exists()
+
+
+def _escalated_without_objection(request: ChangeRequest) -> bool:
+    return request.escalated_at is not None and not request.reviews.filter(status=ReviewStatus.OBJECTED).exists()
+
+
+class ChangeRequestQuerySet(models.QuerySet):
+    def unfinished(self) -> ChangeRequestQuerySet:
+        return self.filter(state__in=UNFINISHED)
+
+    def for_contract(self, contract) -> ChangeRequestQuerySet:
+        return self.filter(contract=contract)
+
+    def due_for_reminder(self, now: datetime) -> ChangeRequestQuerySet:
+        return self.filter(state=ChangeRequestState.OPEN, reminded_at__isnull=True,
+                           escalated_at__isnull=True, remind_at__lte=now, deadline_at__gt=now)
+
+    def past_deadline(self, now: datetime) -> ChangeRequestQuerySet:
+        return self.filter(state=ChangeRequestState.OPEN, escalated_at__isnull=True, deadline_at__lte=now)
+
+    def for_listing(self) -> ChangeRequestQuerySet:
+        """Open first, then approved, then finished; each with its progress, in one query."""
+        order = models.Case(
+            models.When(state=ChangeRequestState.OPEN, then=0),
+            models.When(state=ChangeRequestState.APPROVED, then=1),
+            default=2, output_field=models.IntegerField(),
+        )
+        return (
+            self.select_related("contract", "owner_team", "opened_by")
+            .annotate(
+                required_count=Count("reviews", distinct=True),
+                acknowledged_count=Count("reviews", filter=Q(reviews__status=ReviewStatus.ACKNOWLEDGED), distinct=True),
+                objection_count=Count("reviews", filter=Q(reviews__status=ReviewStatus.OBJECTED), distinct=True),
+                state_order=order,
+            )
+            .order_by("state_order", "deadline_at", "-opened_at")
+        )
+
+
+class ChangeRequest(models.Model):
+    contract = models.ForeignKey("contracts_app.Contract", on_delete=models.PROTECT, related_name="change_requests")
+    state = FSMField(default=ChangeRequestState.OPEN, choices=ChangeRequestState.choices)
+    owner_team = models.ForeignKey(
+        Team, null=True, on_delete=models.PROTECT, related_name="owned_change_requests",
+        help_text="The team that may publish or withdraw, frozen when the request opened.",
+    )
+    base_version = models.ForeignKey(
+        "contracts_app.ContractVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="The latest published version when the request opened: the left side of the diff.",
+    )
+    proposed_version = models.CharField(max_length=50)
+    proposed_document = models.JSONField(help_text="The canonical document proposed.")
+    proposed_json_schema = models.JSONField(null=True, blank=True)
+    report = models.JSONField(default=dict, help_text="The compatibility checker's report (to_dict()).")
+    summary = models.TextField(blank=True, help_text="Why the owner wants this change.")
+    opened_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    opened_by_label = models.CharField(max_length=200, blank=True)
+    opened_at = models.DateTimeField(default=timezone.now)
+    deadline_at = models.DateTimeField()
+    remind_at = models.DateTimeField(help_text="When the still-waiting teams get a reminder.")
+    reminded_at = models.DateTimeField(null=True, blank=True)
+    escalated_at = models.DateTimeField(null=True, blank=True)
+    approved_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    finished_by_label = models.CharField(max_length=200, blank=True)
+    closing_comment = models.TextField(blank=True, help_text="Why it was rejected or withdrawn.")
+    published_version = models.ForeignKey(
+        "contracts_app.ContractVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+
+    objects = ChangeRequestQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-opened_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["contract"], condition=Q(state__in=["open", "approved"]),
+                name="change_request_one_unfinished_per_contract",
+            ),
+        ]
+        indexes = [
+            # The beat task polls open requests by deadline; finished ones never matter to it.
+            models.Index(fields=["deadline_at"], condition=Q(state="open"), name="change_request_open_deadline"),
+        ]
+
+    def __str__(self) -> str:
+        return f"change request #{self.pk} for {self.contract.name} {self.proposed_version}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("change-request-detail", args=[self.pk])
+
+    @property
+    def is_unfinished(self) -> bool:
+        return self.state in UNFINISHED
+
+    @property
+    def is_overdue(self) -> bool:
+        return self.is_unfinished and self.deadline_at <= timezone.now()
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"state": self.state, "proposed_version": self.proposed_version}
+
+    # --- the FSM: transitions carry their permission rule; the public methods below
+    # lock the row, check that rule for the acting user and write the audit row. ---
+
+    @transition(field=state, source=ChangeRequestState.OPEN, target=ChangeRequestState.APPROVED,
+                conditions=[_every_team_acknowledged], permission=_nobody)
+    def _approve_by_acknowledgement(self) -> None:
+        self.approved_at = timezone.now()
+
+    @transition(field=state, source=ChangeRequestState.OPEN, target=ChangeRequestState.APPROVED,
+                conditions=[_escalated_without_objection], permission=_is_admin)
+    def _approve_over_silence(self) -> None:
+        self.approved_at = timezone.now()
+
+    @transition(field=state, source=ChangeRequestState.APPROVED, target=ChangeRequestState.PUBLISHED,
+                permission=_is_owner_member)
+    def _publish(self) -> None:
+        self.finished_at = timezone.now()
+
+    @transition(field=state, source=list(UNFINISHED), target=ChangeRequestState.REJECTED, permission=_is_admin)
+    def _reject(self) -> None:
+        self.finished_at = timezone.now()
+
+    @transition(field=state, source=list(UNFINISHED), target=ChangeRequestState.WITHDRAWN,
+                permission=_is_owner_member)
+    def _withdraw(self) -> None:
+        self.finished_at = timezone.now()
+
+    def _locked(self) -> ChangeRequest:
+        return ChangeRequest.objects.select_related("contract", "owner_team").select_for_update(of=("self",)).get(pk=self.pk)
+
+    def _refresh_from(self, locked: ChangeRequest) -> None:
+        for field in ("state", "approved_at", "finished_at", "finished_by_label", "closing_comment",
+                      "published_version_id", "escalated_at", "reminded_at"):
+            setattr(self, field, getattr(locked, field))
+
+    def _require(self, method, user, refusal: str) -> None:
+        if method.__name__ not in {"_approve_by_acknowledgement"} and self.state not in UNFINISHED:
+            raise ChangeRequestError(f"Change request #{self.pk} is already {self.state}; nothing more can happen to it.")
+        if not has_transition_perm(method, user):
+            if not _may(method, user):
+                raise PermissionDenied(refusal)
+            raise ChangeRequestError(
+                f"Change request #{self.pk} is {self.state}: it cannot be {_VERB[method.__name__]} now."
+                + (" It must be approved first: every required team acknowledges." if method.__name__ == "_publish" else "")
+            )
+
+    def permitted_actions(self, user, my_team_ids: set[int]) -> dict[str, bool]:
+        """What `user` may do here, for the page; computed without queries (reviews prefetched)."""
+        reviews = list(self.reviews.all())
+        open_ = self.state == ChangeRequestState.OPEN
+        owner = self.owner_team_id in my_team_ids
+        admin = is_governance_admin(user)
+        objected = any(r.status == ReviewStatus.OBJECTED for r in reviews)
+        return {
+            "review": open_ and any(r.team_id in my_team_ids for r in reviews),
+            "publish": self.state == ChangeRequestState.APPROVED and owner,
+            "withdraw": self.is_unfinished and owner,
+            "reject": self.is_unfinished and admin,
+            "approve_over_silence": open_ and admin and self.escalated_at is not None and not objected,
+        }
+
+    # --- public transitions ---
+
+    def acknowledge(self, team: Team, *, by, comment: str = "") -> TeamReview:
+        """A member of a required team acknowledges for it; the last one approves the request."""
+        return self._respond(team, ReviewStatus.ACKNOWLEDGED, by=by, comment=comment)
+
+    def object(self, team: Team, *, by, comment: str) -> TeamReview:
+        """A member of a required team objects, saying why; everybody sees it until they acknowledge."""
+        if not comment.strip():
+            raise ChangeRequestError("An objection needs a comment saying what would break and what you need.")
+        return self._respond(team, ReviewStatus.OBJECTED, by=by, comment=comment)
+
+    def _respond(self, team: Team, status: str, *, by, comment: str) -> TeamReview:
+        if not acts_for(by, team):
+            raise PermissionDenied(f"Only a member of team {team.slug} can answer for it.")
+        with transaction.atomic():
+            locked = self._locked()
+            if locked.state != ChangeRequestState.OPEN:
+                raise ChangeRequestError(
+                    f"Change request #{locked.pk} is {locked.state}; teams answer only while it is open."
+                )
+            review = TeamReview.objects.select_for_update().filter(change_request=locked, team=team).first()
+            if review is None:
+                raise NotRequiredTeam(
+                    f"Team {team.slug} is not among the teams this request waits for "
+                    f"(they were fixed when it opened on {locked.opened_at:%Y-%m-%d %H:%M} UTC)."
+                )
+            before = {"team": team.slug, "status": review.status}
+            review.status, review.comment = status, comment.strip()
+            review.responded_by, review.responded_by_label, review.responded_at = _person(by), _label(by), timezone.now()
+            review.save(update_fields=["status", "comment", "responded_by", "responded_by_label", "responded_at"])
+            action = ChangeRequestAction.ACKNOWLEDGED if status == ReviewStatus.ACKNOWLEDGED else ChangeRequestAction.OBJECTED
+            AuditEvent.record(by, action, locked, before=before, after={"team": team.slug, "status": status, "comment": review.comment})
+            if status == ReviewStatus.ACKNOWLEDGED and _every_team_acknowledged(locked):
+                locked._approve_by_acknowledgement()
+                locked.save(update_fields=["state", "approved_at"])
+                AuditEvent.record(None, ChangeRequestAction.APPROVED, locked, before={"state": "open"},
+                                  after={"state": "approved", "because": "every required team acknowledged"})
+        self._refresh_from(locked)
+        return review
+
+    def approve_without_acknowledgement(self) -> None:
+        """Approve a request that waits for no team (its contract has no consumers)."""
+        with transaction.atomic():
+            locked = self._locked()
+            locked._approve_by_acknowledgement()
+            locked.save(update_fields=["state", "approved_at"])
+            AuditEvent.record(None, ChangeRequestAction.APPROVED, locked, before={"state": "open"},
+                              after={"state": "approved", "because": "no consumer team to wait for"})
+        self._refresh_from(locked)
+
+    def approve_over_silence(self, *, by, comment: str = "") -> None:
+        """After the deadline, a governance admin approves over teams that never answered.
+
+        So that one silent team is not a veto; an objection still blocks (reject instead).
+        """
+        with transaction.atomic():
+            locked = self._locked()
+            locked._require(locked._approve_over_silence, by,
+                            "Only a governance admin can approve a request over silent teams.")
+            silent = list(locked.reviews.filter(status=ReviewStatus.PENDING).values_list("team__slug", flat=True))
+            locked._approve_over_silence()
+            locked.save(update_fields=["state", "approved_at"])
+            AuditEvent.record(by, ChangeRequestAction.APPROVED, locked, before={"state": "open"},
+                              after={"state": "approved", "because": "escalated; approved over silent teams",
+                                     "silent_teams": silent, "comment": comment})
+        self._refresh_from(locked)
+
+    def reject(self, *, by, comment: str) -> None:
+        if not comment.strip():
+            raise ChangeRequestError("A rejection needs a comment saying why.")
+        self._close(self._reject, ChangeRequestAction.REJECTED, by=by, comment=comment,
+                    refusal="Only a governance admin can reject a change request.")
+
+    def withdraw(self, *, by, comment: str = "") -> None:
+        self._close(self._withdraw, ChangeRequestAction.WITHDRAWN, by=by, comment=comment,
+                    refusal=f"Only a member of the owner team ({self.owner_team.slug if self.owner_team_id else 'none'}) can withdraw this request.")
+
+    def _close(self, method_of, action: str, *, by, comment: str, refusal: str) -> None:
+        with transaction.atomic():
+            locked = self._locked()
+            method = getattr(locked, method_of.__name__)
+            locked._require(method, by, refusal)
+            before = locked.snapshot()
+            method()
+            locked.finished_by_label, locked.closing_comment = _label(by), comment.strip()
+            locked.save(update_fields=["state", "finished_at", "finished_by_label", "closing_comment"])
+            AuditEvent.record(by, action, locked, before=before, after={**locked.snapshot(), "comment": locked.closing_comment})
+        self._refresh_from(locked)
+
+    def mark_published(self, version, *, by) -> None:
+        """Move an approved request to published once `version` is recorded (same transaction)."""
+        locked = self._locked()
+        locked._require(locked._publish, by,
+                        f"Only a member of the owner team ({self.owner_team.slug if self.owner_team_id else 'none'}) can publish this request.")
+        before = locked.snapshot()
+        locked._publish()
+        locked.published_version = version
+        locked.finished_by_label = _label(by)
+        locked.save(update_fields=["state", "finished_at", "published_version", "finished_by_label"])
+        AuditEvent.record(by, ChangeRequestAction.PUBLISHED, locked, before=before,
+                          after={**locked.snapshot(), "version_id": version.pk})
+        self._refresh_from(locked)
+
+    def publish(self, *, by):
+        """The owner team publishes an approved request: the version is recorded exactly as a
+        compatible publish records it (see contracts_app.change_requests.publish_request)."""
+        from contracts_app.change_requests import publish_request
+
+        return publish_request(self, by=by)
+
+
+_VERB = {
+    "_approve_over_silence": "approved over silent teams",
+    "_publish": "published",
+    "_reject": "rejected",
+    "_withdraw": "withdrawn",
+    "_approve_by_acknowledgement": "approved",
+}
+
+
+def _may(method, user) -> bool:
+    """Whether `user` passes the transition's permission rule, whatever the state."""
+    meta = method._django_fsm
+    instance = method.__self__
+    some_transition = next(iter(meta.transitions.values()))
+    return some_transition.has_perm(instance, user)
+
+
+def _person(user):
+    if user is None or getattr(user, "principal_team_ids", None) is not None:
+        return None
+    return user if getattr(user, "is_authenticated", False) else None
+
+
+def _label(user) -> str:
+    from registry.models import actor_label
+
+    return actor_label(user)
+
+
+class TeamReview(models.Model):
+    """One required consumer team's answer to one request (frozen when the request opens)."""
+
+    change_request = models.ForeignKey(ChangeRequest, on_delete=models.CASCADE, related_name="reviews")
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="change_request_reviews")
+    status = models.CharField(max_length=20, choices=ReviewStatus.choices, default=ReviewStatus.PENDING)
+    comment = models.TextField(blank=True)
+    responded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    responded_by_label = models.CharField(max_length=200, blank=True)
+    responded_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["team__name"]
+        constraints = [models.UniqueConstraint(fields=["change_request", "team"], name="team_review_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.team} on #{self.change_request_id}: {self.status}"
+
+
+class ReviewPolicy(models.Model):
+    """A dataset's own review period for breaking changes (else CHANGE_REQUEST_DEADLINE)."""
+
+    dataset = models.OneToOneField("registry.Dataset", on_delete=models.CASCADE, related_name="review_policy")
+    review_period = models.DurationField(help_text="How long consumer teams have to answer, e.g. 7 days.")
+
+    def __str__(self) -> str:
+        return f"{self.dataset}: {self.review_period}"
+
+
+class NotificationEvent(models.TextChoices):
+    OPENED = "opened", "Request opened"
+    REMINDER = "reminder", "Deadline reminder"
+    ESCALATED = "escalated", "Escalated after the deadline"
+
+
+class Channel(models.TextChoices):
+    EMAIL = "email", "E-mail"
+    WEBHOOK = "webhook", "Webhook"
+
+
+class NotificationQuerySet(models.QuerySet):
+    def unsent(self) -> NotificationQuerySet:
+        return self.filter(sent_at__isnull=True, gave_up_at__isnull=True)
+
+
+class Notification(models.Model):
+    """One message to one recipient about one event of one request.
+
+    Rows are written in the transaction that makes the event happen; sending is a
+    Celery task after commit. The unique constraint makes "never twice for the same
+    event" a database fact, and a claim column keeps two workers off one row.
+    """
+
+    change_request = models.ForeignKey(ChangeRequest, on_delete=models.CASCADE, related_name="notifications")
+    event = models.CharField(max_length=20, choices=NotificationEvent.choices)
+    channel = models.CharField(max_length=10, choices=Channel.choices)
+    recipient = models.CharField(max_length=500, help_text="An e-mail address, or the webhook URL.")
+    team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    subject = models.CharField(max_length=300)
+    body = models.TextField()
+    payload = models.JSONField(default=dict, help_text="The webhook body.")
+    created_at = models.DateTimeField(default=timezone.now)
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    gave_up_at = models.DateTimeField(null=True, blank=True)
+
+    objects = NotificationQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["change_request", "event", "channel", "recipient"],
+                                    name="notification_once_per_event_and_recipient"),
+        ]
+        indexes = [models.Index(fields=["created_at"], condition=Q(sent_at__isnull=True, gave_up_at__isnull=True),
+                                name="notification_unsent")]
+
+    def __str__(self) -> str:
+        return f"{self.event} {self.channel} to {self.recipient} (#{self.change_request_id})"

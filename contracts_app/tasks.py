@@ -1,0 +1,32 @@
+"""Celery tasks of the contracts app."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from contracts_app import notifications
+
+
+class DeliveryIncomplete(Exception):
+    """Some notifications of a request could not be sent yet; the task retries."""
+
+
+@shared_task(
+    bind=True, name="contracts_app.deliver_change_request_notifications",
+    autoretry_for=(DeliveryIncomplete,), retry_backoff=30, retry_backoff_max=1800, retry_jitter=True,
+    max_retries=notifications.MAX_ATTEMPTS,
+)
+def deliver_change_request_notifications(self, change_request_id: int) -> dict:
+    """Send the unsent notifications of one request (rows already sent are skipped)."""
+    sent, failed = notifications.deliver_pending(change_request_id)
+    if failed:
+        raise DeliveryIncomplete(f"{failed} notification(s) of change request #{change_request_id} not sent yet")
+    return {"sent": sent}
+
+
+@shared_task(name="contracts_app.change_request_clock")
+def change_request_clock() -> dict:
+    """Reminders, escalations and lost deliveries (beat: CHANGE_REQUEST_CLOCK_INTERVAL)."""
+    from contracts_app.change_requests import run_clock
+
+    return run_clock().as_dict()
