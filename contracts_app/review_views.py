@@ -1,0 +1,191 @@
+"""Change-request pages: the list and the review page, with its actions."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+import yaml
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Prefetch
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from contracts_app.models.change_requests import (
+    ChangeRequest,
+    ChangeRequestState,
+    ReviewStatus,
+    TeamReview,
+)
+from registry.models import AuditEvent, Dataset, Team
+
+LIST_LIMIT = 200
+
+
+@login_required
+def change_request_list(request: HttpRequest) -> HttpResponse:
+    state = request.GET.get("state", "")
+    requests = ChangeRequest.objects.for_listing()
+    if state == "unfinished":
+        requests = requests.unfinished()
+    elif state in ChangeRequestState.values:
+        requests = requests.filter(state=state)
+    ctx = {"change_requests": requests[:LIST_LIMIT], "state": state, "states": ChangeRequestState.choices,
+           "limit": LIST_LIMIT}
+    return render(request, "contracts_app/change_requests/list.html", ctx)
+
+
+@dataclass
+class DiffRow:
+    kind: str  # equal | replace | delete | insert
+    left_no: int | None
+    left: str
+    right_no: int | None
+    right: str
+
+
+def _yaml_lines(document: dict | None) -> list[str]:
+    if document is None:
+        return []
+    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=120).splitlines()
+
+
+def side_by_side(old: dict | None, new: dict) -> list[DiffRow]:
+    """The two documents as YAML, aligned line by line."""
+    left, right = _yaml_lines(old), _yaml_lines(new)
+    rows: list[DiffRow] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=left, b=right, autojunk=False).get_opcodes():
+        span = max(i2 - i1, j2 - j1)
+        for k in range(span):
+            li, rj = i1 + k, j1 + k
+            has_left, has_right = li < i2, rj < j2
+            rows.append(DiffRow(
+                kind=tag if tag == "equal" else ("replace" if has_left and has_right else "delete" if has_left else "insert"),
+                left_no=li + 1 if has_left else None, left=left[li] if has_left else "",
+                right_no=rj + 1 if has_right else None, right=right[rj] if has_right else "",
+            ))
+    return rows
+
+
+def _direction(change: dict) -> str:
+    backward, forward = change.get("breaks_backward"), change.get("breaks_forward")
+    if backward and forward:
+        return "both"
+    return "backward" if backward else "forward" if forward else "neither"
+
+
+class ReviewForm(forms.Form):
+    team = forms.ModelChoiceField(queryset=Team.objects.none(), empty_label=None)
+    comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}), max_length=5000)
+
+    def __init__(self, *args, teams, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams
+
+
+def _load(pk: int) -> ChangeRequest:
+    try:
+        return (
+            ChangeRequest.objects.select_related("contract", "owner_team", "base_version", "opened_by")
+            .prefetch_related(Prefetch("reviews", queryset=TeamReview.objects.select_related("team", "responded_by")))
+            .get(pk=pk)
+        )
+    except ChangeRequest.DoesNotExist:
+        raise Http404(f"No change request #{pk}.") from None
+
+
+@login_required
+def change_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """The review page, in a constant number of queries (see test_pages)."""
+    cr = _load(pk)
+    reviews = list(cr.reviews.all())
+    required_ids = {r.team_id for r in reviews}
+    my_team_ids = set(Team.objects.of_user(request.user).values_list("pk", flat=True))
+    datasets = list(Dataset.objects.filter(contract_binding__contract_id=cr.contract_id).select_related("owner_team"))
+    late_teams = list(
+        Team.objects.filter(consumptions__dataset__contract_binding__contract_id=cr.contract_id)
+        .exclude(pk__in=required_ids).exclude(pk=cr.owner_team_id or 0).distinct().order_by("name")
+    )
+    history = list(AuditEvent.objects.filter(object_type=ChangeRequest._meta.label_lower, object_id=str(cr.pk)).order_by("at", "id")[:200])
+    can = cr.permitted_actions(request.user, my_team_ids)
+    my_reviews = [r for r in reviews if r.team_id in my_team_ids]
+    review_form = ReviewForm(teams=Team.objects.filter(pk__in=[r.team_id for r in my_reviews])) if can["review"] else None
+    changes = [{**c, "direction": _direction(c)} for c in cr.report.get("changes", [])]
+    ctx = {
+        "cr": cr,
+        "reviews": reviews,
+        "acknowledged": sum(r.status == ReviewStatus.ACKNOWLEDGED for r in reviews),
+        "objections": [r for r in reviews if r.status == ReviewStatus.OBJECTED],
+        "late_teams": late_teams,
+        "datasets": datasets,
+        "diff": side_by_side(cr.base_version.document if cr.base_version else None, cr.proposed_document),
+        "changes": changes,
+        "can": can,
+        "review_form": review_form,
+        "my_reviews": my_reviews,
+        "history": history,
+    }
+    return render(request, "contracts_app/change_requests/detail.html", ctx)
+
+
+def _act(request: HttpRequest, cr: ChangeRequest, action, success: str) -> HttpResponse:
+    try:
+        action()
+    except (ValidationError, PermissionDenied) as exc:
+        messages.error(request, " ".join(getattr(exc, "messages", None) or [str(exc)]))
+    else:
+        messages.success(request, success)
+    return redirect(cr)
+
+
+@login_required
+@require_POST
+def change_request_review(request: HttpRequest, pk: int) -> HttpResponse:
+    """Acknowledge or object for one of the viewer's teams (button name `decision`)."""
+    cr = get_object_or_404(ChangeRequest.objects.select_related("contract"), pk=pk)
+    form = ReviewForm(request.POST, teams=Team.objects.of_user(request.user))
+    if not form.is_valid():
+        messages.error(request, "Choose one of your teams to answer for.")
+        return redirect(cr)
+    team, comment = form.cleaned_data["team"], form.cleaned_data["comment"]
+    if request.POST.get("decision") == "object":
+        return _act(request, cr, lambda: cr.object(team, by=request.user, comment=comment),
+                    f"{team.name} objected; everyone can see the objection until {team.name} acknowledges.")
+    return _act(request, cr, lambda: cr.acknowledge(team, by=request.user, comment=comment),
+                f"{team.name} acknowledged the change.")
+
+
+@login_required
+@require_POST
+def change_request_publish(request: HttpRequest, pk: int) -> HttpResponse:
+    cr = get_object_or_404(ChangeRequest.objects.select_related("contract"), pk=pk)
+    return _act(request, cr, lambda: cr.publish(by=request.user),
+                f"Published {cr.contract.name} {cr.proposed_version}.")
+
+
+@login_required
+@require_POST
+def change_request_withdraw(request: HttpRequest, pk: int) -> HttpResponse:
+    cr = get_object_or_404(ChangeRequest.objects.select_related("contract", "owner_team"), pk=pk)
+    return _act(request, cr, lambda: cr.withdraw(by=request.user, comment=request.POST.get("comment", "")),
+                "The request was withdrawn.")
+
+
+@login_required
+@require_POST
+def change_request_reject(request: HttpRequest, pk: int) -> HttpResponse:
+    cr = get_object_or_404(ChangeRequest.objects.select_related("contract"), pk=pk)
+    return _act(request, cr, lambda: cr.reject(by=request.user, comment=request.POST.get("comment", "")),
+                "The request was rejected.")
+
+
+@login_required
+@require_POST
+def change_request_approve(request: HttpRequest, pk: int) -> HttpResponse:
+    cr = get_object_or_404(ChangeRequest.objects.select_related("contract"), pk=pk)
+    return _act(request, cr, lambda: cr.approve_over_silence(by=request.user, comment=request.POST.get("comment", "")),
+                "Approved over the teams that did not answer.")
