@@ -103,7 +103,15 @@ def _store(request: ChangeRequest, rows: list[Notification]) -> None:
     def enqueue() -> None:
         from contracts_app.tasks import deliver_change_request_notifications
 
-        deliver_change_request_notifications.delay(request_id)
+        if settings.CELERY_TASK_ALWAYS_EAGER:
+            # In-process (the embedded demo): a failure must not fail the user's request;
+            # the clock's next pass sends what is still unsent.
+            deliver_pending(request_id)
+            return
+        try:
+            deliver_change_request_notifications.delay(request_id)
+        except Exception:  # the broker is down: the rows are stored, the clock sends them later
+            log.exception("Could not enqueue notifications of change request %s; the clock will send them", request_id)
 
     transaction.on_commit(enqueue)
 
