@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 
 import pytest
-from django.db import connection
 
 from client.registry_client.compat import check_compatibility
 from contracts_app.change_requests import open_change_request
@@ -59,22 +58,3 @@ def change_request(contract, owner):
     document = proposed_document()
     return open_change_request(contract, document, by=owner, report=report_for(document),
                                summary="Every order now names its customer.")
-
-
-@pytest.fixture
-def truncatable_audit(django_db_blocker):
-    """Set up before `transactional_db`, torn down after its flush: re-arms the trigger."""
-    yield
-    with django_db_blocker.unblock(), connection.cursor() as cursor:
-        cursor.execute("ALTER TABLE registry_auditevent ENABLE TRIGGER registry_audit_no_truncate")
-
-
-@pytest.fixture
-def committed_db(truncatable_audit, transactional_db):
-    """A database whose writes are committed (for two-connection and live-server tests).
-
-    The flush after such a test TRUNCATEs every table, which the audit log's
-    append-only trigger refuses; it is lifted for that flush only."""
-    yield
-    with connection.cursor() as cursor:
-        cursor.execute("ALTER TABLE registry_auditevent DISABLE TRIGGER registry_audit_no_truncate")

@@ -52,7 +52,7 @@ def _dsn() -> str:
     return f"host={s['HOST']} port={s['PORT'] or 5432} user={s['USER']} dbname={s['NAME']}"
 
 
-def test_two_connections_inserting_at_once_exactly_one_wins(committed_db, change_request):
+def test_two_connections_inserting_at_once_exactly_one_wins(transactional_db, change_request):
     """Raw SQL from two PostgreSQL sessions: the second INSERT waits on the index, then fails."""
     ChangeRequest.objects.filter(pk=change_request.pk).update(state="withdrawn")
     insert = ("INSERT INTO contracts_app_changerequest (contract_id, state, proposed_version, proposed_document, report,"
@@ -86,7 +86,7 @@ def test_two_connections_inserting_at_once_exactly_one_wins(committed_db, change
     assert list(ChangeRequest.objects.unfinished().values_list("proposed_version", flat=True)) == ["3.0"]
 
 
-def test_two_concurrent_proposals_through_the_service_exactly_one_wins(committed_db, contract, owner, teammate, monkeypatch):
+def test_two_concurrent_proposals_through_the_service_exactly_one_wins(transactional_db, contract, owner, teammate, monkeypatch):
     """Both threads pass the Python pre-check before either commits; the index decides,
     and the loser is told which request won."""
     barrier = threading.Barrier(2)
