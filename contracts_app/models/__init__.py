@@ -1,3 +1,16 @@
-from contracts_app.models.contracts import Contract, ContractVersion, DatasetBinding, IntegrationSpec
+from contracts_app.models.contracts import (
+    AuditAction,
+    ContentChanged,
+    Contract,
+    ContractVersion,
+    DatasetBinding,
+    IntegrationSpec,
+    SchemaType,
+    VersionInUse,
+    document_checksum,
+)
 
-__all__ = ["Contract", "ContractVersion", "DatasetBinding", "IntegrationSpec"]
+__all__ = [
+    "AuditAction", "ContentChanged", "Contract", "ContractVersion", "DatasetBinding", "IntegrationSpec",
+    "SchemaType", "VersionInUse", "document_checksum",
+]
