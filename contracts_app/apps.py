@@ -4,3 +4,9 @@ from django.apps import AppConfig
 class ContractsConfig(AppConfig):
     name = "contracts_app"
     verbose_name = "Contracts"
+
+    def ready(self) -> None:
+        from contracts_app import views  # noqa: F401  (registers the dataset-page section)
+        from registry.hooks import nav_item
+
+        nav_item("Contracts", "contract-catalogue", order=20)

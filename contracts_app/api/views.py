@@ -10,7 +10,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from registry_client.compat import check_compatibility
 from rest_framework import generics, renderers, status
-from rest_framework.exceptions import NotFound, ParseError, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ParseError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -18,6 +18,12 @@ from contracts_app.api.serializers import ContractSerializer, SpecSerializer, Ve
 from contracts_app.diff import structural_diff
 from contracts_app.models import Contract, ContractVersion, IntegrationSpec
 from contracts_app.publishing import compatibility_modes
+
+
+class Refused(APIException):
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_code = "refused"
+
 
 META_FILTERS = ("tier", "alignment", "contract_type", "source_system", "stage")
 
@@ -76,7 +82,7 @@ class DomainList(APIView):
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request):
         domains: dict[str, dict] = {}
-        for name, domain, subdomains in Contract.objects.values_list("name", "domain", "subdomains"):
+        for domain, subdomains in Contract.objects.values_list("domain", "subdomains"):
             entry = domains.setdefault(domain, {"domain": domain, "contracts": 0, "subdomains": set()})
             entry["contracts"] += 1
             if subdomains:
@@ -188,23 +194,18 @@ class VersionDiff(APIView):
 def _section(document: dict, section: str | None) -> tuple[str, dict]:
     schema_type = document["schema"]["schema_type"]
     if schema_type == "dataframe":
-        raise ValidationError({
-            "detail": f"{document['schema']['name']} is a dataframe contract: it describes a table, not a JSON payload. "
-                      "Validate frames with the client's get_pandera_model().",
-            "code": "dataframe_contract",
-        })
+        raise Refused(f"{document['schema']['name']} is a dataframe contract: it describes a table, not a JSON payload. "
+                      "Validate frames with the client's get_pandera_model().", code="dataframe_contract")
     if schema_type == "event":
         if section not in (None, "", "payload"):
-            raise ValidationError({"detail": f"an event contract has one section, 'payload', not {section!r}", "code": "unknown_section"})
+            raise Refused(f"an event contract has one section, 'payload', not {section!r}", code="unknown_section")
         return "payload", document["payload"]
     sections = {"request": document.get("request"), "response": document.get("response")}
     sections.update({f"callbacks.{k}": v for k, v in (document.get("callbacks") or {}).items()})
     if not section:
-        raise ValidationError({"detail": f"name the section to validate against: ?section= one of {', '.join(sections)}",
-                               "code": "section_required"})
+        raise Refused(f"name the section to validate against: ?section= one of {', '.join(sections)}", code="section_required")
     if section not in sections or sections[section] is None:
-        raise ValidationError({"detail": f"{document['schema']['name']} has no section {section!r}; it has {', '.join(sections)}",
-                               "code": "unknown_section"})
+        raise Refused(f"{document['schema']['name']} has no section {section!r}; it has {', '.join(sections)}", code="unknown_section")
     return section, sections[section]
 
 
