@@ -6,6 +6,8 @@ class ContractsConfig(AppConfig):
     verbose_name = "Contracts"
 
     def ready(self) -> None:
+        from contracts_app import views  # noqa: F401  (registers the dataset-page section)
         from registry.hooks import nav_item
 
+        nav_item("Contracts", "contract-catalogue", order=20)
         nav_item("Change requests", "change-request-list", order=30)

@@ -1,8 +1,13 @@
-from django.urls import path
+from django.urls import path, re_path
 
-from contracts_app import review_views
+from contracts_app import review_views, views
 
-urlpatterns: list = [
+urlpatterns = [
+    path("contracts/", views.catalogue, name="contract-catalogue"),
+    re_path(r"^contracts/browse/(?P<path>[A-Za-z0-9_/]*)$", views.catalogue, name="contract-browse"),
+    # A contract name always has a dot (domain.entity at least), which keeps it apart from "browse".
+    re_path(r"^contracts/(?P<name>[^/]+\.[^/]+)/$", views.contract_detail, name="contract-detail"),
+    re_path(r"^contracts/(?P<name>[^/]+\.[^/]+)/diff/$", views.contract_diff, name="contract-diff"),
     path("change-requests/", review_views.change_request_list, name="change-request-list"),
     path("change-requests/<int:pk>/", review_views.change_request_detail, name="change-request-detail"),
     path("change-requests/<int:pk>/review/", review_views.change_request_review, name="change-request-review"),

@@ -7,13 +7,19 @@ from contracts_app.models.change_requests import (
     TeamReview,
 )
 from contracts_app.models.contracts import (
+    AuditAction,
+    ContentChanged,
     Contract,
     ContractVersion,
     DatasetBinding,
     IntegrationSpec,
+    SchemaType,
+    VersionInUse,
+    document_checksum,
 )
 
 __all__ = [
-    "ChangeRequest", "ChangeRequestState", "Contract", "ContractVersion", "DatasetBinding", "IntegrationSpec",
-    "Notification", "ReviewPolicy", "ReviewStatus", "TeamReview",
+    "AuditAction", "ChangeRequest", "ChangeRequestState", "ContentChanged", "Contract", "ContractVersion",
+    "DatasetBinding", "IntegrationSpec", "Notification", "ReviewPolicy", "ReviewStatus", "SchemaType",
+    "TeamReview", "VersionInUse", "document_checksum",
 ]

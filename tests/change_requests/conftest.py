@@ -10,10 +10,11 @@ from __future__ import annotations
 import copy
 
 import pytest
+from registry_client.compat import check_compatibility
 
-from client.registry_client.compat import check_compatibility
 from contracts_app.change_requests import open_change_request
-from contracts_app.models import Contract, ContractVersion, DatasetBinding
+from contracts_app.publishing import record_version
+from registry.env import parse_contract_store
 
 BASE_DOCUMENT = {
     "schema": {
@@ -41,16 +42,20 @@ def report_for(document: dict) -> dict:
     return check_compatibility([BASE_DOCUMENT], document, "BACKWARD").to_dict()
 
 
+@pytest.fixture(autouse=True)
+def contract_store(settings, tmp_path):
+    """Each test publishes into its own local contract store."""
+    settings.CONTRACT_STORE = parse_contract_store(str(tmp_path / "store"), base_dir=tmp_path)
+    return tmp_path / "store"
+
+
 @pytest.fixture
 def contract(dataset, owner_team, owner):
-    contract = Contract.objects.create(
-        name="retail.checkout.order_placed", domain="retail", subdomains=["checkout"], entity="order_placed",
-        schema_type="event", owner_team=owner_team, owner_label="checkout",
-    )
-    ContractVersion.objects.create(contract=contract, version="1.0", document=BASE_DOCUMENT, checksum="0" * 64,
-                                   published_by=owner)
-    DatasetBinding.objects.create(dataset=dataset, contract=contract)
-    return contract
+    """Version 1.0 recorded by the publish service, bound to `dataset`."""
+    version = record_version(BASE_DOCUMENT, by=owner)
+    version.contract.bind(dataset, by=owner)
+    assert version.contract.owner_team == owner_team
+    return version.contract
 
 
 @pytest.fixture
