@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from contracts_app.api import views
+from contracts_app.api import change_requests, views
 
 # Contract names are dotted and versions may hold dots too, so both match [^/]+.
 NAME = r"(?P<name>[^/]+)"
@@ -18,4 +18,15 @@ urlpatterns = [
     re_path(rf"^contracts/{NAME}/versions/{VERSION}/validate/$", views.ValidatePayload.as_view(), name="api-contract-validate"),
     re_path(rf"^contracts/{NAME}/specs/$", views.SpecList.as_view(), name="api-contract-specs"),
     re_path(rf"^contracts/{NAME}/diff/$", views.VersionDiff.as_view(), name="api-contract-diff"),
+]
+
+urlpatterns += [
+    path("change-requests/", change_requests.ChangeRequestList.as_view(), name="api-change-request-list"),
+    path("change-requests/<int:pk>/", change_requests.ChangeRequestDetail.as_view(), name="api-change-request-detail"),
+    path("change-requests/<int:pk>/acknowledge/", change_requests.Acknowledge.as_view(), name="api-change-request-acknowledge"),
+    path("change-requests/<int:pk>/object/", change_requests.Object.as_view(), name="api-change-request-object"),
+    path("change-requests/<int:pk>/publish/", change_requests.Publish.as_view(), name="api-change-request-publish"),
+    path("change-requests/<int:pk>/withdraw/", change_requests.Withdraw.as_view(), name="api-change-request-withdraw"),
+    path("change-requests/<int:pk>/reject/", change_requests.Reject.as_view(), name="api-change-request-reject"),
+    path("change-requests/<int:pk>/approve/", change_requests.ApproveOverSilence.as_view(), name="api-change-request-approve"),
 ]

@@ -22,7 +22,6 @@ from contracts_app.models.change_requests import (
     ChangeRequest,
     ChangeRequestAction,
     ChangeRequestError,
-    ChangeRequestState,
     ReviewPolicy,
     TeamReview,
     UnfinishedRequestExists,
@@ -137,6 +136,26 @@ def open_change_request(
     return request
 
 
+def propose_breaking_version(contract: Contract, document: dict, report, *, by) -> tuple[ChangeRequest | None, str]:
+    """The publish gate's "breaking" branch: open a request, or say why none was opened.
+
+    Returns (request, a sentence for the publisher). Re-publishing the very document an
+    unfinished request already proposes points at that request instead of failing."""
+    try:
+        request = open_change_request(contract, document, by=by, report=report.to_dict())
+    except UnfinishedRequestExists as exc:
+        existing = exc.existing
+        if existing.proposed_document == document:
+            return existing, f"It already waits in change request #{existing.pk} ({existing.state}): {notifications.review_url(existing)}"
+        return None, str(exc.messages[0])
+    except (PermissionDenied, ChangeRequestError) as exc:
+        return None, f"No change request was opened: {' '.join(getattr(exc, 'messages', None) or [str(exc)])}"
+    request.just_opened = True
+    waiting = ", ".join(r.team.slug for r in request.reviews.select_related("team")) or "no consumer team (approved at once)"
+    return request, (f"Change request #{request.pk} is open and waits for {waiting} until "
+                     f"{request.deadline_at:%Y-%m-%d %H:%M} UTC: {notifications.review_url(request)}")
+
+
 def _record_version(request: ChangeRequest, *, by) -> ContractVersion:
     """Record the proposed version exactly as a compatible publish does (upload after commit)."""
     from contracts_app.publishing import record_version
@@ -227,7 +246,33 @@ def _person(user):
     return user if getattr(user, "is_authenticated", False) else None
 
 
-__all__ = [
-    "ChangeRequestState", "ClockResult", "open_change_request", "publish_request", "required_teams",
-    "review_period", "run_clock",
-]
+def may_publish(user, document: dict) -> bool:
+    """Whether `user` may publish `document` from the web or the API: a member of the team the
+    contract belongs to (the existing contract's owner team, else the document's `owner`)."""
+    if is_governance_admin(user):
+        return True
+    name = str((document.get("schema") or {}).get("name", "")) if isinstance(document, dict) else ""
+    contract = Contract.objects.filter(name=name).select_related("owner_team").first()
+    team = owner_team_of(contract) if contract else None
+    if team is None:
+        slug = str((document.get("schema") or {}).get("owner", "")) if isinstance(document, dict) else ""
+        team = Team.objects.filter(slug=slug).first()
+    return team is not None and acts_for(user, team)
+
+
+def submit_version(document: dict, *, by, summary: str = ""):
+    """Publish a document from the web or the API through the publish gate.
+
+    A compatible version is published at once; a breaking one opens a change request
+    (its summary is the publisher's explanation). Returns the gate's PublishOutcome."""
+    from contracts_app.publishing import publish_document
+
+    if not may_publish(by, document):
+        owner = (document.get("schema") or {}).get("owner", "?") if isinstance(document, dict) else "?"
+        raise PermissionDenied(f"Only a member of the contract's owner team ({owner}) can publish a version of it.")
+    outcome = publish_document(document, by=by)
+    request = outcome.change_request
+    if request is not None and summary.strip() and not request.summary and request.opened_by_label == actor_label(by):
+        ChangeRequest.objects.filter(pk=request.pk).update(summary=summary.strip())
+        request.summary = summary.strip()
+    return outcome

@@ -79,6 +79,7 @@ class PublishOutcome:
     errors: list[str] = field(default_factory=list)
     dry_run: bool = False
     upload_error: str = ""
+    change_request: Any = None  # the ChangeRequest a breaking version opened (or the one it waits behind)
 
     @property
     def ok(self) -> bool:
@@ -89,6 +90,7 @@ class PublishOutcome:
             "name": self.name, "version": self.version, "status": self.status, "message": self.message,
             "errors": self.errors, "dry_run": self.dry_run, "upload_error": self.upload_error,
             "report": self.report.to_dict() if self.report else None,
+            "change_request": self.change_request.pk if self.change_request else None,
         }
 
 
@@ -367,7 +369,8 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
     1. gates (structure, identity, canonical dtypes) -> refused;
     2. the version exists: same content -> unchanged, other content -> refused;
     3. the checker compares it with the published versions below it ->
-       breaking stops here (a change request takes it from there);
+       breaking opens a change request that waits for every consumer team
+       (contracts_app.change_requests) and nothing is recorded yet;
     4. record_version, then the upload after commit.
     """
     name, version = _identity(document)
@@ -391,13 +394,15 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
         )
     report = check_against_published(contract, document)
     if not report.compatible:
-        return PublishOutcome(
-            name, version, BREAKING,
-            f"{name} {version} breaks {report.mode} compatibility with the published versions "
-            f"({len(report.changes)} breaking change(s)); it was not published. Open a change request so the "
-            "consumer teams can acknowledge it.",
-            report=report, dry_run=dry_run,
-        )
+        message = (f"{name} {version} breaks {report.mode} compatibility with the published versions "
+                   f"({len(report.changes)} breaking change(s)); it was not published.")
+        if dry_run:
+            return PublishOutcome(name, version, BREAKING, message + " Publishing it would open a change request.",
+                                  report=report, dry_run=True)
+        from contracts_app.change_requests import propose_breaking_version
+
+        request, detail = propose_breaking_version(contract, document, report, by=by)
+        return PublishOutcome(name, version, BREAKING, f"{message} {detail}", report=report, change_request=request)
     if dry_run:
         return PublishOutcome(name, version, PUBLISHED, f"{name} {version} would be published", report=report, dry_run=True)
     try:

@@ -189,3 +189,56 @@ def change_request_approve(request: HttpRequest, pk: int) -> HttpResponse:
     cr = get_object_or_404(ChangeRequest.objects.select_related("contract"), pk=pk)
     return _act(request, cr, lambda: cr.approve_over_silence(by=request.user, comment=request.POST.get("comment", "")),
                 "Approved over the teams that did not answer.")
+
+
+class ProposeForm(forms.Form):
+    document = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 24, "cols": 100, "spellcheck": "false"}),
+        help_text="The whole contract document, in YAML, with the new schema.version.",
+    )
+    summary = forms.CharField(required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 3}),
+                              help_text="Why the change is needed (shown to the consumer teams if it is breaking).")
+
+    def clean_document(self) -> dict:
+        try:
+            document = yaml.safe_load(self.cleaned_data["document"])
+        except yaml.YAMLError as exc:
+            raise ValidationError(f"This is not valid YAML: {exc}") from None
+        if not isinstance(document, dict):
+            raise ValidationError("The document must be a YAML mapping with schema:, meta: and the sections of its schema_type.")
+        return document
+
+
+@login_required
+def change_request_propose(request: HttpRequest) -> HttpResponse:
+    """Publish a new version through the gate: compatible -> published, breaking -> a request opens."""
+    from contracts_app.change_requests import latest_version, submit_version
+    from contracts_app.models import Contract
+    from contracts_app.publishing import BREAKING, PUBLISHED, REFUSED, UNCHANGED, dump_yaml
+
+    errors: list[str] = []
+    if request.method == "POST":
+        form = ProposeForm(request.POST)
+        if form.is_valid():
+            try:
+                outcome = submit_version(form.cleaned_data["document"], by=request.user, summary=form.cleaned_data["summary"])
+            except PermissionDenied as exc:
+                errors = [str(exc)]
+            else:
+                if outcome.status == BREAKING and outcome.change_request is not None:
+                    messages.warning(request, outcome.message)
+                    return redirect(outcome.change_request)
+                if outcome.status in (PUBLISHED, UNCHANGED):
+                    messages.success(request, outcome.message)
+                    contract = Contract.objects.filter(name=outcome.name).first()
+                    return redirect(contract) if contract else redirect("change-request-list")
+                errors = [outcome.message, *outcome.errors] if outcome.status == REFUSED else [outcome.message]
+    else:
+        initial = {}
+        contract = Contract.objects.filter(name=request.GET.get("contract", "")).first()
+        if contract is not None:
+            latest = latest_version(contract)
+            if latest is not None:
+                initial["document"] = latest.yaml_text or dump_yaml(latest.document)
+        form = ProposeForm(initial=initial)
+    return render(request, "contracts_app/change_requests/propose.html", {"form": form, "errors": errors})

@@ -9,6 +9,7 @@ urlpatterns = [
     re_path(r"^contracts/(?P<name>[^/]+\.[^/]+)/$", views.contract_detail, name="contract-detail"),
     re_path(r"^contracts/(?P<name>[^/]+\.[^/]+)/diff/$", views.contract_diff, name="contract-diff"),
     path("change-requests/", review_views.change_request_list, name="change-request-list"),
+    path("change-requests/new/", review_views.change_request_propose, name="change-request-propose"),
     path("change-requests/<int:pk>/", review_views.change_request_detail, name="change-request-detail"),
     path("change-requests/<int:pk>/review/", review_views.change_request_review, name="change-request-review"),
     path("change-requests/<int:pk>/publish/", review_views.change_request_publish, name="change-request-publish"),

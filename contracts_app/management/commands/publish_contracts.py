@@ -6,7 +6,8 @@ Exit status, for CI:
     0  everything published or unchanged
     1  something was refused (a gate, changed content under a published version,
        a bad path) or could not be uploaded (re-run to retry the upload)
-    2  a breaking change stopped (nothing else failed): it needs a change request
+    2  a breaking change was not published (nothing else failed): it opened a change request
+       that waits for the consumer teams, or waits behind an unfinished one
 """
 
 from __future__ import annotations

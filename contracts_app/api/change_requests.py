@@ -1,0 +1,218 @@
+"""The change-request API: list, read, propose through the gate, and every action of the review page.
+
+Errors use the project's shape {"detail", "code"}: 403 for acting outside your
+teams, 409 for a rule about the current state (an unfinished request already
+exists, the request is not open any more), 400 for a bad body.
+"""
+
+from __future__ import annotations
+
+from django.db.models import Prefetch
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import generics, serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from contracts_app.change_requests import submit_version
+from contracts_app.models.change_requests import ChangeRequest, ChangeRequestState, TeamReview
+from contracts_app.publishing import BREAKING, PUBLISHED, UNCHANGED
+from registry.models import Team
+
+
+class TeamReviewSerializer(serializers.ModelSerializer):
+    team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    responded_by = serializers.CharField(source="responded_by_label", read_only=True)
+
+    class Meta:
+        model = TeamReview
+        fields = ["team", "status", "comment", "responded_by", "responded_at"]
+
+
+class ChangeRequestSerializer(serializers.ModelSerializer):
+    url = serializers.HyperlinkedIdentityField(view_name="api-change-request-detail")
+    page = serializers.SerializerMethodField()
+    contract = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    owner_team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    base_version = serializers.SlugRelatedField(slug_field="version", read_only=True)
+    opened_by = serializers.CharField(source="opened_by_label", read_only=True)
+    finished_by = serializers.CharField(source="finished_by_label", read_only=True)
+    reviews = TeamReviewSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = ChangeRequest
+        fields = ["id", "url", "page", "contract", "state", "base_version", "proposed_version", "owner_team",
+                  "summary", "opened_by", "opened_at", "deadline_at", "reminded_at", "escalated_at", "approved_at",
+                  "finished_at", "finished_by", "closing_comment", "reviews", "report"]
+
+    def get_page(self, obj: ChangeRequest) -> str:
+        request = self.context.get("request")
+        path = obj.get_absolute_url()
+        return request.build_absolute_uri(path) if request else path
+
+
+class ChangeRequestDetailSerializer(ChangeRequestSerializer):
+    class Meta(ChangeRequestSerializer.Meta):
+        fields = ChangeRequestSerializer.Meta.fields + ["proposed_document"]
+
+
+class ProposeSerializer(serializers.Serializer):
+    document = serializers.DictField(help_text="The whole contract document (schema, meta, and its sections).")
+    summary = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+
+
+class TeamAnswerSerializer(serializers.Serializer):
+    team = serializers.SlugRelatedField(slug_field="slug", queryset=Team.objects.all())
+    comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+
+
+class CommentSerializer(serializers.Serializer):
+    comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+
+
+def _requests():
+    return ChangeRequest.objects.select_related("contract", "owner_team", "base_version").prefetch_related(
+        Prefetch("reviews", queryset=TeamReview.objects.select_related("team"))
+    )
+
+
+def _get(pk: int) -> ChangeRequest:
+    cr = _requests().filter(pk=pk).first()
+    if cr is None:
+        raise NotFound(f"No change request #{pk}.")
+    return cr
+
+
+@extend_schema(parameters=[
+    OpenApiParameter("state", str, description="open, approved, published, rejected, withdrawn, or unfinished."),
+    OpenApiParameter("contract", str, description="A contract's dotted name."),
+])
+class ChangeRequestList(generics.ListAPIView):
+    """Change requests, open first (soonest deadline first)."""
+
+    serializer_class = ChangeRequestSerializer
+
+    def get_queryset(self):
+        requests = ChangeRequest.objects.for_listing().prefetch_related(
+            Prefetch("reviews", queryset=TeamReview.objects.select_related("team"))
+        ).select_related("base_version")
+        state = self.request.query_params.get("state", "")
+        if state == "unfinished":
+            requests = requests.unfinished()
+        elif state:
+            if state not in ChangeRequestState.values:
+                raise serializers.ValidationError(
+                    {"state": f"{state!r} is not a state; use unfinished or one of {', '.join(ChangeRequestState.values)}."})
+            requests = requests.filter(state=state)
+        if self.request.query_params.get("contract"):
+            requests = requests.filter(contract__name=self.request.query_params["contract"])
+        return requests
+
+    @extend_schema(
+        request=ProposeSerializer,
+        responses={201: ChangeRequestDetailSerializer, 200: inline_serializer("PublishOutcome", {
+            "name": serializers.CharField(), "version": serializers.CharField(), "status": serializers.CharField(),
+            "message": serializers.CharField()})},
+    )
+    def post(self, request):
+        """Publish a version through the gate. Compatible: 200 with the publish outcome.
+        Breaking: 201 with the change request it opened. 409 when an unfinished request blocks it."""
+        body = ProposeSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        outcome = submit_version(body.validated_data["document"], by=request.user, summary=body.validated_data["summary"])
+        if outcome.status in (PUBLISHED, UNCHANGED):
+            return Response(outcome.to_dict(), status=status.HTTP_200_OK)
+        if outcome.status == BREAKING and outcome.change_request is not None:
+            cr = _get(outcome.change_request.pk)
+            data = ChangeRequestDetailSerializer(cr, context={"request": request}).data
+            created = getattr(outcome.change_request, "just_opened", False)
+            return Response(data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        if outcome.status == BREAKING:
+            return Response({"detail": outcome.message, "code": "change_request_blocked", "outcome": outcome.to_dict()},
+                            status=status.HTTP_409_CONFLICT)
+        return Response({"detail": outcome.message, "code": "refused", "errors": outcome.errors},
+                        status=status.HTTP_400_BAD_REQUEST)
+
+
+class ChangeRequestDetail(APIView):
+    @extend_schema(responses=ChangeRequestDetailSerializer)
+    def get(self, request, pk: int):
+        return Response(ChangeRequestDetailSerializer(_get(pk), context={"request": request}).data)
+
+
+class _Action(APIView):
+    body_class: type[serializers.Serializer] = CommentSerializer
+
+    def act(self, cr: ChangeRequest, request, data: dict) -> None:
+        raise NotImplementedError
+
+    def post(self, request, pk: int):
+        cr = _get(pk)
+        body = self.body_class(data=request.data)
+        body.is_valid(raise_exception=True)
+        self.act(cr, request, body.validated_data)
+        return Response(ChangeRequestDetailSerializer(_get(pk), context={"request": request}).data)
+
+
+class Acknowledge(_Action):
+    body_class = TeamAnswerSerializer
+
+    @extend_schema(request=TeamAnswerSerializer, responses=ChangeRequestDetailSerializer)
+    def post(self, request, pk: int):
+        """Acknowledge for one of your teams (the last required team approves the request)."""
+        return super().post(request, pk)
+
+    def act(self, cr, request, data):
+        cr.acknowledge(data["team"], by=request.user, comment=data["comment"])
+
+
+class Object(_Action):
+    body_class = TeamAnswerSerializer
+
+    @extend_schema(request=TeamAnswerSerializer, responses=ChangeRequestDetailSerializer)
+    def post(self, request, pk: int):
+        """Object for one of your teams; the comment is required and visible to everyone."""
+        return super().post(request, pk)
+
+    def act(self, cr, request, data):
+        cr.object(data["team"], by=request.user, comment=data["comment"])
+
+
+class Publish(_Action):
+    @extend_schema(request=None, responses=ChangeRequestDetailSerializer)
+    def post(self, request, pk: int):
+        """The owner team publishes an approved request."""
+        return super().post(request, pk)
+
+    def act(self, cr, request, data):
+        cr.publish(by=request.user)
+
+
+class Withdraw(_Action):
+    @extend_schema(request=CommentSerializer, responses=ChangeRequestDetailSerializer)
+    def post(self, request, pk: int):
+        """The owner team withdraws an open or approved request."""
+        return super().post(request, pk)
+
+    def act(self, cr, request, data):
+        cr.withdraw(by=request.user, comment=data["comment"])
+
+
+class Reject(_Action):
+    @extend_schema(request=CommentSerializer, responses=ChangeRequestDetailSerializer)
+    def post(self, request, pk: int):
+        """A governance admin rejects an open or approved request, saying why."""
+        return super().post(request, pk)
+
+    def act(self, cr, request, data):
+        cr.reject(by=request.user, comment=data["comment"])
+
+
+class ApproveOverSilence(_Action):
+    @extend_schema(request=CommentSerializer, responses=ChangeRequestDetailSerializer)
+    def post(self, request, pk: int):
+        """After the deadline, a governance admin approves over teams that never answered."""
+        return super().post(request, pk)
+
+    def act(self, cr, request, data):
+        cr.approve_over_silence(by=request.user, comment=data["comment"])
