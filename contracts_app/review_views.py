@@ -79,12 +79,16 @@ def _direction(change: dict) -> str:
 
 
 class ReviewForm(forms.Form):
-    team = forms.ModelChoiceField(queryset=Team.objects.none(), empty_label=None)
+    team = forms.TypedChoiceField(coerce=int)
     comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}), max_length=5000)
 
-    def __init__(self, *args, teams, **kwargs):
+    def __init__(self, *args, teams: list[Team], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["team"].queryset = teams
+        self.teams = {t.pk: t for t in teams}
+        self.fields["team"].choices = [(t.pk, t.name) for t in teams]
+
+    def clean_team(self) -> Team:
+        return self.teams[self.cleaned_data["team"]]
 
 
 def _load(pk: int) -> ChangeRequest:
@@ -113,7 +117,7 @@ def change_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
     history = list(AuditEvent.objects.filter(object_type=ChangeRequest._meta.label_lower, object_id=str(cr.pk)).order_by("at", "id")[:200])
     can = cr.permitted_actions(request.user, my_team_ids)
     my_reviews = [r for r in reviews if r.team_id in my_team_ids]
-    review_form = ReviewForm(teams=Team.objects.filter(pk__in=[r.team_id for r in my_reviews])) if can["review"] else None
+    review_form = ReviewForm(teams=[r.team for r in my_reviews]) if can["review"] else None
     changes = [{**c, "direction": _direction(c)} for c in cr.report.get("changes", [])]
     ctx = {
         "cr": cr,
@@ -147,7 +151,7 @@ def _act(request: HttpRequest, cr: ChangeRequest, action, success: str) -> HttpR
 def change_request_review(request: HttpRequest, pk: int) -> HttpResponse:
     """Acknowledge or object for one of the viewer's teams (button name `decision`)."""
     cr = get_object_or_404(ChangeRequest.objects.select_related("contract"), pk=pk)
-    form = ReviewForm(request.POST, teams=Team.objects.of_user(request.user))
+    form = ReviewForm(request.POST, teams=list(Team.objects.of_user(request.user)))
     if not form.is_valid():
         messages.error(request, "Choose one of your teams to answer for.")
         return redirect(cr)
