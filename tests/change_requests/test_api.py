@@ -1,0 +1,105 @@
+"""The change-request REST API: the same actions as the review page, with bearer tokens."""
+
+from __future__ import annotations
+
+import pytest
+
+from contracts_app.models import ChangeRequest, ContractVersion
+from registry.models import ApiToken
+
+from .conftest import proposed_document
+
+pytestmark = pytest.mark.django_db
+
+
+def bearer(user=None, team=None) -> dict:
+    _, secret = ApiToken.issue("test", user=user, team=team)
+    return {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+
+
+def test_the_owner_proposes_a_breaking_version_and_gets_the_request(client, contract, owner):
+    response = client.post("/api/change-requests/", {"document": proposed_document(), "summary": "Customer ids."},
+                           content_type="application/json", **bearer(owner))
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert (body["state"], body["proposed_version"], body["base_version"]) == ("open", "2.0", "1.0")
+    assert body["reviews"] == [{"team": "analytics", "status": "pending", "comment": "", "responded_by": "",
+                                "responded_at": None}]
+    assert body["summary"] == "Customer ids."
+    assert body["report"]["compatible"] is False
+    assert body["page"].endswith(f"/change-requests/{body['id']}/")
+
+
+def test_a_second_proposal_gets_409_naming_the_open_request(client, change_request, owner):
+    response = client.post("/api/change-requests/", {"document": proposed_document("3.0")},
+                           content_type="application/json", **bearer(owner))
+    assert response.status_code == 409
+    assert f"#{change_request.pk}" in response.json()["detail"]
+
+
+def test_proposing_the_same_document_again_points_at_its_request(client, change_request, owner):
+    response = client.post("/api/change-requests/", {"document": proposed_document()},
+                           content_type="application/json", **bearer(owner))
+    assert response.status_code == 200
+    assert response.json()["id"] == change_request.pk
+
+
+def test_a_consumer_team_token_acknowledges_and_the_owner_publishes(client, change_request, consumer_team, owner):
+    url = f"/api/change-requests/{change_request.pk}/"
+    response = client.post(url + "acknowledge/", {"team": "analytics"}, content_type="application/json",
+                           **bearer(team=consumer_team))
+    assert response.status_code == 200
+    assert response.json()["state"] == "approved"
+    response = client.post(url + "publish/", content_type="application/json", **bearer(owner))
+    assert response.status_code == 200
+    assert response.json()["state"] == "published"
+    assert ContractVersion.objects.filter(version="2.0").exists()
+
+
+def test_acknowledging_for_another_team_is_forbidden(client, change_request, outsider):
+    response = client.post(f"/api/change-requests/{change_request.pk}/acknowledge/", {"team": "analytics"},
+                           content_type="application/json", **bearer(outsider))
+    assert response.status_code == 403
+    assert "Only a member of team analytics" in response.json()["detail"]
+
+
+def test_an_objection_without_a_comment_is_refused(client, change_request, consumer):
+    response = client.post(f"/api/change-requests/{change_request.pk}/object/", {"team": "analytics"},
+                           content_type="application/json", **bearer(consumer))
+    assert response.status_code == 409
+    assert "needs a comment" in response.json()["detail"]
+
+
+def test_publishing_an_open_request_is_a_conflict(client, change_request, owner):
+    response = client.post(f"/api/change-requests/{change_request.pk}/publish/", content_type="application/json",
+                           **bearer(owner))
+    assert response.status_code == 409
+    assert "approved first" in response.json()["detail"]
+
+
+def test_withdraw_and_reject_through_the_api(client, change_request, owner, admin, contract):
+    response = client.post(f"/api/change-requests/{change_request.pk}/reject/", {"comment": "no"},
+                           content_type="application/json", **bearer(owner))
+    assert response.status_code == 403
+    response = client.post(f"/api/change-requests/{change_request.pk}/withdraw/", {"comment": "later"},
+                           content_type="application/json", **bearer(owner))
+    assert response.json()["state"] == "withdrawn"
+
+
+def test_the_list_filters_by_state_and_contract(client, change_request, consumer):
+    headers = bearer(consumer)
+    assert [r["id"] for r in client.get("/api/change-requests/?state=open", **headers).json()["results"]] == [change_request.pk]
+    assert client.get("/api/change-requests/?state=published", **headers).json()["results"] == []
+    assert client.get("/api/change-requests/?contract=retail.checkout.order_placed", **headers).json()["count"] == 1
+    response = client.get("/api/change-requests/?state=bogus", **headers)
+    assert response.status_code == 400 and "bogus" in str(response.json())
+
+
+def test_an_unknown_request_is_404(client, consumer):
+    response = client.get("/api/change-requests/999999/", **bearer(consumer))
+    assert response.status_code == 404 and "#999999" in response.json()["detail"]
+
+
+def test_anonymous_callers_are_told_how_to_authenticate(client, change_request):
+    assert client.get("/api/change-requests/").status_code == 401
+    assert ChangeRequest.objects.count() == 1
