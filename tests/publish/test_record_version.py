@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from contracts_app.models import AuditAction, ContentChanged, Contract, ContractVersion, VersionInUse
+from contracts_app.models import (
+    AuditAction,
+    ContentChanged,
+    Contract,
+    ContractVersion,
+    VersionInUse,
+)
 from contracts_app.publishing import InvalidDocument, record_version
 from registry.models import AuditEvent
 from tests.publish.conftest import RecordingStore, cell_count, with_column
