@@ -1,4 +1,4 @@
-"""Version resolution: a specific version, "latest" or None (all)."""
+"""Resolving a requested version: a specific one, "latest" or None (all)."""
 
 from __future__ import annotations
 
