@@ -88,7 +88,7 @@ def _plain(value: Any, where: str) -> Any:
     if isinstance(value, (_dt.datetime, _dt.date)):
         if isinstance(value, _dt.datetime) and value.tzinfo is not None:
             raise UnserializableCheck(f"{where}: timezone-aware bounds are not in the vocabulary")
-        iso = getattr(value, "isoformat")()
+        iso = value.isoformat()
         return iso
     raise UnserializableCheck(f"{where}: value {value!r} of type {type(value).__name__} has no YAML form")
 
