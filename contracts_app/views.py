@@ -8,7 +8,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
 from registry_client.compat import check_compatibility
-from registry_client.versions import latest_release, semantic_sort
+from registry_client.resolution import latest_release, semantic_sort
 
 from contracts_app.diff import structural_diff
 from contracts_app.models import Contract, ContractVersion

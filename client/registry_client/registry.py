@@ -25,7 +25,7 @@ import yaml
 from registry_client.backends import Backend, HttpBackend, IndexEntry, LocalBackend, S3Backend
 from registry_client.errors import InvalidContract, UnknownContract, UnknownVersion
 from registry_client.pandera_models import build_model
-from registry_client.versions import latest_release, semantic_sort
+from registry_client.resolution import latest_release, semantic_sort
 
 LATEST = "latest"
 META_KEYS = ("tier", "alignment", "contract_type", "source_system", "stage")

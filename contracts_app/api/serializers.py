@@ -28,7 +28,7 @@ class ContractSerializer(serializers.ModelSerializer):
                   "description", "versions", "latest"]
 
     def _ordered(self, obj: Contract) -> list[str]:
-        from registry_client.versions import semantic_sort
+        from registry_client.resolution import semantic_sort
 
         return semantic_sort(v.version for v in obj.versions.all())
 
@@ -36,7 +36,7 @@ class ContractSerializer(serializers.ModelSerializer):
         return self._ordered(obj)
 
     def get_latest(self, obj: Contract) -> str | None:
-        from registry_client.versions import latest_release
+        from registry_client.resolution import latest_release
 
         return latest_release(self._ordered(obj))
 
