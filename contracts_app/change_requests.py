@@ -151,7 +151,10 @@ def propose_breaking_version(contract: Contract, document: dict, report, *, by) 
     except (PermissionDenied, ChangeRequestError) as exc:
         return None, f"No change request was opened: {' '.join(getattr(exc, 'messages', None) or [str(exc)])}"
     request.just_opened = True
-    waiting = ", ".join(r.team.slug for r in request.reviews.select_related("team")) or "no consumer team (approved at once)"
+    waiting = ", ".join(r.team.slug for r in request.reviews.select_related("team"))
+    if not waiting:
+        return request, (f"Change request #{request.pk} was approved at once (no consumer team to wait for); "
+                         f"the owner team publishes it at {notifications.review_url(request)}")
     return request, (f"Change request #{request.pk} is open and waits for {waiting} until "
                      f"{request.deadline_at:%Y-%m-%d %H:%M} UTC: {notifications.review_url(request)}")
 
