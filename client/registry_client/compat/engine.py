@@ -218,6 +218,8 @@ def atoms(s: dict) -> frozenset:
     out = _declared_atoms(s)
     if "const" in s:
         out &= _value_atoms(s["const"])
+    if _is_int(s.get("multipleOf")):
+        out -= {"fraction"}  # x % k == 0 with an integer k makes x integral
     if isinstance(s.get("enum"), list):
         found: frozenset = frozenset()
         for v in s["enum"]:
@@ -507,9 +509,25 @@ def _diff(o, n, path: str, cx: Ctx) -> list[Change]:
     changes += _gate(_string_changes(o, n, path), {"string"}, ao, an)
     changes += _gate(_object_changes(o, n, path, cx), {"object"}, ao, an)
     changes += _gate(_array_changes(o, n, path, cx), {"array"}, ao, an)
-    changes += _combinator_changes(o, n, path, cx)
     changes += _other_keyword_changes(o, n, path)
+    changes = _implied_by_conjunct(o, n, cx, changes)
+    changes += _combinator_changes(o, n, path, cx)
     return _exact_override(o, n, path, cx, changes)
+
+
+def _implied_by_conjunct(o: dict, n: dict, cx: Ctx, changes: list[Change]) -> list[Change]:
+    """When one leftover allOf branch of the old side alone implies the new side's own keywords,
+    those keyword changes cannot break backward (and the mirror image for forward)."""
+    if not changes:
+        return changes
+    lo, ln = o.get("allOf") or [], n.get("allOf") or []
+    n_base = {k: v for k, v in n.items() if k not in ("allOf", "anyOf", "oneOf", "not", *_GROUP_KEYS)}
+    o_base = {k: v for k, v in o.items() if k not in ("allOf", "anyOf", "oneOf", "not", *_GROUP_KEYS)}
+    bb_ok = bool(lo) and any(c.breaks_backward for c in changes) and any(_sub(a, n_base, cx) for a in lo)
+    bf_ok = bool(ln) and any(c.breaks_forward for c in changes) and any(_sub(b, o_base, cx.swapped()) for b in ln)
+    if bb_ok or bf_ok:
+        return _mask(changes, not bb_ok, not bf_ok)
+    return changes
 
 
 def _gate(changes: list[Change], domain, ao: frozenset, an: frozenset) -> list[Change]:
@@ -960,6 +978,10 @@ def _units(s: dict) -> tuple[list[dict], str | None]:
         if isinstance(branches, list) and branches:
             rest = {k: v for k, v in s.items() if k != key}
             return [merge(rest, b if isinstance(b, dict) else normalize(b)) for b in branches], key
+    types = s.get("type")
+    if isinstance(types, list) and len(types) > 1 and all(isinstance(t, str) for t in types):
+        # a document has one JSON type, so a type list is a set of alternatives too
+        return [{**s, "type": t} for t in types], None
     return [s], None
 
 
