@@ -5,60 +5,105 @@ Public interface, used by the publish gate, the diff API and the CLI:
     check_compatibility(previous, proposed, mode="BACKWARD") -> CompatibilityReport
         previous: the earlier published documents, oldest first (JSON Schemas or
         contract documents of any schema_type); proposed: the new one.
-        Non-transitive modes compare with the last of `previous` only.
+        Non-transitive modes compare with the last of `previous` only; the
+        TRANSITIVE modes with every one of them.
+
+    compare(old_schema, new_schema) -> list[Change]
+        every difference between two JSON Schemas (Draft 7 or 2020-12), each with
+        breaks_backward / breaks_forward and a reason.
+
+    to_json_schema(document) -> dict
+        the JSON Schema the checker compares for a contract document or a plain schema.
+
+    version_bump_problem(previous_version, proposed_version, report) -> str | None
+        a sentence when the proposed number understates the change.
 
     CompatibilityReport: .mode, .compatible, .suggested_bump ("major"|"minor"|"patch"|"none"),
-        .changes (list[Change]), .to_dict() in the CLI's JSON shape.
+        .verdict, .changes (list[Change]), .to_dict() in the CLI's JSON shape.
     Change: .path (JSON pointer), .kind, .breaks_backward, .breaks_forward, .reason,
-        .against (the version compared with, or None).
+        .against (the version compared with, or None), .breaking (under the mode).
 
-Until the full engine lands, any difference counts as breaking both ways.
+How the checker reasons is written up in docs/compat.md.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import replace
+
+from .documents import DocumentError, document_version, is_contract_document, to_json_schema
+from .engine import compare as _compare_schemas
+from .model import Change, CompatibilityReport
+from .semver import suggested_bump, version_bump_problem
 
 MODES = (
     "NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE",
 )
 
-
-@dataclass(frozen=True)
-class Change:
-    path: str
-    kind: str
-    breaks_backward: bool
-    breaks_forward: bool
-    reason: str
-    against: str | None = None
+__all__ = [
+    "MODES", "Change", "CompatibilityReport", "DocumentError", "check_compatibility", "compare",
+    "checks_backward", "checks_forward", "is_contract_document", "to_json_schema", "version_bump_problem",
+]
 
 
-@dataclass
-class CompatibilityReport:
-    mode: str
-    compatible: bool
-    suggested_bump: str
-    changes: list[Change] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return {
-            "mode": self.mode,
-            "compatible": self.compatible,
-            "suggested_bump": self.suggested_bump,
-            "changes": [asdict(c) for c in self.changes],
-        }
+def checks_backward(mode: str) -> bool:
+    return mode.split("_")[0] in ("BACKWARD", "FULL")
 
 
-def check_compatibility(previous: Sequence[dict], proposed: dict, mode: str = "BACKWARD") -> CompatibilityReport:
+def checks_forward(mode: str) -> bool:
+    return mode.split("_")[0] in ("FORWARD", "FULL")
+
+
+def compare(old_schema, new_schema) -> list[Change]:
+    """Every difference between two JSON Schemas (or contract documents), each with the directions it breaks."""
+    return _compare_schemas(to_json_schema(old_schema), to_json_schema(new_schema))
+
+
+def _is_breaking(change: Change, mode: str) -> bool:
+    return (checks_backward(mode) and change.breaks_backward) or (checks_forward(mode) and change.breaks_forward)
+
+
+def _verdict(mode: str, changes: list[Change]) -> str:
+    if mode == "NONE":
+        return "not checked: the compatibility mode is NONE"
+    breaking = [c for c in changes if c.breaking]
+    if breaking:
+        first = breaking[0]
+        direction = (
+            "documents written under the old version (history, replays) can fail the new one"
+            if checks_backward(mode) and first.breaks_backward
+            else "consumers validating against the old version can receive documents that fail it"
+        )
+        against = f" against {first.against}" if first.against else ""
+        more = f" (and {len(breaking) - 1} more)" if len(breaking) > 1 else ""
+        return f"breaking under {mode}{against}: {first.path or '/'} {first.kind}{more}; {direction}"
+    if any(c.breaks_backward or c.breaks_forward for c in changes):
+        return f"safe under {mode}: the changes only break a direction this mode does not require"
+    return "safe in both directions"
+
+
+def check_compatibility(previous: Sequence, proposed, mode: str = "BACKWARD") -> CompatibilityReport:
+    """Compare `proposed` with the earlier versions the mode requires and say which change breaks what."""
     if mode not in MODES:
         raise ValueError(f"unknown compatibility mode {mode!r}; expected one of {', '.join(MODES)}")
     if not previous:
-        return CompatibilityReport(mode=mode, compatible=True, suggested_bump="none")
-    last = previous[-1]
-    if json.dumps(last, sort_keys=True) == json.dumps(proposed, sort_keys=True):
-        return CompatibilityReport(mode=mode, compatible=True, suggested_bump="none")
-    change = Change("", "changed", True, True, "the document changed; every change counts as breaking until the checker lands")
-    return CompatibilityReport(mode=mode, compatible=mode == "NONE", suggested_bump="major", changes=[change])
+        return CompatibilityReport(mode=mode, compatible=True, suggested_bump="none",
+                                   verdict="nothing published yet: the first version is always accepted")
+    transitive = mode.endswith("_TRANSITIVE")
+    targets = list(enumerate(previous)) if transitive else [(len(previous) - 1, previous[-1])]
+    new_schema = to_json_schema(proposed)
+    changes: list[Change] = []
+    latest: list[Change] = []
+    for index, document in targets:
+        label = document_version(document) or (f"previous[{index}]" if transitive else None)
+        found = _compare_schemas(to_json_schema(document), new_schema)
+        found = [replace(c, against=label) for c in found]
+        found = [replace(c, breaking=_is_breaking(c, mode)) for c in found]
+        if index == len(previous) - 1:
+            latest = found
+        changes += found
+    # The bump is advice for the step from the latest version.
+    bump = suggested_bump(latest, checks_backward(mode), checks_forward(mode))
+    compatible = not any(c.breaking for c in changes)
+    return CompatibilityReport(mode=mode, compatible=compatible, suggested_bump=bump, changes=changes,
+                               verdict=_verdict(mode, changes))

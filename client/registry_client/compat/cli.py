@@ -1,0 +1,117 @@
+"""Command-line front end shared by `python -m registry_client.compat` and `manage.py check_compat`.
+
+Exit codes: 0 compatible under the mode, 1 breaking, 2 an input is invalid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TextIO
+
+import jsonschema
+import yaml
+
+from . import MODES, CompatibilityReport, check_compatibility, is_contract_document, to_json_schema, version_bump_problem
+from .documents import DocumentError, document_version
+
+EXIT_COMPATIBLE, EXIT_BREAKING, EXIT_INVALID = 0, 1, 2
+
+
+class InputError(ValueError):
+    """An input file that cannot be compared; the message says which file and what is wrong."""
+
+
+def load_document(path: str | Path):
+    """Read a JSON or YAML file holding a JSON Schema or a contract document, and check it."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot be read ({exc})") from None
+    try:
+        if path.suffix.lower() == ".json":
+            document = json.loads(text)
+        else:
+            document = yaml.safe_load(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise InputError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
+    if not isinstance(document, dict | bool):
+        raise InputError(f"{path}: expected a JSON Schema or a contract document (a mapping), got {type(document).__name__}")
+    try:
+        schema = to_json_schema(document)
+    except DocumentError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    try:
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        cls.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+        what = "the schema derived from the contract" if is_contract_document(document) else "the schema"
+        raise InputError(f"{path}: {what} is not a valid JSON Schema at {where}: {exc.message}") from None
+    return document
+
+
+def render_text(report: CompatibilityReport, version_problem: str | None = None) -> str:
+    lines = [f"mode {report.mode}: {'compatible' if report.compatible else 'BREAKING'}; suggested bump: {report.suggested_bump}"]
+    if not report.changes:
+        lines.append("no changes")
+    for c in report.changes:
+        directions = [d for d, on in (("backward", c.breaks_backward), ("forward", c.breaks_forward)) if on]
+        marker = "!" if c.breaking else " "
+        breaks = "breaks " + " and ".join(directions) if directions else "safe"
+        against = f" [against {c.against}]" if c.against else ""
+        lines.append(f"{marker} {c.path or '/'}  {c.kind}  ({breaks}){against}: {c.reason}")
+    lines.append(report.verdict)
+    if version_problem:
+        lines.append(f"version: {version_problem}")
+    return "\n".join(lines) + "\n"
+
+
+def run(old_path: str, new_path: str, mode: str = "BACKWARD", fmt: str = "text",
+        stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    mode = mode.upper()
+    if mode not in MODES:
+        stderr.write(f"error: unknown mode {mode!r}; expected one of {', '.join(MODES)}\n")
+        return EXIT_INVALID
+    try:
+        old, new = load_document(old_path), load_document(new_path)
+    except InputError as exc:
+        stderr.write(f"error: {exc}\n")
+        return EXIT_INVALID
+    report = check_compatibility([old], new, mode)
+    problem = None
+    old_version, new_version = document_version(old), document_version(new)
+    if old_version and new_version:
+        try:
+            problem = version_bump_problem(old_version, new_version, report)
+        except ValueError as exc:
+            problem = str(exc)
+    if fmt == "json":
+        payload = report.to_dict()
+        payload["version_problem"] = problem
+        stdout.write(json.dumps(payload, indent=2) + "\n")
+    else:
+        stdout.write(render_text(report, problem))
+    return EXIT_COMPATIBLE if report.compatible else EXIT_BREAKING
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m registry_client.compat",
+                                     description="Compare two contract versions and say which change breaks whom.")
+    parser.add_argument("old", help="the published version: a JSON Schema or contract document (.json, .yaml)")
+    parser.add_argument("new", help="the proposed version")
+    parser.add_argument("--mode", default="BACKWARD", help=f"one of {', '.join(MODES)} (default BACKWARD)")
+    parser.add_argument("--format", dest="fmt", choices=("text", "json"), default="text")
+    args = parser.parse_args(argv)
+    return run(args.old, args.new, args.mode, args.fmt)

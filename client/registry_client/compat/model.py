@@ -1,0 +1,49 @@
+"""The records the checker returns."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference between two schemas and the directions it may break.
+
+    breaks_backward: a document valid under the old version can fail the new one.
+    breaks_forward: a document valid under the new version can fail the old one.
+    `breaking` is filled in by check_compatibility: does this change break a
+    direction the mode requires? `against` names the version compared with.
+    """
+
+    path: str
+    kind: str
+    breaks_backward: bool
+    breaks_forward: bool
+    reason: str
+    against: str | None = None
+    breaking: bool | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class CompatibilityReport:
+    mode: str
+    compatible: bool
+    suggested_bump: str
+    changes: list[Change] = field(default_factory=list)
+    verdict: str = ""
+
+    @property
+    def breaking_changes(self) -> list[Change]:
+        return [c for c in self.changes if c.breaking]
+
+    def to_dict(self) -> dict:
+        return {
+            "mode": self.mode,
+            "compatible": self.compatible,
+            "suggested_bump": self.suggested_bump,
+            "verdict": self.verdict,
+            "changes": [c.to_dict() for c in self.changes],
+        }

@@ -1,0 +1,29 @@
+"""python manage.py check_compat OLD NEW [--mode MODE] [--format text|json]
+
+Exit 0 when compatible under the mode, 1 when breaking, 2 when an input is invalid.
+The same code runs without Django as `python -m registry_client.compat`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from django.core.management.base import BaseCommand
+from registry_client.compat import MODES
+from registry_client.compat.cli import run
+
+
+class Command(BaseCommand):
+    help = "Compare two contract versions (JSON Schema or contract documents, JSON or YAML) and report what breaks whom."
+
+    def add_arguments(self, parser):
+        parser.add_argument("old", help="the published version (.json, .yaml)")
+        parser.add_argument("new", help="the proposed version")
+        parser.add_argument("--mode", default="BACKWARD", type=str.upper, choices=MODES,
+                            help="compatibility mode (default BACKWARD)")
+        parser.add_argument("--format", dest="fmt", choices=("text", "json"), default="text")
+
+    def handle(self, *args, old, new, mode, fmt, **options):
+        code = run(old, new, mode, fmt, stdout=self.stdout, stderr=self.stderr)
+        if code:
+            sys.exit(code)
