@@ -84,7 +84,9 @@ def test_the_review_page_shows_diff_report_teams_and_the_consumers_actions(clien
     page = client.get(change_request.get_absolute_url()).content.decode()
     assert "1.0 (published)" in page and "2.0 (proposed)" in page
     assert '<tr class="replace">' in page or '<tr class="insert">' in page
-    assert "breaking" in page and "backward + forward" in page
+    assert "breaking" in page
+    assert '<span class="tag bad">backward</span>' in page
+    assert "&#x27;customer_id&#x27; is now required" in page
     assert 'data-team="analytics"' in page
     assert 'id="review-form"' in page
     assert 'id="publish-form"' not in page and 'id="withdraw-form"' not in page
