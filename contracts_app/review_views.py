@@ -13,6 +13,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 
 from contracts_app.models.change_requests import (
@@ -21,6 +22,7 @@ from contracts_app.models.change_requests import (
     ReviewStatus,
     TeamReview,
 )
+from registry.hooks import dataset_page_section
 from registry.models import AuditEvent, Dataset, Team
 
 LIST_LIMIT = 200
@@ -48,10 +50,24 @@ class DiffRow:
     right: str
 
 
+SECTION_ORDER = ("schema", "meta", "config", "columns", "payload", "request", "response", "callbacks")
+SCHEMA_ORDER = ("name", "domain", "subdomains", "entity", "version", "owner", "schema_type", "description")
+
+
+def _in_order(mapping: dict, order: tuple[str, ...]) -> dict:
+    known = {key: mapping[key] for key in order if key in mapping}
+    return {**known, **{key: value for key, value in mapping.items() if key not in known}}
+
+
 def _yaml_lines(document: dict | None) -> list[str]:
+    """The document as YAML in the contract format's section order (the database's JSON
+    keeps no key order, so both sides are put in the same one before they are compared)."""
     if document is None:
         return []
-    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=120).splitlines()
+    ordered = _in_order(document, SECTION_ORDER)
+    if isinstance(ordered.get("schema"), dict):
+        ordered["schema"] = _in_order(ordered["schema"], SCHEMA_ORDER)
+    return yaml.safe_dump(ordered, sort_keys=False, allow_unicode=True, width=120).splitlines()
 
 
 def side_by_side(old: dict | None, new: dict) -> list[DiffRow]:
@@ -246,3 +262,15 @@ def change_request_propose(request: HttpRequest) -> HttpResponse:
                 initial["document"] = latest.yaml_text or dump_yaml(latest.document)
         form = ProposeForm(initial=initial)
     return render(request, "contracts_app/change_requests/propose.html", {"form": form, "errors": errors})
+
+
+@dataset_page_section(order=35)
+def change_requests_section(request: HttpRequest, dataset) -> str:
+    """Unfinished change requests to the contract this dataset is bound to (one query)."""
+    unfinished = list(
+        ChangeRequest.objects.for_listing().unfinished().filter(contract__bindings__dataset=dataset)
+    )
+    if not unfinished:
+        return ""
+    return render_to_string("contracts_app/change_requests/_dataset_section.html",
+                            {"change_requests": unfinished}, request=request)

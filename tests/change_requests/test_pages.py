@@ -190,3 +190,16 @@ def test_bad_yaml_is_refused_with_the_reason(client, contract, owner):
     client.force_login(owner)
     page = client.post(reverse("change-request-propose"), {"document": "schema: [unclosed"}).content.decode()
     assert "This is not valid YAML" in page
+
+
+def test_the_dataset_page_lists_the_breaking_changes_waiting(client, change_request, dataset, consumer):
+    client.force_login(consumer)
+    page = client.get(dataset.get_absolute_url()).content.decode()
+    assert 'id="dataset-change-requests"' in page
+    assert f"#{change_request.pk} retail.checkout.order_placed 2.0" in page and "0/1 teams acknowledged" in page
+
+
+def test_the_diff_keeps_the_contract_format_order(client, change_request, consumer):
+    client.force_login(consumer)
+    page = client.get(change_request.get_absolute_url()).content.decode()
+    assert page.index("<pre>schema:</pre>") < page.index("<pre>meta:</pre>") < page.index("<pre>payload:</pre>")
