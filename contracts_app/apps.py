@@ -6,7 +6,7 @@ class ContractsConfig(AppConfig):
     verbose_name = "Contracts"
 
     def ready(self) -> None:
-        from contracts_app import review_views, views  # noqa: F401  (register their dataset-page sections)
+        from contracts_app import change_request_admin, review_views, views  # noqa: F401  (register admin and page sections)
         from registry.hooks import nav_item
 
         nav_item("Contracts", "contract-catalogue", order=20)

@@ -203,3 +203,11 @@ def test_the_diff_keeps_the_contract_format_order(client, change_request, consum
     client.force_login(consumer)
     page = client.get(change_request.get_absolute_url()).content.decode()
     assert page.index("<pre>schema:</pre>") < page.index("<pre>meta:</pre>") < page.index("<pre>payload:</pre>")
+
+
+def test_governance_admins_see_requests_and_set_review_periods_in_the_admin(client, change_request, admin):
+    client.force_login(admin)
+    assert "retail.checkout.order_placed" in client.get("/admin/contracts_app/changerequest/").content.decode()
+    assert client.get(f"/admin/contracts_app/changerequest/{change_request.pk}/change/").status_code == 200
+    assert client.get("/admin/contracts_app/reviewpolicy/add/").status_code == 200
+    assert client.get("/admin/contracts_app/notification/").status_code == 200
