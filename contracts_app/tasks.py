@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from celery import shared_task
+from django.conf import settings
 
 from contracts_app import notifications
 
@@ -13,8 +14,8 @@ class DeliveryIncomplete(Exception):
 
 @shared_task(
     bind=True, name="contracts_app.deliver_change_request_notifications",
-    autoretry_for=(DeliveryIncomplete,), retry_backoff=30, retry_backoff_max=1800, retry_jitter=True,
-    max_retries=notifications.MAX_ATTEMPTS,
+    autoretry_for=(DeliveryIncomplete,), retry_backoff=max(1, int(settings.CHANGE_REQUEST_RETRY_BACKOFF.total_seconds())),
+    retry_backoff_max=1800, retry_jitter=True, max_retries=notifications.MAX_ATTEMPTS,
 )
 def deliver_change_request_notifications(self, change_request_id: int) -> dict:
     """Send the unsent notifications of one request (rows already sent are skipped)."""

@@ -171,6 +171,8 @@ LOGGING = {
 # How often beat looks for requests to remind or escalate; the deadline and the
 # reminder lead time are CHANGE_REQUEST_DEADLINE and CHANGE_REQUEST_REMINDER_BEFORE above.
 CHANGE_REQUEST_CLOCK_INTERVAL = env_duration("CHANGE_REQUEST_CLOCK_INTERVAL", "60s")
+# First retry of a failed e-mail or webhook after about this long, doubling up to 30 minutes.
+CHANGE_REQUEST_RETRY_BACKOFF = env_duration("CHANGE_REQUEST_RETRY_BACKOFF", "30s")
 if CHANGE_REQUEST_CLOCK_INTERVAL.total_seconds() < 1:
     raise ImproperlyConfigured("CHANGE_REQUEST_CLOCK_INTERVAL must be at least 1s")
 if CHANGE_REQUEST_REMINDER_BEFORE >= CHANGE_REQUEST_DEADLINE:

@@ -1,0 +1,112 @@
+"""A real Celery worker with embedded beat, on Redis, sends what the request queued:
+after commit, retried when the far side fails, and never twice however often beat runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import redis
+from django.conf import settings as django_settings
+from django.db import connection
+from django.utils import timezone
+
+from contracts_app.change_requests import open_change_request
+from contracts_app.models import ChangeRequest, Notification
+from registry import celery_app
+from registry.models import AuditEvent
+
+from .conftest import proposed_document, report_for
+from .test_clock_and_notifications import Receiver
+
+BROKER = os.environ.get("TEST_CHANGE_REQUEST_BROKER_URL", "redis://127.0.0.1:6379/3")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def wait_for(condition, timeout: float = 30.0, what: str = "the condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+@pytest.fixture
+def worker(transactional_db, tmp_path):
+    """`celery worker -B` (solo pool) against the test database, beat every second."""
+    redis.Redis.from_url(BROKER).flushdb()
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}",
+        "CELERY_BROKER_URL": BROKER,
+        "CHANGE_REQUEST_CLOCK_INTERVAL": "1s",
+        "CHANGE_REQUEST_RETRY_BACKOFF": "1s",
+        "CONTRACT_STORE": str(tmp_path / "store"),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "client")]),
+    }
+    log = open(tmp_path / "worker.log", "w")  # noqa: SIM115 - closed below
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "registry.celery", "worker", "-B", "--pool", "solo",
+         "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
+         "-s", str(tmp_path / "beat-schedule")],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    eager = celery_app.conf.task_always_eager
+    celery_app.conf.update(task_always_eager=False, broker_url=BROKER)
+    django_settings.CELERY_TASK_ALWAYS_EAGER = False
+    try:
+        yield process
+    finally:
+        celery_app.conf.update(task_always_eager=eager)
+        django_settings.CELERY_TASK_ALWAYS_EAGER = eager
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+        print((tmp_path / "worker.log").read_text()[-3000:])
+
+
+def test_a_real_worker_retries_a_failing_webhook_and_beat_escalates_once(worker, contract, owner, owner_team, consumer_team, admin):
+    receiver = Receiver(status=503)
+    try:
+        for team in (consumer_team, owner_team):
+            team.webhook_url, team.webhook_secret = receiver.url, "s3cret"
+            team.save()
+        doc = proposed_document()
+        request = open_change_request(contract, doc, by=owner, report=report_for(doc))  # committed: the task is sent
+
+        wait_for(lambda: len(receiver.calls) >= 1, what="the first webhook attempt")
+        receiver.status = 200
+        hook = Notification.objects.get(event="opened", channel="webhook")
+        wait_for(lambda: Notification.objects.filter(pk=hook.pk, sent_at__isnull=False).exists(),
+                 what="the retried webhook to be marked sent")
+        opened_calls = [json.loads(c["body"]) for c in receiver.calls]
+        assert [c["event"] for c in opened_calls] == ["change_request.opened"] * len(opened_calls)
+        assert len(opened_calls) == 2  # one refused, one accepted; then never again
+        assert {c["delivery"] for c in opened_calls} == {hook.pk}
+
+        ChangeRequest.objects.filter(pk=request.pk).update(deadline_at=timezone.now() - timedelta(seconds=1))
+        wait_for(lambda: any(json.loads(c["body"])["event"] == "change_request.escalated" for c in receiver.calls),
+                 what="beat to escalate the request")
+        time.sleep(3)  # three more beat ticks
+        events = [json.loads(c["body"])["event"] for c in receiver.calls]
+        assert events.count("change_request.escalated") == 1
+        assert events.count("change_request.opened") == 2
+        assert AuditEvent.objects.filter(action="change_request.escalated").count() == 1
+        # the owner and the admin by e-mail, the owner team by webhook
+        assert Notification.objects.filter(event="escalated", sent_at__isnull=False).count() == 3
+    finally:
+        receiver.close()
