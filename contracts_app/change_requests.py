@@ -12,7 +12,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -23,6 +22,7 @@ from contracts_app.models.change_requests import (
     ChangeRequestAction,
     ChangeRequestError,
     ReviewPolicy,
+    ReviewStatus,
     TeamReview,
     UnfinishedRequestExists,
 )
@@ -211,36 +211,65 @@ def run_clock(now: datetime | None = None) -> ClockResult:
 
 
 def _claim_and(due, stamp: str, now: datetime, then) -> list[int]:
-    with transaction.atomic():
-        ids = list(due.order_by("deadline_at").select_for_update(skip_locked=True).values_list("pk", flat=True)[:CLOCK_BATCH])
-        if not ids:
-            return []
-        ChangeRequest.objects.filter(pk__in=ids).update(**{stamp: now})
-        for request in ChangeRequest.objects.filter(pk__in=ids).select_related("contract", "owner_team"):
-            then(request)
-    return ids
+    """Claim due requests in batches of CLOCK_BATCH, one short transaction per batch."""
+    claimed: list[int] = []
+    while True:
+        with transaction.atomic():
+            ids = list(due.order_by("deadline_at").select_for_update(skip_locked=True).values_list("pk", flat=True)[:CLOCK_BATCH])
+            if ids:
+                ChangeRequest.objects.filter(pk__in=ids).update(**{stamp: now})
+                then(list(ChangeRequest.objects.filter(pk__in=ids).select_related("contract", "owner_team", "opened_by")))
+        claimed += ids
+        if len(ids) < CLOCK_BATCH:
+            return claimed
 
 
-def _remind(request: ChangeRequest) -> None:
-    waiting = list(request.reviews.exclude(status="acknowledged").values_list("team__slug", flat=True))
-    AuditEvent.record(None, ChangeRequestAction.REMINDED, request, after={"waiting_for": waiting})
-    notifications.queue_reminder(request)
+def _waiting_reviews(requests: list[ChangeRequest]) -> dict[int, list[TeamReview]]:
+    """The reviews of teams that have not acknowledged yet, per request, in one query."""
+    waiting: dict[int, list[TeamReview]] = {r.pk: [] for r in requests}
+    reviews = (TeamReview.objects.filter(change_request__in=requests).exclude(status=ReviewStatus.ACKNOWLEDGED)
+               .select_related("team").order_by("team__name"))
+    for review in reviews:
+        waiting[review.change_request_id].append(review)
+    return waiting
 
 
-def _escalate(request: ChangeRequest) -> None:
-    waiting = list(request.reviews.exclude(status="acknowledged").values_list("team__slug", flat=True))
-    AuditEvent.record(None, ChangeRequestAction.ESCALATED, request, before={"escalated": False},
-                      after={"escalated": True, "waiting_for": waiting, "deadline_at": request.deadline_at.isoformat()})
-    notifications.queue_escalated(request, _owner_emails(request))
+def _remind(requests: list[ChangeRequest]) -> None:
+    waiting = _waiting_reviews(requests)
+    AuditEvent.objects.bulk_create([
+        AuditEvent(**AuditEvent.fields_for(None, ChangeRequestAction.REMINDED, r,
+                                           after={"waiting_for": [w.team.slug for w in waiting[r.pk]]}))
+        for r in requests
+    ])
+    notifications.queue_reminders({r: [w.team for w in waiting[r.pk]] for r in requests})
 
 
-def _owner_emails(request: ChangeRequest) -> list[str]:
-    """The named owners of the bound datasets, and whoever opened the request."""
-    users = get_user_model().objects.filter(owned_datasets__contract_binding__contract_id=request.contract_id)
-    emails = set(users.exclude(email="").values_list("email", flat=True))
-    if request.opened_by_id and request.opened_by.email:
-        emails.add(request.opened_by.email)
-    return sorted(emails)
+def _escalate(requests: list[ChangeRequest]) -> None:
+    waiting = _waiting_reviews(requests)
+    AuditEvent.objects.bulk_create([
+        AuditEvent(**AuditEvent.fields_for(None, ChangeRequestAction.ESCALATED, r, before={"escalated": False}, after={
+            "escalated": True, "waiting_for": [w.team.slug for w in waiting[r.pk]],
+            "deadline_at": r.deadline_at.isoformat()}))
+        for r in requests
+    ])
+    labels = {r: [f"{w.team.slug} ({w.get_status_display().lower()})" for w in waiting[r.pk]] for r in requests}
+    notifications.queue_escalations(labels, _owner_emails(requests))
+
+
+def _owner_emails(requests: list[ChangeRequest]) -> dict[int, list[str]]:
+    """Per request: the named owners of the bound datasets, and whoever opened it (one query)."""
+    by_contract: dict[int, set[str]] = {}
+    rows = (Dataset.objects.filter(contract_binding__contract_id__in={r.contract_id for r in requests}, owner__isnull=False)
+            .exclude(owner__email="").values_list("contract_binding__contract_id", "owner__email"))
+    for contract_id, email in rows:
+        by_contract.setdefault(contract_id, set()).add(email)
+    emails = {}
+    for r in requests:
+        found = set(by_contract.get(r.contract_id, set()))
+        if r.opened_by_id and r.opened_by.email:
+            found.add(r.opened_by.email)
+        emails[r.pk] = sorted(found)
+    return emails
 
 
 def _person(user):

@@ -39,7 +39,6 @@ from contracts_app.models.change_requests import (
     Channel,
     Notification,
     NotificationEvent,
-    ReviewStatus,
 )
 from registry.models import Team
 
@@ -82,8 +81,8 @@ def _payload(request: ChangeRequest, event: str, team: Team | None) -> dict:
     }
 
 
-def _rows_for_teams(request: ChangeRequest, event: str, teams: list[Team], subject: str, body: str) -> list[Notification]:
-    members = _team_members([t.pk for t in teams])
+def _rows_for_teams(request: ChangeRequest, event: str, teams: list[Team], subject: str, body: str,
+                    members: dict[int, list[str]]) -> list[Notification]:
     rows = []
     for team in teams:
         for email in members.get(team.pk, []):
@@ -96,9 +95,11 @@ def _rows_for_teams(request: ChangeRequest, event: str, teams: list[Team], subje
     return rows
 
 
-def _store(request: ChangeRequest, rows: list[Notification]) -> None:
+def _store(rows: list[Notification], request_ids: list[int]) -> None:
+    """Insert the rows (a repeat of an event is ignored) and send them after commit."""
+    if not rows:
+        return
     Notification.objects.bulk_create(rows, ignore_conflicts=True)
-    request_id = request.pk
 
     def enqueue() -> None:
         from contracts_app.tasks import deliver_change_request_notifications
@@ -106,12 +107,14 @@ def _store(request: ChangeRequest, rows: list[Notification]) -> None:
         if settings.CELERY_TASK_ALWAYS_EAGER:
             # In-process (the embedded demo): a failure must not fail the user's request;
             # the clock's next pass sends what is still unsent.
-            deliver_pending(request_id)
+            for request_id in request_ids:
+                deliver_pending(request_id)
             return
         try:
-            deliver_change_request_notifications.delay(request_id)
+            for request_id in request_ids:
+                deliver_change_request_notifications.delay(request_id)
         except Exception:  # the broker is down: the rows are stored, the clock sends them later
-            log.exception("Could not enqueue notifications of change request %s; the clock will send them", request_id)
+            log.exception("Could not enqueue notifications of change requests %s; the clock will send them", request_ids)
 
     transaction.on_commit(enqueue)
 
@@ -127,51 +130,52 @@ def queue_opened(request: ChangeRequest, teams: list[Team]) -> None:
         f"or object with a comment, before {request.deadline_at:%Y-%m-%d %H:%M} UTC.\n\n"
         f"Review it here: {review_url(request)}\n"
     )
-    _store(request, _rows_for_teams(request, NotificationEvent.OPENED, teams, subject, body))
+    _store(_rows_for_teams(request, NotificationEvent.OPENED, teams, subject, body, _team_members([t.pk for t in teams])),
+           [request.pk])
 
 
-def queue_reminder(request: ChangeRequest) -> None:
-    """Members of the teams that have not acknowledged yet are reminded before the deadline."""
-    teams = [r.team for r in request.reviews.select_related("team").exclude(status=ReviewStatus.ACKNOWLEDGED)]
-    subject = f"[{settings.SITE_NAME}] Reminder: {request.contract.name} {request.proposed_version} waits for your team"
-    body = (
-        f"The breaking change to {request.contract.name} (version {request.proposed_version}) still waits for your "
-        f"team's answer. Its deadline is {request.deadline_at:%Y-%m-%d %H:%M} UTC; after it, the request is "
-        f"escalated to the governance admins.\n\nReview it here: {review_url(request)}\n"
-    )
-    _store(request, _rows_for_teams(request, NotificationEvent.REMINDER, teams, subject, body))
+def queue_reminders(waiting: dict[ChangeRequest, list[Team]]) -> None:
+    """Members of the teams that have not acknowledged yet are reminded before the deadline
+    (a batch of requests: one query for the members, one insert)."""
+    members = _team_members(sorted({t.pk for teams in waiting.values() for t in teams}))
+    rows: list[Notification] = []
+    for request, teams in waiting.items():
+        subject = f"[{settings.SITE_NAME}] Reminder: {request.contract.name} {request.proposed_version} waits for your team"
+        body = (
+            f"The breaking change to {request.contract.name} (version {request.proposed_version}) still waits for your "
+            f"team's answer. Its deadline is {request.deadline_at:%Y-%m-%d %H:%M} UTC; after it, the request is "
+            f"escalated to the governance admins.\n\nReview it here: {review_url(request)}\n"
+        )
+        rows += _rows_for_teams(request, NotificationEvent.REMINDER, teams, subject, body, members)
+    _store(rows, [r.pk for r in waiting])
 
 
-def queue_escalated(request: ChangeRequest, owner_emails: list[str]) -> None:
-    """The governance admins and the owner hear that the deadline passed with teams still waiting."""
-    waiting = [
-        f"{r.team.slug} ({r.get_status_display().lower()})"
-        for r in request.reviews.select_related("team").exclude(status=ReviewStatus.ACKNOWLEDGED)
-    ]
-    subject = f"[{settings.SITE_NAME}] Escalated: {request.contract.name} {request.proposed_version} passed its deadline"
-    body = (
-        f"Change request #{request.pk} for {request.contract.name} (version {request.proposed_version}) passed its "
-        f"deadline of {request.deadline_at:%Y-%m-%d %H:%M} UTC without every consumer team's acknowledgement.\n"
-        f"Still waiting: {', '.join(waiting) or 'nobody'}.\n\n"
-        f"A governance admin can approve it over teams that stayed silent, or reject it; the owner can withdraw it.\n"
-        f"Review it here: {review_url(request)}\n"
-    )
-    admins = (
+def queue_escalations(waiting: dict[ChangeRequest, list[str]], owner_emails: dict[int, list[str]]) -> None:
+    """The governance admins and the owner hear that the deadline passed with teams still
+    waiting (`waiting`: request -> "team (status)" labels; a batch: one query, one insert)."""
+    admins = set(
         get_user_model().objects.filter(Q(is_staff=True) | Q(is_superuser=True), is_active=True)
         .exclude(email="").values_list("email", flat=True)
     )
-    recipients = sorted(set(admins) | set(owner_emails))
-    rows = [
-        Notification(change_request=request, event=NotificationEvent.ESCALATED, channel=Channel.EMAIL,
-                     recipient=email, subject=subject, body=body)
-        for email in recipients
-    ]
-    owner_team = request.owner_team
-    if owner_team is not None and owner_team.webhook_url:
-        rows.append(Notification(change_request=request, event=NotificationEvent.ESCALATED, channel=Channel.WEBHOOK,
-                                 recipient=owner_team.webhook_url, team=owner_team, subject=subject, body=body,
-                                 payload=_payload(request, NotificationEvent.ESCALATED, owner_team)))
-    _store(request, rows)
+    rows: list[Notification] = []
+    for request, still_waiting in waiting.items():
+        subject = f"[{settings.SITE_NAME}] Escalated: {request.contract.name} {request.proposed_version} passed its deadline"
+        body = (
+            f"Change request #{request.pk} for {request.contract.name} (version {request.proposed_version}) passed its "
+            f"deadline of {request.deadline_at:%Y-%m-%d %H:%M} UTC without every consumer team's acknowledgement.\n"
+            f"Still waiting: {', '.join(still_waiting) or 'nobody'}.\n\n"
+            f"A governance admin can approve it over teams that stayed silent, or reject it; the owner can withdraw it.\n"
+            f"Review it here: {review_url(request)}\n"
+        )
+        for email in sorted(admins | set(owner_emails.get(request.pk, []))):
+            rows.append(Notification(change_request=request, event=NotificationEvent.ESCALATED, channel=Channel.EMAIL,
+                                     recipient=email, subject=subject, body=body))
+        owner_team = request.owner_team
+        if owner_team is not None and owner_team.webhook_url:
+            rows.append(Notification(change_request=request, event=NotificationEvent.ESCALATED, channel=Channel.WEBHOOK,
+                                     recipient=owner_team.webhook_url, team=owner_team, subject=subject, body=body,
+                                     payload=_payload(request, NotificationEvent.ESCALATED, owner_team)))
+    _store(rows, [r.pk for r in waiting])
 
 
 # --- sending -------------------------------------------------------------------
