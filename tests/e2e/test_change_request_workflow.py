@@ -14,6 +14,7 @@ import pytest
 import yaml
 from playwright.sync_api import expect
 
+from contracts_app.models import ContractVersion
 from contracts_app.publishing import record_version
 from registry.env import parse_contract_store
 from registry.models import ApiToken, Dataset
@@ -28,14 +29,15 @@ NAME = "retail.checkout.order_placed"
 @pytest.fixture
 def world(settings, tmp_path):
     """alice in Checkout, carol in Analytics, an unowned dataset bound to a contract at 1.0."""
-    settings.CONTRACT_STORE = parse_contract_store(str(tmp_path / "store"), base_dir=tmp_path)
+    store = str(tmp_path / "store")
+    settings.CONTRACT_STORE = parse_contract_store(store, base_dir=tmp_path)
     alice, carol = make_user("alice"), make_user("carol")
     make_team("Checkout", "checkout", alice)
     make_team("Analytics", "analytics", carol)
     dataset = Dataset.objects.create(namespace="postgres://retail-db:5432", name="retail.public.orders")
     version = record_version(BASE_DOCUMENT, by=alice)  # committed: its upload runs after commit
     version.contract.bind(dataset, by=alice)
-    return {"dataset": dataset, "alice": alice, "carol": carol}
+    return {"dataset": dataset, "alice": alice, "carol": carol, "store": store}
 
 
 def claim_and_consume(person, dataset):
@@ -67,7 +69,7 @@ def propose_breaking_version(alice) -> int:
     return int(re.search(r"/change-requests/(\d+)/", alice.url).group(1))
 
 
-def publish_and_check_everywhere(alice, live_server, request_id: int) -> None:
+def publish_and_check_everywhere(alice, live_server, store: str, request_id: int) -> None:
     alice.goto(f"/change-requests/{request_id}/")
     expect(alice.locator("#cr-state")).to_have_text("Approved")
     alice.click("#publish-form button[type=submit]")
@@ -80,10 +82,16 @@ def publish_and_check_everywhere(alice, live_server, request_id: int) -> None:
 
     from registry_client import Registry
 
+    # Uploaded after commit exactly as a compatible publish is: the store's index lists it...
+    assert ContractVersion.objects.get(contract__name=NAME, version="2.0").uploaded_at is not None
+    from_store = Registry.from_url(store)
+    assert from_store.resolve(NAME) == "2.0"
+    assert from_store.get_schema(NAME)["payload"]["required"] == ["order_id", "customer_id"]
+    # ...and a pipeline reading through the service's API gets it too.
     _, secret = ApiToken.issue("pipeline", user=make_user("pipeline"))
-    client = Registry.from_url(live_server.url, token=secret)
-    assert client.resolve(NAME) == "2.0"
-    assert client.get_schema(NAME)["payload"]["required"] == ["order_id", "customer_id"]
+    over_http = Registry.from_url(live_server.url, token=secret)
+    assert over_http.resolve(NAME) == "2.0"
+    assert over_http.get_schema(NAME)["payload"]["required"] == ["order_id", "customer_id"]
 
 
 def test_a_consumer_acknowledges_a_breaking_change_and_the_owner_publishes_it(world, person, live_server):
@@ -99,7 +107,7 @@ def test_a_consumer_acknowledges_a_breaking_change_and_the_owner_publishes_it(wo
     expect(carol.locator("#cr-state")).to_have_text("Approved")
     expect(carol.locator('tr[data-team="analytics"] .review-status')).to_have_text("Acknowledged")
 
-    publish_and_check_everywhere(alice, live_server, request_id)
+    publish_and_check_everywhere(alice, live_server, world["store"], request_id)
 
 
 def test_an_objection_holds_the_change_until_the_consumer_acknowledges(world, person, live_server):
@@ -121,4 +129,4 @@ def test_an_objection_holds_the_change_until_the_consumer_acknowledges(world, pe
     expect(carol.locator("#cr-state")).to_have_text("Approved")
     expect(carol.locator(".objection")).to_have_count(0)
 
-    publish_and_check_everywhere(alice, live_server, request_id)
+    publish_and_check_everywhere(alice, live_server, world["store"], request_id)
