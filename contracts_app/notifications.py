@@ -178,6 +178,21 @@ def queue_escalations(waiting: dict[ChangeRequest, list[str]], owner_emails: dic
     _store(rows, [r.pk for r in waiting])
 
 
+def queue_approved(request: ChangeRequest) -> None:
+    """The owner team hears that its request may now be published."""
+    team = request.owner_team
+    if team is None:
+        return
+    subject = f"[{settings.SITE_NAME}] Approved: {request.contract.name} {request.proposed_version} is ready to publish"
+    body = (
+        f"Every consumer team this change waited for has answered, so change request #{request.pk} for "
+        f"{request.contract.name} (version {request.proposed_version}) is approved. A member of {team.name} "
+        f"publishes it (or withdraws it) here: {review_url(request)}\n"
+    )
+    _store(_rows_for_teams(request, NotificationEvent.APPROVED, [team], subject, body, _team_members([team.pk])),
+           [request.pk])
+
+
 # --- sending -------------------------------------------------------------------
 
 def sign(secret: str, body: bytes) -> str:

@@ -304,6 +304,7 @@ class ChangeRequest(models.Model):
                 locked.save(update_fields=["state", "approved_at"])
                 AuditEvent.record(None, ChangeRequestAction.APPROVED, locked, before={"state": "open"},
                                   after={"state": "approved", "because": "every required team acknowledged"})
+                _notify_owner_of_approval(locked)
         self._refresh_from(locked)
         return review
 
@@ -332,6 +333,7 @@ class ChangeRequest(models.Model):
             AuditEvent.record(by, ChangeRequestAction.APPROVED, locked, before={"state": "open"},
                               after={"state": "approved", "because": "escalated; approved over silent teams",
                                      "silent_teams": silent, "comment": comment})
+            _notify_owner_of_approval(locked)
         self._refresh_from(locked)
 
     def reject(self, *, by, comment: str) -> None:
@@ -376,6 +378,12 @@ class ChangeRequest(models.Model):
         from contracts_app.change_requests import publish_request
 
         return publish_request(self, by=by)
+
+
+def _notify_owner_of_approval(request: ChangeRequest) -> None:
+    from contracts_app import notifications
+
+    notifications.queue_approved(request)
 
 
 _VERB = {
@@ -440,6 +448,7 @@ class NotificationEvent(models.TextChoices):
     OPENED = "opened", "Request opened"
     REMINDER = "reminder", "Deadline reminder"
     ESCALATED = "escalated", "Escalated after the deadline"
+    APPROVED = "approved", "Approved: ready to publish"
 
 
 class Channel(models.TextChoices):

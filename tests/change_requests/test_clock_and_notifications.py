@@ -50,8 +50,9 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"]))
-                receiver.calls.append({"headers": dict(self.headers), "body": body})
-                self.send_response(receiver.status)
+                status = receiver.status
+                receiver.calls.append({"headers": dict(self.headers), "body": body, "status": status})
+                self.send_response(status)
                 self.end_headers()
 
             def log_message(self, *args):
@@ -156,7 +157,8 @@ def test_a_team_that_acknowledged_is_not_reminded(opened, start, consumer_team, 
     start.move_to(opened.deadline_at - timedelta(hours=1))
     with django_capture_on_commit_callbacks(execute=True):
         result = run_clock()
-    assert result.reminded == [] and mail.outbox == []  # approved requests are not on the clock
+    assert result.reminded == []  # approved requests are not on the clock
+    assert not any("Reminder" in m.subject for m in mail.outbox)
 
 
 def test_after_the_deadline_the_request_escalates_to_admins_and_the_owner(opened, start, admin, owner, django_capture_on_commit_callbacks):
@@ -224,3 +226,18 @@ def test_a_request_with_a_deadline_of_its_own(start, contract, owner):
     doc = proposed_document()
     request = open_change_request(contract, doc, by=owner, report=report_for(doc), deadline=timedelta(days=3))
     assert ChangeRequest.objects.get().deadline_at == request.deadline_at == timezone.now() + timedelta(days=3)
+
+
+def test_the_owner_team_hears_when_the_last_team_acknowledges(opened, consumer_team, consumer, owner, teammate, django_capture_on_commit_callbacks):
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        opened.acknowledge(consumer_team, by=consumer)
+    assert sorted(m.to[0] for m in mail.outbox) == [owner.email, teammate.email]
+    assert mail.outbox[0].subject.startswith("[Dataset registry] Approved")
+
+
+def test_an_objection_does_not_tell_the_owner_it_is_approved(opened, consumer_team, consumer, django_capture_on_commit_callbacks):
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        opened.object(consumer_team, by=consumer, comment="Not yet.")
+    assert mail.outbox == []
