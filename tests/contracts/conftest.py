@@ -69,7 +69,7 @@ def rebuild_model(document: dict[str, Any]) -> type[pa.DataFrameModel]:
     namespace: dict[str, Any] = {}
     for column in document["columns"]:
         annotation = pandera_annotation(column["dtype"])
-        annotations[column["name"]] = annotation if column.get("required", True) else Optional[annotation]
+        annotations[column["name"]] = annotation if column.get("required", True) else Optional[annotation]  # noqa: UP045 - the spelling pandera reads as "not required"
         namespace[column["name"]] = pa.Field(
             nullable=column["nullable"],
             coerce=column.get("coerce", False),

@@ -1,3 +1,4 @@
+# ruff: noqa: UP006, UP045 - authors write typing.List and Optional; those spellings are under test
 import datetime
 import typing
 
