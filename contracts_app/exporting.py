@@ -185,10 +185,13 @@ def registered_models(module: types.ModuleType) -> list[type]:
 
 # --- the document -----------------------------------------------------------
 
-def _plain_config_value(value: Any) -> Any:
-    if isinstance(value, (list, tuple)):
-        return [str(v) for v in value]
-    return value
+def _unique_columns(value: Any) -> list[str] | None:
+    """pandera takes ``unique = "a"`` or ``unique = ["a", "b"]``; the document always writes a list."""
+    if not value:
+        return None
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value]
 
 
 def build_document(model: type, *, on_warning: Callable[[str], None] | None = None) -> dict[str, Any]:
@@ -227,7 +230,7 @@ def build_document(model: type, *, on_warning: Callable[[str], None] | None = No
         "coerce": bool(schema.coerce),
         "drop_invalid_rows": bool(schema.drop_invalid_rows),
         "ordered": bool(schema.ordered),
-        "unique": _plain_config_value(schema.unique) if schema.unique else None,
+        "unique": _unique_columns(schema.unique),
         "add_missing_columns": bool(getattr(schema, "add_missing_columns", False)),
         "unique_column_names": bool(getattr(schema, "unique_column_names", False)),
     }

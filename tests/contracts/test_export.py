@@ -1,3 +1,6 @@
+import os
+import subprocess
+import sys
 from io import StringIO
 from pathlib import Path
 
@@ -7,7 +10,7 @@ from django.core.management import CommandError, call_command
 from contracts_app.exporting import discover_schema_sources, export_tree
 from contracts_app.yamlio import load_yaml_file
 
-from .conftest import FIXTURES, contract_source, write_schema
+from .conftest import FIXTURES, REPO, contract_source, write_schema
 
 DEMO_SOURCES = sorted(p.relative_to(FIXTURES) for p in FIXTURES.glob("domains/**/schema.py"))
 
@@ -198,3 +201,34 @@ def test_skipped_checks_are_warned_on_stderr_during_export(tree):
     )))
     _, err = run(root=tree)
     assert "shop.sales.orders: column 'amount': check 'cents_only' skipped" in err
+
+
+def test_output_does_not_depend_on_the_hash_seed(tree):
+    """Sets (isin={...}) iterate in hash order; the exporter must not leak that order into the YAML."""
+    write_schema(tree, "domains/shop/sales/orders/v1_0", contract_source(body=(
+        "    state: str = pa.Field(isin={'open', 'paid', 'shipped', 'closed', 'void', 'held'})\n"
+        "    code: str = pa.Field(notin=frozenset({'x', 'y', 'z', 'w'}))\n"
+    )))
+    target = tree / "domains/shop/sales/orders/v1_0/schema.yaml"
+    export_tree(tree)  # this process: a random hash seed, unless one was fixed
+    outputs = {target.read_bytes()}
+    target.unlink()
+    seed = "1" if os.environ.get("PYTHONHASHSEED") != "1" else "2"
+    env = {**os.environ, "PYTHONHASHSEED": seed, "DEBUG": "1"}
+    subprocess.run(
+        [sys.executable, str(REPO / "manage.py"), "export_contracts", "--root", str(tree), "-v0"],
+        check=True, env=env, cwd=REPO, capture_output=True,
+    )
+    outputs.add(target.read_bytes())
+    assert len(outputs) == 1
+    assert b"isin: [closed, held, open, paid, shipped, void]" in outputs.pop()
+
+
+def test_a_single_unique_column_name_in_config_is_written_as_a_list(tree):
+    write_schema(tree, "domains/shop/sales/orders/v1_0", contract_source(body=(
+        "    order_id: str\n\n"
+        "    class Config:\n"
+        "        unique = 'order_id'\n"
+    )))
+    export_tree(tree)
+    assert load_yaml_file(tree / "domains/shop/sales/orders/v1_0/schema.yaml")["config"]["unique"] == ["order_id"]
