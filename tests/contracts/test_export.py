@@ -215,10 +215,11 @@ def test_output_does_not_depend_on_the_hash_seed(tree):
     target.unlink()
     seed = "1" if os.environ.get("PYTHONHASHSEED") != "1" else "2"
     env = {**os.environ, "PYTHONHASHSEED": seed, "DEBUG": "1"}
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, str(REPO / "manage.py"), "export_contracts", "--root", str(tree), "-v0"],
-        check=True, env=env, cwd=REPO, capture_output=True,
+        env=env, cwd=REPO, capture_output=True, text=True,
     )
+    assert done.returncode == 0, done.stderr
     outputs.add(target.read_bytes())
     assert len(outputs) == 1
     assert b"isin: [closed, held, open, paid, shipped, void]" in outputs.pop()
