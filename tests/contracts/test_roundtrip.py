@@ -14,6 +14,7 @@ import datetime
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pandera.pandas as pa
 import pytest
@@ -144,6 +145,25 @@ def _holds(key: str, bound, value) -> bool:
     }[key]()
 
 
+def bounded_numbers(dtype: str, checks: list[dict]) -> st.SearchStrategy:
+    """Numbers inside the column's bounds (representable in its width, so coercion keeps them inside)."""
+    low, high, exclude_low, exclude_high = -5.0, 3000.0, False, False
+    for entry in checks:
+        ((key, value),) = entry.items()
+        if key in ("gt", "ge") and value >= low:
+            low, exclude_low = float(value), key == "gt"
+        if key in ("lt", "le") and value <= high:
+            high, exclude_high = float(value), key == "lt"
+    if dtype.startswith("int"):
+        return st.integers(int(low) + exclude_low, int(high) - exclude_high)
+    width = 32 if dtype == "float32" else 64
+    if width == 32:  # round the bounds inward to the nearest float32
+        low32, high32 = np.float32(low), np.float32(high)
+        low = float(low32 if low32 >= low else np.nextafter(low32, np.float32(np.inf)))
+        high = float(high32 if high32 <= high else np.nextafter(high32, np.float32(-np.inf)))
+    return st.floats(low, high, exclude_min=exclude_low, exclude_max=exclude_high, allow_nan=False, width=width)
+
+
 def value_strategy(column: dict, *, valid: bool) -> st.SearchStrategy:
     """Values for one column: meant to pass its checks (``valid``), or anything nearby."""
     dtype = column["dtype"]
@@ -187,7 +207,9 @@ def value_strategy(column: dict, *, valid: bool) -> st.SearchStrategy:
     else:  # pragma: no cover - the gate guarantees a canonical dtype
         raise AssertionError(dtype)
     if valid:
-        candidates = st.one_of(*near) if near and dtype == "str" else st.one_of(base, *near)
+        if dtype in ("int32", "int64", "float32", "float64"):
+            near = [bounded_numbers(dtype, checks)]
+        candidates = st.one_of(*near) if near else base
         if checks:
             candidates = candidates.filter(lambda v: satisfies(checks, v))
         return candidates | st.none() if column["nullable"] else candidates
@@ -223,7 +245,8 @@ def test_a_rebuilt_model_accepts_and_rejects_exactly_what_the_authored_class_doe
     )
     seen = {"kept": 0, "refused": 0}
 
-    @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+    # derandomized: the same examples on every run, so CI is stable; raise max_examples to explore more
+    @settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
     @given(rows=distinct | st.lists(valid_row | any_row, min_size=1, max_size=3), extra=st.booleans())
     def property(rows, extra):
         frame = pd.DataFrame(rows, columns=names)
