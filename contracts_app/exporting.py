@@ -260,6 +260,8 @@ def build_document(model: type, *, on_warning: Callable[[str], None] | None = No
             "required": bool(column.required),
             "unique": bool(column.unique),
         }
+        if getattr(column, "title", None):
+            entry["title"] = column.title
         if column.description:
             entry["description"] = column.description
         checks: list[dict[str, Any]] = []

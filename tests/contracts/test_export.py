@@ -233,3 +233,14 @@ def test_a_single_unique_column_name_in_config_is_written_as_a_list(tree):
     )))
     export_tree(tree)
     assert load_yaml_file(tree / "domains/shop/sales/orders/v1_0/schema.yaml")["config"]["unique"] == ["order_id"]
+
+
+def test_column_titles_and_descriptions_are_exported(tree):
+    write_schema(tree, "domains/shop/sales/orders/v1_0", contract_source(body=(
+        "    order_id: str = pa.Field(title='Order number', description='As printed on the receipt.')\n"
+        "    note: str\n"
+    )))
+    export_tree(tree)
+    columns = load_yaml_file(tree / "domains/shop/sales/orders/v1_0/schema.yaml")["columns"]
+    assert (columns[0]["title"], columns[0]["description"]) == ("Order number", "As printed on the receipt.")
+    assert "title" not in columns[1] and "description" not in columns[1]
