@@ -24,6 +24,7 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
 import traceback
 import types
@@ -332,7 +333,10 @@ def export_file(path: Path, root: Path, *, check: bool = False) -> ExportResult:
     elif check:
         result.status = "missing" if current is None else "stale"
     else:
-        target.write_text(text, encoding="utf-8")
+        # write beside the target and rename, so an interrupted export never leaves half a YAML
+        partial = target.with_name(f".{target.name}.partial")
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, target)
         result.status = "written"
     return result
 
