@@ -1,4 +1,5 @@
 import datetime
+import re
 import warnings
 
 import pandas as pd
@@ -36,6 +37,7 @@ from contracts_app.exporting import build_document
         (pa.Check.isin({"B", "A", "C"}), [{"isin": ["A", "B", "C"]}]),  # a set is sorted
         (pa.Check.notin(["unknown", ""]), [{"notin": ["unknown", ""]}]),
         (pa.Check.str_matches(r"^S[0-9]+$"), [{"str_matches": "^S[0-9]+$"}]),
+        (pa.Check.str_matches(re.compile(r"(?i)^s[0-9]+$")), [{"str_matches": "(?i)^s[0-9]+$"}]),
         (pa.Check.str_contains("@"), [{"str_contains": "@"}]),
         (pa.Check.str_startswith("ORD-"), [{"str_startswith": "ORD-"}]),
         (pa.Check.str_endswith(".pdf"), [{"str_endswith": ".pdf"}]),
@@ -65,6 +67,7 @@ def test_builtin_checks_serialize_to_their_yaml_form(check, entries):
         (pa.Check.gt(0, ignore_na=False), "ignore_na"),
         (pa.Check.gt(float("nan")), "NaN"),
         (pa.Check.ge(pd.Timestamp("2024-01-01", tz="UTC")), "timezone-aware"),
+        (pa.Check.str_matches(re.compile("^s", re.IGNORECASE)), "regex flags"),
     ],
 )
 def test_checks_without_a_clean_form_are_refused_with_a_reason(check, reason):
