@@ -16,7 +16,6 @@ Two entry points:
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,8 +26,8 @@ from django.db import transaction
 from django.utils import timezone
 from packaging.version import InvalidVersion, Version
 from registry_client.compat import CompatibilityReport, check_compatibility
-from registry_client.pandera_models import CANONICAL_DTYPES, canonical_dtype_hint
 
+from contracts_app.gates import validate_document
 from contracts_app.models import (
     AuditAction,
     ContentChanged,
@@ -53,11 +52,9 @@ from registry.models import AuditEvent, RegistryError, Team
 log = logging.getLogger(__name__)
 
 PUBLISHED, UNCHANGED, REFUSED, BREAKING = "published", "unchanged", "refused", "breaking"
-SCHEMA_TYPES = ("dataframe", "event", "api")
 DEFAULT_MODE = "BACKWARD"
 UPLOAD_ATTEMPTS = 3
 UPLOAD_BACKOFF_S = 0.5
-_PART = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class InvalidDocument(RegistryError):
@@ -95,62 +92,9 @@ class PublishOutcome:
 # --- the gates -------------------------------------------------------------------
 
 def gate_errors(document: Any) -> list[str]:
-    """Every structural problem that makes a document unpublishable, in one list.
-
-    Identity (name = domain.subdomains.entity, parts without '.', '/' or '-'),
-    version, schema_type, and the sections each schema_type needs; dataframe
-    dtypes must be canonical (a non-canonical spelling means "re-export").
-    """
-    if not isinstance(document, dict):
-        return ["the document is not a mapping"]
-    errors: list[str] = []
-    schema = document.get("schema")
-    if not isinstance(schema, dict):
-        return ["the `schema` section is missing"]
-    parts = [schema.get("domain"), *(schema.get("subdomains") or []), schema.get("entity")]
-    for part in parts:
-        if not isinstance(part, str) or not _PART.match(part):
-            errors.append(f"name part {part!r} must be an identifier (no '.', '/' or '-')")
-    if not errors and schema.get("name") != ".".join(parts):
-        errors.append(f"schema.name {schema.get('name')!r} does not match domain/subdomains/entity ({'.'.join(parts)})")
-    version = schema.get("version")
-    if not isinstance(version, str):
-        errors.append(f"schema.version must be a string like \"1.0\", got {version!r}")
-    else:
-        try:
-            Version(version)
-        except InvalidVersion:
-            errors.append(f"schema.version {version!r} is not a semantic version")
-    schema_type = schema.get("schema_type")
-    if schema_type not in SCHEMA_TYPES:
-        errors.append(f"schema.schema_type {schema_type!r} is missing or unknown (expected one of {', '.join(SCHEMA_TYPES)})")
-    meta = document.get("meta") or {}
-    if not isinstance(meta, dict):
-        errors.append("meta must be a mapping")
-    if schema_type == "dataframe":
-        columns = document.get("columns")
-        if not isinstance(columns, list) or not columns:
-            errors.append("a dataframe contract needs a non-empty `columns` list")
-        else:
-            for col in columns:
-                if not isinstance(col, dict) or not col.get("name"):
-                    errors.append(f"column {col!r} has no name")
-                    continue
-                dtype = col.get("dtype")
-                if dtype not in CANONICAL_DTYPES:
-                    hint = canonical_dtype_hint(dtype)
-                    if hint:
-                        errors.append(f"column {col['name']!r}: dtype {dtype!r} is not canonical (expected {hint!r}); re-export this schema")
-                    else:
-                        errors.append(f"column {col['name']!r}: unknown dtype {dtype!r}")
-    elif schema_type == "event":
-        if not isinstance(document.get("payload"), dict):
-            errors.append("an event contract needs a `payload` JSON Schema")
-    elif schema_type == "api":
-        for section in ("request", "response"):
-            if not isinstance(document.get(section), dict):
-                errors.append(f"an api contract needs a `{section}` JSON Schema")
-    return errors
+    """Every reason the publish gates refuse `document` (template of its
+    schema_type, canonical dtypes, structure), as readable lines."""
+    return [f"{p.where}: {p.message}" for p in validate_document(document)]
 
 
 def _identity(document: dict) -> tuple[str, str]:
