@@ -149,10 +149,11 @@ def hand_made_frames(document: dict) -> dict[str, pd.DataFrame]:
     for column in document["columns"]:
         name = column["name"]
         cases[f"without_{name}"] = base.drop(columns=[name])
-        for label, value in (("null", None), ("junk", "abc"), ("huge", 1e12), ("negative", -1e12)):
-            frame = base.copy().astype(object)
-            frame.loc[1, name] = value
-            cases[f"{name}_{label}"] = frame
+        # One frame per column with a null, an uncoercible string and two out-of-range numbers.
+        corrupted = base.copy().astype(object)
+        for row, value in enumerate((None, "abc", 1e12, -1e12)):
+            corrupted.loc[row, name] = value
+        cases[f"{name}_corrupted"] = corrupted
         duplicated = base.copy()
         duplicated.loc[1, name] = duplicated.loc[0, name]
         cases[f"{name}_duplicated"] = duplicated

@@ -42,7 +42,7 @@ def test_hand_made_edge_cases_behave_the_same(label, authored, document):
 def test_generated_frames_behave_the_same(label, authored, document):
     rebuilt = build_model(document)
 
-    @settings(max_examples=20, deadline=None, database=None,
+    @settings(max_examples=12, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
     @given(st.data())
     def check(data):
