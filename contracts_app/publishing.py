@@ -15,14 +15,16 @@ Two entry points:
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from packaging.version import InvalidVersion, Version
 from registry_client.compat import CompatibilityReport, check_compatibility
@@ -215,6 +217,26 @@ def _with_retries(action: Callable[[], None], what: str, attempts: int = UPLOAD_
             delay *= 2
 
 
+@contextmanager
+def index_writer_lock(index_key: str) -> Iterator[None]:
+    """One index writer at a time (PostgreSQL session advisory lock; SQLite
+    serializes writers anyway). Without it, two publishers could each rebuild
+    the index without the other's new version, and the last write would drop
+    one. The lock is held outside any transaction, so no transaction waits on
+    the store's I/O."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    key = int.from_bytes(hashlib.sha256(index_key.encode()).digest()[:8], "big", signed=True)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s)", [key])
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
+
+
 def upload_version(version_pk: int, *, store: Store | None = None) -> bool:
     """Put one version's YAML in the store, then rewrite the schema index.
 
@@ -228,19 +250,20 @@ def upload_version(version_pk: int, *, store: Store | None = None) -> bool:
     cv = ContractVersion.objects.select_related("contract").get(pk=version_pk)
     try:
         _with_retries(lambda: store.put(cv.store_key, cv.yaml_text.encode()), f"upload of {cv}")
-        rows = [_index_row(v) for v in ContractVersion.objects.in_store().exclude(pk=cv.pk).select_related("contract")]
-        rows.append(_index_row(cv))
-        body = render_csv(SCHEMA_INDEX_COLUMNS, rows)
-        _with_retries(lambda: store.put(SCHEMA_INDEX_KEY, body, "text/csv"), "rewrite of the schema index")
+        with index_writer_lock(SCHEMA_INDEX_KEY):
+            rows = [_index_row(v) for v in ContractVersion.objects.in_store().exclude(pk=cv.pk).select_related("contract")]
+            rows.append(_index_row(cv))
+            body = render_csv(SCHEMA_INDEX_COLUMNS, rows)
+            _with_retries(lambda: store.put(SCHEMA_INDEX_KEY, body, "text/csv"), "rewrite of the schema index")
+            with transaction.atomic():
+                ContractVersion.objects.filter(pk=cv.pk).update(uploaded_at=timezone.now(), upload_error="")
+                AuditEvent.record(None, AuditAction.VERSION_UPLOADED, cv, after={"key": cv.store_key, "store": store.describe()})
     except StoreError as exc:
         with transaction.atomic():
             ContractVersion.objects.filter(pk=cv.pk).update(upload_error=str(exc))
             AuditEvent.record(None, AuditAction.VERSION_UPLOAD_FAILED, cv, after={"error": str(exc)})
         log.error("upload of %s to %s failed after %d attempts: %s", cv, store.describe(), UPLOAD_ATTEMPTS, exc)
         return False
-    with transaction.atomic():
-        ContractVersion.objects.filter(pk=cv.pk).update(uploaded_at=timezone.now(), upload_error="")
-        AuditEvent.record(None, AuditAction.VERSION_UPLOADED, cv, after={"key": cv.store_key, "store": store.describe()})
     return True
 
 
@@ -265,15 +288,16 @@ def upload_spec(spec_pk: int, *, store: Store | None = None) -> bool:
     spec = IntegrationSpec.objects.select_related("contract_version__contract").get(pk=spec_pk)
     try:
         _with_retries(lambda: store.put(spec.store_key, spec.yaml_text.encode()), f"upload of {spec}")
-        others = IntegrationSpec.objects.filter(uploaded_at__isnull=False).exclude(pk=spec.pk)
-        rows = [_spec_index_row(s) for s in others.select_related("contract_version__contract")]
-        rows.append(_spec_index_row(spec))
-        body = render_csv(SPEC_INDEX_COLUMNS, rows)
-        _with_retries(lambda: store.put(SPEC_INDEX_KEY, body, "text/csv"), "rewrite of the spec index")
+        with index_writer_lock(SPEC_INDEX_KEY):
+            others = IntegrationSpec.objects.filter(uploaded_at__isnull=False).exclude(pk=spec.pk)
+            rows = [_spec_index_row(s) for s in others.select_related("contract_version__contract")]
+            rows.append(_spec_index_row(spec))
+            body = render_csv(SPEC_INDEX_COLUMNS, rows)
+            _with_retries(lambda: store.put(SPEC_INDEX_KEY, body, "text/csv"), "rewrite of the spec index")
+            IntegrationSpec.objects.filter(pk=spec.pk).update(uploaded_at=timezone.now())
     except StoreError as exc:
         log.error("upload of %s to %s failed: %s", spec, store.describe(), exc)
         return False
-    IntegrationSpec.objects.filter(pk=spec.pk).update(uploaded_at=timezone.now())
     return True
 
 
