@@ -5,7 +5,6 @@ from __future__ import annotations
 import pandas as pd
 import pandera.pandas as pa
 import pytest
-from client_world import cell_count
 from registry_client import Registry
 from registry_client.backends import LocalBackend
 from registry_client.parquet import (
@@ -20,9 +19,9 @@ def frame() -> pd.DataFrame:
     return pd.DataFrame({"run_row_id": ["a", "b"], "viability": [0.5, 0.9], "run date": pd.to_datetime(["2024-01-01", None])})
 
 
-def test_a_file_says_which_contract_and_version_produced_it(tmp_path):
+def test_a_file_says_which_contract_and_version_produced_it(tmp_path, docs):
     path = tmp_path / "cells.parquet"
-    write_parquet(frame(), path, cell_count("1.0"))
+    write_parquet(frame(), path, docs.cell_count("1.0"))
     identity = contract_of(path)
     assert (identity.name, identity.version) == ("lab.analytics.cell_count", "1.0")
     header = read_contract_header(path)
@@ -31,12 +30,12 @@ def test_a_file_says_which_contract_and_version_produced_it(tmp_path):
     pd.testing.assert_frame_equal(pd.read_parquet(path), frame())
 
 
-def test_a_file_is_validated_against_the_contract_named_in_it(tmp_path, store):
-    store.publish(cell_count("1.0"))
+def test_a_file_is_validated_against_the_contract_named_in_it(tmp_path, store, docs):
+    store.publish(docs.cell_count("1.0"))
     registry = Registry(LocalBackend(store.root))
     good, bad = tmp_path / "good.parquet", tmp_path / "bad.parquet"
-    write_parquet(frame(), good, cell_count("1.0"))
-    write_parquet(frame().assign(viability=[2.0, 0.1]), bad, cell_count("1.0"))
+    write_parquet(frame(), good, docs.cell_count("1.0"))
+    write_parquet(frame().assign(viability=[2.0, 0.1]), bad, docs.cell_count("1.0"))
     assert len(validate_parquet(good, registry)) == 2
     with pytest.raises(pa.errors.SchemaError, match="less_than_or_equal_to"):
         validate_parquet(bad, registry)

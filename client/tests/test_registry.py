@@ -1,11 +1,8 @@
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 
 import pytest
-from client_world import cell_count, event
 from registry_client import (
     InvalidContract,
     Registry,
@@ -17,23 +14,6 @@ from registry_client.backends import LocalBackend
 from registry_client.resolution import latest_release, semantic_sort
 
 
-def test_the_client_imports_no_django():
-    code = (
-        "import sys, registry_client, registry_client.registry, registry_client.parquet, "
-        "registry_client.backends, registry_client.pandera_models; "
-        "assert not [m for m in sys.modules if m.split('.')[0] == 'django'], 'django imported'"
-    )
-    import os
-    from pathlib import Path
-
-    import registry_client
-
-    here = str(Path(registry_client.__file__).resolve().parents[1])  # this checkout's client, not an installed one
-    env = {**os.environ, "PYTHONPATH": here}
-    env.pop("DJANGO_SETTINGS_MODULE", None)
-    subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=here)
-
-
 def test_latest_never_picks_pre_or_dev_releases_and_orders_semantically():
     versions = ["9.0", "10.0", "2.0.0rc1", "10.1.dev2", "1.0.1", "1.0"]
     assert latest_release(versions) == "10.0"
@@ -41,9 +21,9 @@ def test_latest_never_picks_pre_or_dev_releases_and_orders_semantically():
     assert latest_release(["2.0.0rc1"]) is None
 
 
-def test_get_schema_resolves_specific_latest_and_all(store):
+def test_get_schema_resolves_specific_latest_and_all(store, docs):
     for version in ("1.0", "2.0.0rc1", "10.0", "9.0"):
-        store.publish(cell_count(version))
+        store.publish(docs.cell_count(version))
     registry = Registry(LocalBackend(store.root))
     assert registry.get_schema("lab.analytics.cell_count")["schema"]["version"] == "10.0"
     assert registry.get_schema("lab.analytics.cell_count", "2.0.0rc1")["schema"]["version"] == "2.0.0rc1"
@@ -51,16 +31,16 @@ def test_get_schema_resolves_specific_latest_and_all(store):
     assert list(registry.get_pandera_model("lab.analytics.cell_count", None)) == ["1.0", "2.0.0rc1", "9.0", "10.0"]
 
 
-def test_latest_of_a_contract_with_only_pre_releases_is_an_unknown_version(store):
-    store.publish(cell_count("2.0.0rc1"))
+def test_latest_of_a_contract_with_only_pre_releases_is_an_unknown_version(store, docs):
+    store.publish(docs.cell_count("2.0.0rc1"))
     with pytest.raises(UnknownVersion, match=r"no version 'latest' \(published: 2.0.0rc1\)"):
         Registry(LocalBackend(store.root)).get_schema("lab.analytics.cell_count")
 
 
-def test_listing_and_meta_queries(store):
-    store.publish(cell_count())
-    store.publish(event())
-    store.publish(event("retail.payments.refund_settled", tier="gold"))
+def test_listing_and_meta_queries(store, docs):
+    store.publish(docs.cell_count())
+    store.publish(docs.event())
+    store.publish(docs.event("retail.payments.refund_settled", tier="gold"))
     registry = Registry.from_url(str(store.root))
     assert registry.list_names() == ["lab.analytics.cell_count", "retail.checkout.order_placed", "retail.payments.refund_settled"]
     assert registry.list_domains() == ["lab", "retail"]
@@ -73,8 +53,8 @@ def test_listing_and_meta_queries(store):
         registry.find_by_meta(colour="red")
 
 
-def test_errors_name_what_was_wrong(store, tmp_path):
-    store.publish(cell_count())
+def test_errors_name_what_was_wrong(store, tmp_path, docs):
+    store.publish(docs.cell_count())
     registry = Registry(LocalBackend(store.root))
     with pytest.raises(UnknownContract, match="Did you mean lab.analytics.cell_count"):
         registry.get_schema("lab.analytics.cellcount")
@@ -83,33 +63,33 @@ def test_errors_name_what_was_wrong(store, tmp_path):
     with pytest.raises(StoreUnreachable, match="does not exist"):
         Registry(LocalBackend(tmp_path / "missing")).list_names()
     with pytest.raises(InvalidContract, match="only dataframe contracts become Pandera models"):
-        store.publish(event())
+        store.publish(docs.event())
         registry.refresh()
         registry.get_pandera_model("retail.checkout.order_placed")
 
 
-def test_the_index_is_cached_until_refresh(store):
-    store.publish(cell_count("1.0"))
+def test_the_index_is_cached_until_refresh(store, docs):
+    store.publish(docs.cell_count("1.0"))
     registry = Registry(LocalBackend(store.root))
     assert registry.versions("lab.analytics.cell_count") == ["1.0"]
-    store.publish(cell_count("1.1"))
+    store.publish(docs.cell_count("1.1"))
     assert registry.versions("lab.analytics.cell_count") == ["1.0"]
     registry.refresh()
     assert registry.versions("lab.analytics.cell_count") == ["1.0", "1.1"]
 
 
-def test_a_warm_model_lookup_is_cached(store):
-    store.publish(cell_count())
+def test_a_warm_model_lookup_is_cached(store, docs):
+    store.publish(docs.cell_count())
     registry = Registry(LocalBackend(store.root))
     first = registry.get_pandera_model("lab.analytics.cell_count")
     assert registry.get_pandera_model("lab.analytics.cell_count", "latest") is first
     assert registry.get_pandera_model("lab.analytics.cell_count", "1.0") is first
 
 
-def test_the_default_registry_reads_its_url_from_the_environment(store, monkeypatch):
+def test_the_default_registry_reads_its_url_from_the_environment(store, monkeypatch, docs):
     from registry_client import REGISTRY
 
-    store.publish(cell_count())
+    store.publish(docs.cell_count())
     monkeypatch.setenv("REGISTRY_URL", str(store.root))
     REGISTRY.reset()
     try:
