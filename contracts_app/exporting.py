@@ -24,6 +24,7 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
 import traceback
 import types
@@ -185,10 +186,13 @@ def registered_models(module: types.ModuleType) -> list[type]:
 
 # --- the document -----------------------------------------------------------
 
-def _plain_config_value(value: Any) -> Any:
-    if isinstance(value, (list, tuple)):
-        return [str(v) for v in value]
-    return value
+def _unique_columns(value: Any) -> list[str] | None:
+    """pandera takes ``unique = "a"`` or ``unique = ["a", "b"]``; the document always writes a list."""
+    if not value:
+        return None
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value]
 
 
 def build_document(model: type, *, on_warning: Callable[[str], None] | None = None) -> dict[str, Any]:
@@ -227,7 +231,7 @@ def build_document(model: type, *, on_warning: Callable[[str], None] | None = No
         "coerce": bool(schema.coerce),
         "drop_invalid_rows": bool(schema.drop_invalid_rows),
         "ordered": bool(schema.ordered),
-        "unique": _plain_config_value(schema.unique) if schema.unique else None,
+        "unique": _unique_columns(schema.unique),
         "add_missing_columns": bool(getattr(schema, "add_missing_columns", False)),
         "unique_column_names": bool(getattr(schema, "unique_column_names", False)),
     }
@@ -257,6 +261,8 @@ def build_document(model: type, *, on_warning: Callable[[str], None] | None = No
             "required": bool(column.required),
             "unique": bool(column.unique),
         }
+        if getattr(column, "title", None):
+            entry["title"] = column.title
         if column.description:
             entry["description"] = column.description
         checks: list[dict[str, Any]] = []
@@ -327,7 +333,10 @@ def export_file(path: Path, root: Path, *, check: bool = False) -> ExportResult:
     elif check:
         result.status = "missing" if current is None else "stale"
     else:
-        target.write_text(text, encoding="utf-8")
+        # write beside the target and rename, so an interrupted export never leaves half a YAML
+        partial = target.with_name(f".{target.name}.partial")
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, target)
         result.status = "written"
     return result
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -76,6 +77,11 @@ def _plain(value: Any, where: str) -> Any:
     """A YAML-safe, deterministic copy of a check statistic."""
     if value is None or isinstance(value, (bool, str)):
         return value
+    if isinstance(value, re.Pattern):
+        # flags written inline, (?i), survive in the pattern text; flags passed to compile() do not
+        if re.compile(value.pattern).flags != value.flags:
+            raise UnserializableCheck(f"{where}: regex flags {value.flags!r} have no YAML form; inline them, e.g. (?i)")
+        return value.pattern
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
