@@ -6,7 +6,7 @@ class ContractsConfig(AppConfig):
     verbose_name = "Contracts"
 
     def ready(self) -> None:
-        from contracts_app import views  # noqa: F401  (registers the dataset-page section)
+        from contracts_app import demo, views  # noqa: F401  (register the demo step and the dataset-page section)
         from registry.hooks import nav_item
 
         nav_item("Contracts", "contract-catalogue", order=20)
