@@ -6,7 +6,8 @@ class ContractsConfig(AppConfig):
     verbose_name = "Contracts"
 
     def ready(self) -> None:
-        from contracts_app import change_request_admin, review_views, views  # noqa: F401  (register admin and page sections)
+        # Each import registers something: change-request admin pages, the demo step, dataset-page sections.
+        from contracts_app import change_request_admin, demo, review_views, views  # noqa: F401
         from registry.hooks import nav_item
 
         nav_item("Contracts", "contract-catalogue", order=20)

@@ -15,20 +15,21 @@ Two entry points:
 
 from __future__ import annotations
 
+import hashlib
 import logging
-import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from packaging.version import InvalidVersion, Version
 from registry_client.compat import CompatibilityReport, check_compatibility
-from registry_client.pandera_models import CANONICAL_DTYPES, canonical_dtype_hint
 
+from contracts_app.gates import validate_document
 from contracts_app.models import (
     AuditAction,
     ContentChanged,
@@ -53,11 +54,9 @@ from registry.models import AuditEvent, RegistryError, Team
 log = logging.getLogger(__name__)
 
 PUBLISHED, UNCHANGED, REFUSED, BREAKING = "published", "unchanged", "refused", "breaking"
-SCHEMA_TYPES = ("dataframe", "event", "api")
 DEFAULT_MODE = "BACKWARD"
 UPLOAD_ATTEMPTS = 3
 UPLOAD_BACKOFF_S = 0.5
-_PART = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class InvalidDocument(RegistryError):
@@ -97,62 +96,9 @@ class PublishOutcome:
 # --- the gates -------------------------------------------------------------------
 
 def gate_errors(document: Any) -> list[str]:
-    """Every structural problem that makes a document unpublishable, in one list.
-
-    Identity (name = domain.subdomains.entity, parts without '.', '/' or '-'),
-    version, schema_type, and the sections each schema_type needs; dataframe
-    dtypes must be canonical (a non-canonical spelling means "re-export").
-    """
-    if not isinstance(document, dict):
-        return ["the document is not a mapping"]
-    errors: list[str] = []
-    schema = document.get("schema")
-    if not isinstance(schema, dict):
-        return ["the `schema` section is missing"]
-    parts = [schema.get("domain"), *(schema.get("subdomains") or []), schema.get("entity")]
-    for part in parts:
-        if not isinstance(part, str) or not _PART.match(part):
-            errors.append(f"name part {part!r} must be an identifier (no '.', '/' or '-')")
-    if not errors and schema.get("name") != ".".join(parts):
-        errors.append(f"schema.name {schema.get('name')!r} does not match domain/subdomains/entity ({'.'.join(parts)})")
-    version = schema.get("version")
-    if not isinstance(version, str):
-        errors.append(f"schema.version must be a string like \"1.0\", got {version!r}")
-    else:
-        try:
-            Version(version)
-        except InvalidVersion:
-            errors.append(f"schema.version {version!r} is not a semantic version")
-    schema_type = schema.get("schema_type")
-    if schema_type not in SCHEMA_TYPES:
-        errors.append(f"schema.schema_type {schema_type!r} is missing or unknown (expected one of {', '.join(SCHEMA_TYPES)})")
-    meta = document.get("meta") or {}
-    if not isinstance(meta, dict):
-        errors.append("meta must be a mapping")
-    if schema_type == "dataframe":
-        columns = document.get("columns")
-        if not isinstance(columns, list) or not columns:
-            errors.append("a dataframe contract needs a non-empty `columns` list")
-        else:
-            for col in columns:
-                if not isinstance(col, dict) or not col.get("name"):
-                    errors.append(f"column {col!r} has no name")
-                    continue
-                dtype = col.get("dtype")
-                if dtype not in CANONICAL_DTYPES:
-                    hint = canonical_dtype_hint(dtype)
-                    if hint:
-                        errors.append(f"column {col['name']!r}: dtype {dtype!r} is not canonical (expected {hint!r}); re-export this schema")
-                    else:
-                        errors.append(f"column {col['name']!r}: unknown dtype {dtype!r}")
-    elif schema_type == "event":
-        if not isinstance(document.get("payload"), dict):
-            errors.append("an event contract needs a `payload` JSON Schema")
-    elif schema_type == "api":
-        for section in ("request", "response"):
-            if not isinstance(document.get(section), dict):
-                errors.append(f"an api contract needs a `{section}` JSON Schema")
-    return errors
+    """Every reason the publish gates refuse `document` (template of its
+    schema_type, canonical dtypes, structure), as readable lines."""
+    return [f"{p.where}: {p.message}" for p in validate_document(document)]
 
 
 def _identity(document: dict) -> tuple[str, str]:
@@ -273,6 +219,26 @@ def _with_retries(action: Callable[[], None], what: str, attempts: int = UPLOAD_
             delay *= 2
 
 
+@contextmanager
+def index_writer_lock(index_key: str) -> Iterator[None]:
+    """One index writer at a time (PostgreSQL session advisory lock; SQLite
+    serializes writers anyway). Without it, two publishers could each rebuild
+    the index without the other's new version, and the last write would drop
+    one. The lock is held outside any transaction, so no transaction waits on
+    the store's I/O."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    key = int.from_bytes(hashlib.sha256(index_key.encode()).digest()[:8], "big", signed=True)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s)", [key])
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
+
+
 def upload_version(version_pk: int, *, store: Store | None = None) -> bool:
     """Put one version's YAML in the store, then rewrite the schema index.
 
@@ -286,19 +252,20 @@ def upload_version(version_pk: int, *, store: Store | None = None) -> bool:
     cv = ContractVersion.objects.select_related("contract").get(pk=version_pk)
     try:
         _with_retries(lambda: store.put(cv.store_key, cv.yaml_text.encode()), f"upload of {cv}")
-        rows = [_index_row(v) for v in ContractVersion.objects.in_store().exclude(pk=cv.pk).select_related("contract")]
-        rows.append(_index_row(cv))
-        body = render_csv(SCHEMA_INDEX_COLUMNS, rows)
-        _with_retries(lambda: store.put(SCHEMA_INDEX_KEY, body, "text/csv"), "rewrite of the schema index")
+        with index_writer_lock(SCHEMA_INDEX_KEY):
+            rows = [_index_row(v) for v in ContractVersion.objects.in_store().exclude(pk=cv.pk).select_related("contract")]
+            rows.append(_index_row(cv))
+            body = render_csv(SCHEMA_INDEX_COLUMNS, rows)
+            _with_retries(lambda: store.put(SCHEMA_INDEX_KEY, body, "text/csv"), "rewrite of the schema index")
+            with transaction.atomic():
+                ContractVersion.objects.filter(pk=cv.pk).update(uploaded_at=timezone.now(), upload_error="")
+                AuditEvent.record(None, AuditAction.VERSION_UPLOADED, cv, after={"key": cv.store_key, "store": store.describe()})
     except StoreError as exc:
         with transaction.atomic():
             ContractVersion.objects.filter(pk=cv.pk).update(upload_error=str(exc))
             AuditEvent.record(None, AuditAction.VERSION_UPLOAD_FAILED, cv, after={"error": str(exc)})
         log.error("upload of %s to %s failed after %d attempts: %s", cv, store.describe(), UPLOAD_ATTEMPTS, exc)
         return False
-    with transaction.atomic():
-        ContractVersion.objects.filter(pk=cv.pk).update(uploaded_at=timezone.now(), upload_error="")
-        AuditEvent.record(None, AuditAction.VERSION_UPLOADED, cv, after={"key": cv.store_key, "store": store.describe()})
     return True
 
 
@@ -323,15 +290,16 @@ def upload_spec(spec_pk: int, *, store: Store | None = None) -> bool:
     spec = IntegrationSpec.objects.select_related("contract_version__contract").get(pk=spec_pk)
     try:
         _with_retries(lambda: store.put(spec.store_key, spec.yaml_text.encode()), f"upload of {spec}")
-        others = IntegrationSpec.objects.filter(uploaded_at__isnull=False).exclude(pk=spec.pk)
-        rows = [_spec_index_row(s) for s in others.select_related("contract_version__contract")]
-        rows.append(_spec_index_row(spec))
-        body = render_csv(SPEC_INDEX_COLUMNS, rows)
-        _with_retries(lambda: store.put(SPEC_INDEX_KEY, body, "text/csv"), "rewrite of the spec index")
+        with index_writer_lock(SPEC_INDEX_KEY):
+            others = IntegrationSpec.objects.filter(uploaded_at__isnull=False).exclude(pk=spec.pk)
+            rows = [_spec_index_row(s) for s in others.select_related("contract_version__contract")]
+            rows.append(_spec_index_row(spec))
+            body = render_csv(SPEC_INDEX_COLUMNS, rows)
+            _with_retries(lambda: store.put(SPEC_INDEX_KEY, body, "text/csv"), "rewrite of the spec index")
+            IntegrationSpec.objects.filter(pk=spec.pk).update(uploaded_at=timezone.now())
     except StoreError as exc:
         log.error("upload of %s to %s failed: %s", spec, store.describe(), exc)
         return False
-    IntegrationSpec.objects.filter(pk=spec.pk).update(uploaded_at=timezone.now())
     return True
 
 

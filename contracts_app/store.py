@@ -18,37 +18,22 @@ from __future__ import annotations
 import csv
 import io
 import os
-import re
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from registry_client.versions import version_to_folder as version_folder
 
 SCHEMA_INDEX_KEY = "contracts/index/schema_index.csv"
 SPEC_INDEX_KEY = "integrations/index/spec_index.csv"
 SCHEMA_INDEX_COLUMNS = ("name", "key", "version", "date", "schema_type")
 SPEC_INDEX_COLUMNS = ("name", "key", "version", "date", "source_schema", "source_table")
 
-_VERSION = re.compile(r"^\d+(\.\d+)*((a|b|rc)\d+)?(\.dev\d+)?$")
-_FOLDER = re.compile(r"^v\d+(_\d+)*((a|b|rc)\d+)?(_dev\d+)?$")
 
 
 class StoreError(Exception):
     """The contract store could not be read or written; the message says where."""
-
-
-def version_folder(version: str) -> str:
-    """`1.0` -> `v1_0`, `1.0.1` -> `v1_0_1`, `2.0.0rc1` -> `v2_0_0rc1`."""
-    if not isinstance(version, str) or not _VERSION.match(version):
-        raise ValueError(f"version {version!r} is not a dotted numeric version like 1.0, 2.1 or 2.0.0rc1")
-    return "v" + version.replace(".", "_")
-
-
-def folder_version(folder: str) -> str:
-    """`v1_0` -> `1.0`; the inverse of version_folder."""
-    if not _FOLDER.match(folder):
-        raise ValueError(f"folder {folder!r} does not encode a version (expected v1_0, v2_1, v1_0_1 …)")
-    return folder[1:].replace("_", ".")
 
 
 def contract_key(parts: Sequence[str], version: str) -> str:

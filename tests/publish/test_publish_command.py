@@ -118,7 +118,7 @@ def test_a_document_whose_path_disagrees_with_its_name_is_refused(tmp_path, s3_s
     (root / "domains/lab/analytics/cell_count/v1_0").rename(moved)
     status, out = run(root)
     assert status == 1
-    assert "folder v2_0 says version 2.0 but the document declares '1.0'" in out
+    assert "schema.version: '1.0' does not match its folder 'v2_0'" in out
 
 
 def test_objects_are_written_before_the_index(s3_store, owner):

@@ -15,12 +15,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import yaml
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from packaging.version import InvalidVersion, Version
 
+from contracts_app.gates import check_location, discover_contract_documents
 from contracts_app.models import ContentChanged
 from contracts_app.publishing import (
     BREAKING,
@@ -31,47 +31,32 @@ from contracts_app.publishing import (
     publish_document,
 )
 from contracts_app.specs import InvalidSpec, record_spec
-from contracts_app.store import folder_version, store_from_settings
+from contracts_app.store import store_from_settings
+from contracts_app.yamlio import ContractYamlError, load_yaml
 
 EXIT_REFUSED, EXIT_BREAKING = 1, 2
 
 
 def discover_contracts(root: Path) -> list[tuple[Path, dict | None, str, list[str]]]:
-    """(path, document, yaml text, path problems) for every schema.yaml under root/domains,
-    in publishing order: by name, then semantic version (so 1.0 goes before 2.0)."""
-    domains = root / "domains"
+    """(path, document, YAML text, problems with its file or path) for every
+    schema.yaml under root/domains, in publishing order: by name, then
+    semantic version, so 1.0 is published before 2.0 is checked against it."""
     found = []
-    for path in sorted(domains.rglob("schema.yaml")):
-        text = path.read_text()
-        problems: list[str] = []
-        try:
-            document = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            found.append((path, None, text, [f"not valid YAML: {exc}"]))
-            continue
-        rel = path.relative_to(domains).parts[:-1]
-        schema = (document or {}).get("schema") if isinstance(document, dict) else None
-        if isinstance(schema, dict) and rel:
-            try:
-                folder = folder_version(rel[-1])
-            except ValueError as exc:
-                problems.append(str(exc))
-            else:
-                if folder != schema.get("version"):
-                    problems.append(f"folder {rel[-1]} says version {folder} but the document declares {schema.get('version')!r}")
-            expected = ".".join(rel[:-1])
-            if schema.get("name") != expected:
-                problems.append(f"the path says the name is {expected!r} but the document declares {schema.get('name')!r}")
-        found.append((path, document, text, problems))
+    for item in discover_contract_documents(root):
+        problems = [f"{p.where}: {p.message}" for p in item.problems]
+        if item.document is not None:
+            problems += [f"{p.where}: {p.message}" for p in check_location(item.document, item.path, root)]
+        found.append((item.path, item.document, item.path.read_text(), problems))
 
-    def order(item):
-        schema = (item[1] or {}).get("schema") if isinstance(item[1], dict) else None
+    def order(entry):
+        document = entry[1]
+        schema = document.get("schema") if isinstance(document, dict) else None
         schema = schema if isinstance(schema, dict) else {}
         try:
             version = Version(str(schema.get("version")))
         except InvalidVersion:
             version = Version("0")
-        return (str(schema.get("name")), version, str(item[0]))
+        return (str(schema.get("name")), version, str(entry[0]))
 
     return sorted(found, key=order)
 
@@ -144,7 +129,7 @@ class Command(BaseCommand):
             rel = path.relative_to(specs_root)
             text = path.read_text()
             try:
-                document = yaml.safe_load(text)
+                document = load_yaml(text)
                 if dry_run:
                     from contracts_app.specs import spec_errors
 
@@ -155,7 +140,7 @@ class Command(BaseCommand):
                     counts["unchanged"] += 0
                     continue
                 spec, created = record_spec(document, by=by, yaml_text=text, store=store)
-            except (yaml.YAMLError, InvalidSpec, ContentChanged) as exc:
+            except (ContractYamlError, InvalidSpec, ContentChanged) as exc:
                 counts["refused"] += 1
                 message = " ".join(getattr(exc, "messages", [str(exc)]))
                 self.stdout.write(self.style.ERROR("  spec refused   ") + f"{rel}: {message}")
