@@ -45,7 +45,7 @@ HANDLED = frozenset({
     "minLength", "maxLength", "pattern", "format",
     "required", "properties", "patternProperties", "additionalProperties",
     "minProperties", "maxProperties", "dependentRequired", "dependentSchemas", "propertyNames",
-    "items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains",
+    "items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains",
     "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
 }) | DEFINITIONS | ANNOTATIONS
 
@@ -511,8 +511,29 @@ def _diff(o, n, path: str, cx: Ctx) -> list[Change]:
     changes += _gate(_array_changes(o, n, path, cx), {"array"}, ao, an)
     changes += _other_keyword_changes(o, n, path)
     changes = _implied_by_conjunct(o, n, cx, changes)
+    changes = _implied_by_alternatives(o, n, cx, changes)
     changes += _combinator_changes(o, n, path, cx)
     return _exact_override(o, n, path, cx, changes)
+
+
+_COMBINATORS = ("allOf", "anyOf", "oneOf", "not", *_GROUP_KEYS)
+
+
+def _implied_by_alternatives(o: dict, n: dict, cx: Ctx, changes: list[Change]) -> list[Change]:
+    """When every alternative (anyOf/oneOf branch) of the old side implies the new side's own
+    keywords, those keyword changes cannot break backward; the mirror image for forward."""
+    if not changes:
+        return changes
+    bb_ok = bf_ok = False
+    if any(c.breaks_backward for c in changes) and ("anyOf" in o or "oneOf" in o):
+        n_base = {k: v for k, v in n.items() if k not in _COMBINATORS}
+        bb_ok = all(_sub(u, n_base, cx) for u in _units(o)[0])
+    if any(c.breaks_forward for c in changes) and ("anyOf" in n or "oneOf" in n):
+        o_base = {k: v for k, v in o.items() if k not in _COMBINATORS}
+        bf_ok = all(_sub(u, o_base, cx.swapped()) for u in _units(n)[0])
+    if bb_ok or bf_ok:
+        return _mask(changes, not bb_ok, not bf_ok)
+    return changes
 
 
 def _implied_by_conjunct(o: dict, n: dict, cx: Ctx, changes: list[Change]) -> list[Change]:
