@@ -201,6 +201,8 @@ def _column_schema(column: dict, where: str) -> dict:
         value["allOf"] = extra
     if column.get("unique"):
         value["dataframeUniqueColumn"] = True
+    if column.get("description"):
+        value["description"] = column["description"]
     if column.get("nullable"):
         # Pandera checks ignore nulls. Bounds, lengths and patterns already skip a JSON null;
         # value lists must name it explicitly.
