@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from registry_client.compat import MODES, check_compatibility, checks_backward, checks_forward, compare
+from registry_client.compat import (
+    MODES,
+    check_compatibility,
+    checks_backward,
+    checks_forward,
+    compare,
+)
 
 from .corpus import MISSING, load_cases
 from .oracle import judge, make_validator
