@@ -63,26 +63,14 @@ ENUMERATION_LIMIT = 2000
 # --------------------------------------------------------------------------- normalisation
 
 def detect_draft(schema) -> str:
-    """'7' for Draft 4/6/7 documents (array `items`, `definitions`, ignored $ref siblings), else '2020'."""
+    """'7' for documents declaring Draft 4, 6 or 7 in `$schema` (their $ref siblings are ignored), else '2020'."""
     if isinstance(schema, dict):
         uri = str(schema.get("$schema", ""))
         if any(d in uri for d in DRAFT7_IDS):
             return "7"
-        if "2019-09" in uri or "2020-12" in uri:
-            return "2020"
-        if _mentions_array_items(schema):
-            return "7"
+    # Without $schema, validators (and so the checker) read 2020-12; Draft 7 spellings such as an
+    # array `items` are still rewritten, but $ref siblings then count as 2020-12 says.
     return "2020"
-
-
-def _mentions_array_items(node) -> bool:
-    if isinstance(node, dict):
-        if isinstance(node.get("items"), list) or "additionalItems" in node or "dependencies" in node:
-            return True
-        return any(_mentions_array_items(v) for v in node.values())
-    if isinstance(node, list):
-        return any(_mentions_array_items(v) for v in node)
-    return False
 
 
 def normalize(schema, draft: str | None = None):
@@ -1161,7 +1149,7 @@ def _conditional_changes(o, n, path, cx) -> list[Change]:
     io, in_ = o.get("if"), n.get("if")
     then_o, then_n = o.get("then", {}), n.get("then", {})
     else_o, else_n = o.get("else", {}), n.get("else", {})
-    if io is not None and in_ is not None and _key(io) == _key(in_):
+    if io is not None and in_ is not None and _key(io) == _key(in_) and "$ref" not in _key(io):
         return _diff(then_o, then_n, _ptr(path, "then"), cx) + _diff(else_o, else_n, _ptr(path, "else"), cx)
     out = []
     if in_ is not None:
