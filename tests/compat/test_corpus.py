@@ -13,7 +13,7 @@ from registry_client.compat import (
     compare,
 )
 
-from .corpus import MISSING, load_cases
+from .corpus import MISSING, Case, load_cases
 from .oracle import judge, make_validator
 
 CASES = load_cases()
@@ -78,7 +78,7 @@ def test_every_hand_written_counterexample_shows_the_break_it_claims():
     assert wrong == []
 
 
-def test_every_claimed_break_has_a_counterexample_or_is_found_by_the_oracle():
+def test_every_claimed_break_carries_a_hand_written_counterexample():
     unproved = [
         f"{case.id} {direction}"
         for case in CASES
@@ -96,3 +96,25 @@ def test_the_oracle_never_finds_a_break_that_a_label_denies():
         verdict = judge(case, examples=3 if i % 8 == 0 else 0, max_probes=150)
         disagreements += verdict.disagreements()
     assert disagreements == []
+
+
+def test_the_oracle_catches_a_mislabelled_case():
+    wrong = Case("wrong", "labelled safe on purpose", (), {"type": "integer"}, {"type": "integer", "minimum": 0},
+                 breaks_backward=False, breaks_forward=False)
+    verdict = judge(wrong, examples=0, max_probes=200)
+    assert verdict.found_backward and not verdict.found_forward
+    assert verdict.backward_witness < 0
+    assert "the label says backward is safe" in verdict.disagreements()[0]
+
+
+def test_the_oracle_refuses_a_claimed_break_nobody_can_show():
+    claimed = Case("claimed", "a break that does not exist", (), {"type": "string"}, {"type": "string", "title": "S"},
+                   breaks_backward=True, breaks_forward=False, counterexamples={"backward": "x"})
+    assert "neither the probes nor a hand-written counterexample" in judge(claimed, examples=0, max_probes=200).disagreements()[0]
+
+
+def test_draws_the_generator_cannot_honour_prove_nothing_by_themselves():
+    # hypothesis-jsonschema ignores prefixItems; every probe is judged under both versions anyway.
+    same = {"type": "array", "prefixItems": [{"type": "string"}], "items": False}
+    case = Case("same", "identical 2020-12 tuples", (), same, dict(same), breaks_backward=False, breaks_forward=False)
+    assert judge(case, examples=5, max_probes=300).disagreements() == []
