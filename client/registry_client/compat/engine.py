@@ -382,13 +382,8 @@ class Side:
                     stack.extend(node)
         return self._anchors.get(name)
 
-    def valid(self, value, schema: dict) -> bool:
-        try:
-            return self._validator.evolve(schema=schema).is_valid(value)
-        except Exception:  # a schema the validator cannot run: no proof either way
-            return False
-
     def valid_or_none(self, value, schema: dict) -> bool | None:
+        """Is `value` valid under `schema` (a part of this document)? None when the validator cannot say."""
         try:
             return self._validator.evolve(schema=schema).is_valid(value)
         except Exception:
@@ -404,9 +399,6 @@ class Ctx:
 
     def swapped(self) -> Ctx:
         return Ctx(self.right, self.left, self.active, self.memo)
-
-    def same(self, side: Side) -> Ctx:
-        return Ctx(side, side, self.active, self.memo)
 
 
 def _resolve_refs(s: dict, side: Side) -> tuple[dict | None, str | None]:
@@ -1136,7 +1128,7 @@ def _not_changes(o, n, path, cx) -> list[Change]:
             "; documents the old version allowed can match the new excluded schema" if bb else ""))]
     if nn is not None:
         rest = {k: v for k, v in o.items() if k != "not"}
-        bb = not _disjoint(rest, nn, Ctx(cx.left, cx.right, cx.active, cx.memo))
+        bb = not _disjoint(rest, nn, cx)
         return [Change(where, "not_added", bb, False, "documents matching a further schema are now refused")]
     rest = {k: v for k, v in n.items() if k != "not"}
     bf = not _disjoint(rest, no, cx.swapped())
