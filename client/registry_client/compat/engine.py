@@ -141,6 +141,11 @@ def _key(value) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
+def _refless(key: str) -> bool:
+    """Two equal texts mean equal schemas only when nothing in them points elsewhere."""
+    return not any(word in key for word in ('"$ref"', '"$dynamicRef"', '"$recursiveRef"'))
+
+
 def _value_key(value) -> str:
     """Equality as JSON Schema sees it: 1 == 1.0, but true != 1."""
     def canon(v):
@@ -444,7 +449,7 @@ def _diff(o, n, path: str, cx: Ctx) -> list[Change]:
             return []
         return [Change(path, "invalid_schema", True, True, "a schema here is neither an object nor a boolean, so the checker cannot compare it")]
     ko, kn = _key(o), _key(n)
-    if ko == kn and "$ref" not in ko:
+    if ko == kn and _refless(ko):
         return []
     if "$ref" in o or "$ref" in n:
         guard = (id(cx.left), id(cx.right), ko, kn)
@@ -957,7 +962,7 @@ def _array_changes(o, n, path, cx) -> list[Change]:
     if co is not None or cn is not None:
         where = _ptr(path, "contains")
         if co is not None and cn is not None:
-            if _key(co) != _key(cn) or "$ref" in _key(co):
+            if _key(co) != _key(cn) or not _refless(_key(co)):
                 bb = not _sub(co, cn, cx)
                 bf = not _sub(cn, co, cx.swapped())
                 if bb or bf:
@@ -1005,7 +1010,7 @@ def _combinator_changes(o, n, path, cx) -> list[Change]:
         bo, bn = o.get(key), n.get(key)
         if bo is None and bn is None:
             continue
-        if _key(bo) == _key(bn) and "$ref" not in _key(bo):
+        if _key(bo) == _key(bn) and _refless(_key(bo)):
             continue
         out += _branch_changes(o, n, key, path, cx)
     out += _not_changes(o, n, path, cx)
@@ -1118,7 +1123,7 @@ def _not_changes(o, n, path, cx) -> list[Change]:
         return []
     where = _ptr(path, "not")
     if no is not None and nn is not None:
-        if _key(no) == _key(nn) and "$ref" not in _key(no):
+        if _key(no) == _key(nn) and _refless(_key(no)):
             return []
         bb = not _sub(nn, no, cx.swapped())
         bf = not _sub(no, nn, cx)
@@ -1141,7 +1146,7 @@ def _conditional_changes(o, n, path, cx) -> list[Change]:
     io, in_ = o.get("if"), n.get("if")
     then_o, then_n = o.get("then", {}), n.get("then", {})
     else_o, else_n = o.get("else", {}), n.get("else", {})
-    if io is not None and in_ is not None and _key(io) == _key(in_) and "$ref" not in _key(io):
+    if io is not None and in_ is not None and _key(io) == _key(in_) and _refless(_key(io)):
         return _diff(then_o, then_n, _ptr(path, "then"), cx) + _diff(else_o, else_n, _ptr(path, "else"), cx)
     out = []
     if in_ is not None:
