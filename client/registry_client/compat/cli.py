@@ -14,7 +14,14 @@ from typing import TextIO
 import jsonschema
 import yaml
 
-from . import MODES, CompatibilityReport, check_compatibility, is_contract_document, to_json_schema, version_bump_problem
+from . import (
+    MODES,
+    CompatibilityReport,
+    check_compatibility,
+    is_contract_document,
+    to_json_schema,
+    version_bump_problem,
+)
 from .documents import DocumentError, document_version
 
 EXIT_COMPATIBLE, EXIT_BREAKING, EXIT_INVALID = 0, 1, 2

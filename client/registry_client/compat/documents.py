@@ -189,7 +189,11 @@ def _column_schema(column: dict, where: str) -> dict:
             extra.append(keywords)
             continue
         for k, v in keywords.items():
-            if k in value and k not in ("type", "format"):
+            if k in ("minimum", "minLength") and k in value:
+                value[k] = max(value[k], v)  # both apply; the tighter one says it all
+            elif k in ("maximum", "maxLength") and k in value:
+                value[k] = min(value[k], v)
+            elif k in value and k not in ("type", "format"):
                 extra.append({k: v})
             else:
                 value[k] = v
@@ -197,9 +201,17 @@ def _column_schema(column: dict, where: str) -> dict:
         value["allOf"] = extra
     if column.get("unique"):
         value["dataframeUniqueColumn"] = True
+    if column.get("description"):
+        value["description"] = column["description"]
     if column.get("nullable"):
-        # null bypasses every value constraint: Pandera checks ignore nulls
-        return {"anyOf": [{"type": "null"}, value]} if len(value) > 1 else {"type": [base["type"], "null"]}
+        # Pandera checks ignore nulls. Bounds, lengths and patterns already skip a JSON null;
+        # value lists must name it explicitly.
+        value["type"] = [base["type"], "null"]
+        for part in [value, *value.get("allOf", [])]:
+            if "const" in part:
+                part["enum"] = [part.pop("const"), None]
+            elif "enum" in part and None not in part["enum"]:
+                part["enum"] = [*part["enum"], None]
     return value
 
 

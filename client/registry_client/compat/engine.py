@@ -45,7 +45,7 @@ HANDLED = frozenset({
     "minLength", "maxLength", "pattern", "format",
     "required", "properties", "patternProperties", "additionalProperties",
     "minProperties", "maxProperties", "dependentRequired", "dependentSchemas", "propertyNames",
-    "items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains",
+    "items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains",
     "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
 }) | DEFINITIONS | ANNOTATIONS
 
@@ -63,26 +63,14 @@ ENUMERATION_LIMIT = 2000
 # --------------------------------------------------------------------------- normalisation
 
 def detect_draft(schema) -> str:
-    """'7' for Draft 4/6/7 documents (array `items`, `definitions`, ignored $ref siblings), else '2020'."""
+    """'7' for documents declaring Draft 4, 6 or 7 in `$schema` (their $ref siblings are ignored), else '2020'."""
     if isinstance(schema, dict):
         uri = str(schema.get("$schema", ""))
         if any(d in uri for d in DRAFT7_IDS):
             return "7"
-        if "2019-09" in uri or "2020-12" in uri:
-            return "2020"
-        if _mentions_array_items(schema):
-            return "7"
+    # Without $schema, validators (and so the checker) read 2020-12; Draft 7 spellings such as an
+    # array `items` are still rewritten, but $ref siblings then count as 2020-12 says.
     return "2020"
-
-
-def _mentions_array_items(node) -> bool:
-    if isinstance(node, dict):
-        if isinstance(node.get("items"), list) or "additionalItems" in node or "dependencies" in node:
-            return True
-        return any(_mentions_array_items(v) for v in node.values())
-    if isinstance(node, list):
-        return any(_mentions_array_items(v) for v in node)
-    return False
 
 
 def normalize(schema, draft: str | None = None):
@@ -151,6 +139,11 @@ def _norm_map(mapping: dict, draft: str) -> dict:
 
 def _key(value) -> str:
     return json.dumps(value, sort_keys=True, default=str)
+
+
+def _refless(key: str) -> bool:
+    """Two equal texts mean equal schemas only when nothing in them points elsewhere."""
+    return not any(word in key for word in ('"$ref"', '"$dynamicRef"', '"$recursiveRef"'))
 
 
 def _value_key(value) -> str:
@@ -394,13 +387,8 @@ class Side:
                     stack.extend(node)
         return self._anchors.get(name)
 
-    def valid(self, value, schema: dict) -> bool:
-        try:
-            return self._validator.evolve(schema=schema).is_valid(value)
-        except Exception:  # a schema the validator cannot run: no proof either way
-            return False
-
     def valid_or_none(self, value, schema: dict) -> bool | None:
+        """Is `value` valid under `schema` (a part of this document)? None when the validator cannot say."""
         try:
             return self._validator.evolve(schema=schema).is_valid(value)
         except Exception:
@@ -416,9 +404,6 @@ class Ctx:
 
     def swapped(self) -> Ctx:
         return Ctx(self.right, self.left, self.active, self.memo)
-
-    def same(self, side: Side) -> Ctx:
-        return Ctx(side, side, self.active, self.memo)
 
 
 def _resolve_refs(s: dict, side: Side) -> tuple[dict | None, str | None]:
@@ -464,7 +449,7 @@ def _diff(o, n, path: str, cx: Ctx) -> list[Change]:
             return []
         return [Change(path, "invalid_schema", True, True, "a schema here is neither an object nor a boolean, so the checker cannot compare it")]
     ko, kn = _key(o), _key(n)
-    if ko == kn and "$ref" not in ko:
+    if ko == kn and _refless(ko):
         return []
     if "$ref" in o or "$ref" in n:
         guard = (id(cx.left), id(cx.right), ko, kn)
@@ -511,8 +496,29 @@ def _diff(o, n, path: str, cx: Ctx) -> list[Change]:
     changes += _gate(_array_changes(o, n, path, cx), {"array"}, ao, an)
     changes += _other_keyword_changes(o, n, path)
     changes = _implied_by_conjunct(o, n, cx, changes)
+    changes = _implied_by_alternatives(o, n, cx, changes)
     changes += _combinator_changes(o, n, path, cx)
     return _exact_override(o, n, path, cx, changes)
+
+
+_COMBINATORS = ("allOf", "anyOf", "oneOf", "not", *_GROUP_KEYS)
+
+
+def _implied_by_alternatives(o: dict, n: dict, cx: Ctx, changes: list[Change]) -> list[Change]:
+    """When every alternative (anyOf/oneOf branch) of the old side implies the new side's own
+    keywords, those keyword changes cannot break backward; the mirror image for forward."""
+    if not changes:
+        return changes
+    bb_ok = bf_ok = False
+    if any(c.breaks_backward for c in changes) and ("anyOf" in o or "oneOf" in o):
+        n_base = {k: v for k, v in n.items() if k not in _COMBINATORS}
+        bb_ok = all(_sub(u, n_base, cx) for u in _units(o)[0])
+    if any(c.breaks_forward for c in changes) and ("anyOf" in n or "oneOf" in n):
+        o_base = {k: v for k, v in o.items() if k not in _COMBINATORS}
+        bf_ok = all(_sub(u, o_base, cx.swapped()) for u in _units(n)[0])
+    if bb_ok or bf_ok:
+        return _mask(changes, not bb_ok, not bf_ok)
+    return changes
 
 
 def _implied_by_conjunct(o: dict, n: dict, cx: Ctx, changes: list[Change]) -> list[Change]:
@@ -956,7 +962,7 @@ def _array_changes(o, n, path, cx) -> list[Change]:
     if co is not None or cn is not None:
         where = _ptr(path, "contains")
         if co is not None and cn is not None:
-            if _key(co) != _key(cn) or "$ref" in _key(co):
+            if _key(co) != _key(cn) or not _refless(_key(co)):
                 bb = not _sub(co, cn, cx)
                 bf = not _sub(cn, co, cx.swapped())
                 if bb or bf:
@@ -1004,7 +1010,7 @@ def _combinator_changes(o, n, path, cx) -> list[Change]:
         bo, bn = o.get(key), n.get(key)
         if bo is None and bn is None:
             continue
-        if _key(bo) == _key(bn) and "$ref" not in _key(bo):
+        if _key(bo) == _key(bn) and _refless(_key(bo)):
             continue
         out += _branch_changes(o, n, key, path, cx)
     out += _not_changes(o, n, path, cx)
@@ -1117,7 +1123,7 @@ def _not_changes(o, n, path, cx) -> list[Change]:
         return []
     where = _ptr(path, "not")
     if no is not None and nn is not None:
-        if _key(no) == _key(nn) and "$ref" not in _key(no):
+        if _key(no) == _key(nn) and _refless(_key(no)):
             return []
         bb = not _sub(nn, no, cx.swapped())
         bf = not _sub(no, nn, cx)
@@ -1127,7 +1133,7 @@ def _not_changes(o, n, path, cx) -> list[Change]:
             "; documents the old version allowed can match the new excluded schema" if bb else ""))]
     if nn is not None:
         rest = {k: v for k, v in o.items() if k != "not"}
-        bb = not _disjoint(rest, nn, Ctx(cx.left, cx.right, cx.active, cx.memo))
+        bb = not _disjoint(rest, nn, cx)
         return [Change(where, "not_added", bb, False, "documents matching a further schema are now refused")]
     rest = {k: v for k, v in n.items() if k != "not"}
     bf = not _disjoint(rest, no, cx.swapped())
@@ -1140,7 +1146,7 @@ def _conditional_changes(o, n, path, cx) -> list[Change]:
     io, in_ = o.get("if"), n.get("if")
     then_o, then_n = o.get("then", {}), n.get("then", {})
     else_o, else_n = o.get("else", {}), n.get("else", {})
-    if io is not None and in_ is not None and _key(io) == _key(in_):
+    if io is not None and in_ is not None and _key(io) == _key(in_) and _refless(_key(io)):
         return _diff(then_o, then_n, _ptr(path, "then"), cx) + _diff(else_o, else_n, _ptr(path, "else"), cx)
     out = []
     if in_ is not None:

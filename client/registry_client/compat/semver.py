@@ -46,7 +46,7 @@ def version_bump_problem(previous_version: str, proposed_version: str, report) -
     if new <= prev:
         return (f"version {proposed_version} is not greater than the published {previous_version}; "
                 f"the changes need a {bump} release")
-    (pm, pn, pp), (nm, nn, np_) = _release(prev), _release(new)
+    (pm, pn, _), (nm, nn, _) = _release(prev), _release(new)
     if bump == "major" and nm <= pm:
         return (f"version {proposed_version} understates the change: it breaks consumers under the contract's mode, "
                 f"so it needs a major release ({pm + 1}.0 or later), not a {'minor' if nn > pn else 'patch'} one")

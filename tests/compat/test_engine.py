@@ -1,0 +1,226 @@
+"""The checker's behaviour that the corpus does not show case by case: modes, advice, documents."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from registry_client.compat import (
+    MODES,
+    check_compatibility,
+    compare,
+    to_json_schema,
+    version_bump_problem,
+)
+from registry_client.compat.documents import DocumentError
+
+CLIENT = Path(__file__).resolve().parents[2] / "client"
+V1 = {"type": "object", "properties": {"id": {"type": "string"}, "status": {"enum": ["new", "paid"]}}}
+V2_WIDER = {"type": "object", "properties": {"id": {"type": "string"}, "status": {"enum": ["new", "paid", "void"]}}}
+V3_NARROWER = {"type": "object", "properties": {"id": {"type": "string"}, "status": {"enum": ["new", "void"]}}}
+
+
+def kinds(changes):
+    return {(c.path, c.kind, c.breaks_backward, c.breaks_forward) for c in changes}
+
+
+def test_the_client_package_never_imports_django():
+    code = "import sys, registry_client.compat, registry_client.compat.cli; sys.exit('django' in sys.modules)"
+    subprocess.run([sys.executable, "-c", code], check=True, env={"PYTHONPATH": str(CLIENT)})
+
+
+def test_each_change_names_its_path_kind_and_directions():
+    assert kinds(compare(V1, V2_WIDER)) == {("/properties/status/enum", "enum_value_added", False, True)}
+
+
+@pytest.mark.parametrize(("mode", "compatible"), [
+    ("NONE", True), ("BACKWARD", True), ("FORWARD", False), ("FULL", False),
+])
+def test_the_mode_decides_which_direction_counts(mode, compatible):
+    report = check_compatibility([V1], V2_WIDER, mode)
+    assert report.compatible is compatible
+    assert [c.breaking for c in report.changes] == [not compatible]
+
+
+def test_the_verdict_says_which_direction_broke():
+    report = check_compatibility([V1], V2_WIDER, "FORWARD")
+    assert report.verdict.startswith("breaking under FORWARD")
+    assert "consumers validating against the old version" in report.verdict
+    assert check_compatibility([V1], V2_WIDER, "BACKWARD").verdict.startswith("safe under BACKWARD")
+    assert check_compatibility([V1], V2_WIDER, "NONE").verdict.startswith("not checked")
+
+
+def test_transitive_modes_compare_with_every_earlier_version():
+    # V1 -> V2 widens, V2 -> V3 narrows back: only the step from V1 removes "paid".
+    history = [V1, V2_WIDER]
+    assert check_compatibility(history, V3_NARROWER, "BACKWARD").compatible is False
+    plain = check_compatibility([V2_WIDER], {**V2_WIDER, "title": "Order"}, "BACKWARD")
+    assert plain.compatible
+    transitive = check_compatibility([V3_NARROWER, V2_WIDER], {**V2_WIDER, "title": "Order"}, "BACKWARD_TRANSITIVE")
+    assert transitive.compatible is True
+    broken = check_compatibility([V2_WIDER, V1], V3_NARROWER, "BACKWARD_TRANSITIVE")
+    assert {c.against for c in broken.changes if c.breaking} == {"previous[0]", "previous[1]"}
+    assert check_compatibility([V2_WIDER, V1], V3_NARROWER, "BACKWARD").changes[0].against is None
+
+
+def test_transitive_changes_name_the_contract_version_they_were_compared_with():
+    def doc(version, payload):
+        return {"schema": {"name": "retail.checkout.order", "version": version, "schema_type": "event"}, "payload": payload}
+    report = check_compatibility([doc("1.0", V2_WIDER), doc("1.1", V1)], doc("2.0", V3_NARROWER), "FULL_TRANSITIVE")
+    assert {c.against for c in report.changes} == {"1.0", "1.1"}
+
+
+def test_an_unknown_mode_is_refused_with_the_valid_ones_listed():
+    with pytest.raises(ValueError, match="BACKWARD_TRANSITIVE"):
+        check_compatibility([V1], V1, "SIDEWAYS")
+    assert len(MODES) == 7
+
+
+def test_the_first_version_is_always_accepted():
+    report = check_compatibility([], V1, "FULL")
+    assert report.compatible and report.suggested_bump == "none"
+
+
+@pytest.mark.parametrize(("new", "mode", "bump"), [
+    (V1, "BACKWARD", "none"),
+    ({**V1, "description": "An order."}, "FULL", "patch"),
+    (V2_WIDER, "BACKWARD", "minor"),
+    (V2_WIDER, "FORWARD", "major"),
+    (V2_WIDER, "NONE", "major"),
+    (V3_NARROWER, "BACKWARD", "major"),
+])
+def test_the_suggested_bump_is_the_smallest_the_changes_allow(new, mode, bump):
+    assert check_compatibility([V1], new, mode).suggested_bump == bump
+
+
+def test_a_version_number_that_understates_a_breaking_change_is_refused():
+    report = check_compatibility([V1], V3_NARROWER, "BACKWARD")
+    problem = version_bump_problem("1.2", "1.3", report)
+    assert "needs a major release (2.0 or later)" in problem
+    assert version_bump_problem("1.2", "2.0", report) is None
+    assert version_bump_problem("1.2", "2.0.0rc1", report) is None
+
+
+def test_a_patch_number_for_a_widening_change_is_refused_and_a_minor_accepted():
+    report = check_compatibility([V1], V2_WIDER, "BACKWARD")
+    assert "at least a minor release (1.3 or later)" in version_bump_problem("1.2", "1.2.1", report)
+    assert version_bump_problem("1.2", "1.3", report) is None
+
+
+def test_a_version_that_does_not_grow_is_refused():
+    report = check_compatibility([V1], {**V1, "title": "x"}, "BACKWARD")
+    assert "not greater than the published 1.2" in version_bump_problem("1.2", "1.2", report)
+    assert version_bump_problem("1.2", "1.2.1", report) is None
+    with pytest.raises(ValueError, match="not a version number"):
+        version_bump_problem("1.2", "one", report)
+
+
+def test_a_keyword_the_checker_cannot_reason_about_breaks_both_ways_and_says_so():
+    change, = compare({"type": "array", "contains": {"type": "string"}, "maxContains": 1},
+                      {"type": "array", "contains": {"type": "string"}, "maxContains": 2})
+    assert (change.breaks_backward, change.breaks_forward) == (True, True)
+    assert "does not reason about it" in change.reason
+
+
+def test_annotations_never_break():
+    changes = compare({"type": "string", "title": "a", "examples": ["x"]},
+                      {"type": "string", "title": "b", "deprecated": True, "x-pii": True})
+    assert changes and all(not c.breaks_backward and not c.breaks_forward for c in changes)
+
+
+def test_self_referencing_definitions_do_not_loop():
+    loop = {"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}
+    changes = compare(loop, {"type": "string"})
+    assert any(c.kind == "unresolvable_ref" for c in changes)
+
+
+def test_an_external_reference_that_changes_is_breaking_both_ways():
+    change, = compare({"$ref": "https://example.com/a.json"}, {"$ref": "https://example.com/b.json"})
+    assert (change.breaks_backward, change.breaks_forward) == (True, True)
+
+
+def test_a_draft7_schema_and_its_2020_translation_are_equal():
+    old = {"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {"n": {"type": "integer"}},
+           "type": "array", "items": [{"$ref": "#/definitions/n"}], "additionalItems": False}
+    new = {"$defs": {"n": {"type": "integer"}}, "type": "array", "prefixItems": [{"$ref": "#/$defs/n"}], "items": False}
+    assert [c for c in compare(old, new) if c.breaks_backward or c.breaks_forward] == []
+
+
+# ----------------------------------------------------------------- contract documents
+
+def frame(columns, **config):
+    return {"schema": {"name": "lab.analytics.cell_count", "version": "1.0", "schema_type": "dataframe"},
+            "config": {"strict": "filter", "coerce": True, **config}, "columns": columns}
+
+
+def test_dataframe_columns_become_a_row_schema():
+    schema = to_json_schema(frame([
+        {"name": "count", "dtype": "int64", "nullable": False, "checks": [{"ge": 0}]},
+        {"name": "viability", "dtype": "float64", "nullable": True, "checks": [{"ge": 0.0}, {"le": 1.0}]},
+        {"name": "sample", "dtype": "str", "required": False, "checks": [{"str_matches": "S-[0-9]+"}, {"isin": ["S-1", "S-2"]}]},
+        {"name": "when", "dtype": "datetime64[ns]"},
+        {"name": "tags", "dtype": "List[str]"},
+    ], strict=True))
+    assert schema["required"] == ["count", "viability", "when", "tags"]
+    assert schema["additionalProperties"] is False
+    assert schema["properties"]["count"] == {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}
+    assert schema["properties"]["viability"] == {"type": ["number", "null"], "minimum": 0.0, "maximum": 1.0}
+    assert schema["properties"]["sample"] == {"type": "string", "pattern": "^(?:S-[0-9]+)", "enum": ["S-1", "S-2"]}
+    assert schema["properties"]["when"] == {"type": "string", "format": "date-time"}
+    assert schema["properties"]["tags"] == {"type": "array", "items": {"type": "string"}}
+
+
+def test_a_nullable_column_with_a_value_list_still_accepts_null():
+    schema = to_json_schema(frame([{"name": "grade", "dtype": "str", "nullable": True, "checks": [{"isin": ["A", "B"]}]}]))
+    assert schema["properties"]["grade"] == {"type": ["string", "null"], "enum": ["A", "B", None]}
+
+
+def test_dataframe_changes_go_through_the_same_engine():
+    old = frame([{"name": "count", "dtype": "int64", "nullable": True}])
+    made_strict = frame([{"name": "count", "dtype": "int64", "nullable": False, "checks": [{"ge": 0}]}])
+    found = kinds(compare(old, made_strict))
+    assert ("/properties/count/type", "nullability_removed", True, False) in found
+    assert ("/properties/count/minimum", "minimum_tightened", True, False) in found
+    widened = frame([{"name": "count", "dtype": "float64", "nullable": True}])
+    assert {(c.breaks_backward, c.breaks_forward) for c in compare(old, widened)} == {(False, True)}
+
+
+def test_a_new_optional_column_under_filter_is_safe_and_under_strict_breaks_forward():
+    base = [{"name": "a", "dtype": "str"}]
+    more = [*base, {"name": "b", "dtype": "str", "required": False}]
+    assert not any(c.breaks_forward for c in compare(frame(base, strict="filter"), frame(more, strict="filter")))
+    strict = compare(frame(base, strict=True), frame(more, strict=True))
+    assert any(c.breaks_forward for c in strict) and not any(c.breaks_backward for c in strict)
+
+
+def test_whole_frame_rules_count_as_breaking_both_ways_when_they_change():
+    cols = [{"name": "a", "dtype": "str"}]
+    change, = compare(frame(cols, ordered=False), frame(cols, ordered=True))
+    assert (change.breaks_backward, change.breaks_forward) == (True, True)
+
+
+def test_an_unknown_dtype_is_an_error_naming_the_column():
+    with pytest.raises(DocumentError, match="column 'a'.*'complex128'"):
+        to_json_schema(frame([{"name": "a", "dtype": "complex128"}]))
+
+
+def test_api_contracts_compare_request_response_and_callbacks_with_refs_repointed():
+    def api(amount_type):
+        return {"schema": {"name": "retail.payments.refund_api", "version": "1.0", "schema_type": "api"},
+                "request": {"$defs": {"money": {"type": amount_type}}, "type": "object",
+                            "properties": {"amount": {"$ref": "#/$defs/money"}}},
+                "response": {"type": "object"},
+                "callbacks": {"settled": {"type": "object"}}}
+    schema = to_json_schema(api("integer"))
+    assert schema["properties"]["request"]["properties"]["amount"] == {"$ref": "#/properties/request/$defs/money"}
+    change, = [c for c in compare(api("integer"), api("number")) if c.breaks_forward]
+    assert change.path == "/properties/request/properties/amount/type"
+
+
+def test_a_document_without_schema_type_is_refused():
+    with pytest.raises(DocumentError, match="schema_type"):
+        to_json_schema({"schema": {"name": "a.b", "version": "1.0"}, "payload": {}})
+    with pytest.raises(DocumentError, match="unknown schema_type 'table'"):
+        to_json_schema({"schema": {"name": "a.b", "schema_type": "table"}})
