@@ -7,7 +7,13 @@ class ContractsConfig(AppConfig):
 
     def ready(self) -> None:
         # Each import registers something: change-request admin pages, the demo step, dataset-page sections.
-        from contracts_app import change_request_admin, demo, review_views, views  # noqa: F401
+        from contracts_app import (  # noqa: F401
+            change_request_admin,
+            change_request_demo,
+            demo,
+            review_views,
+            views,
+        )
         from registry.hooks import nav_item
 
         nav_item("Contracts", "contract-catalogue", order=20)
