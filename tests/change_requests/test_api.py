@@ -103,3 +103,31 @@ def test_an_unknown_request_is_404(client, consumer):
 def test_anonymous_callers_are_told_how_to_authenticate(client, change_request):
     assert client.get("/api/change-requests/").status_code == 401
     assert ChangeRequest.objects.count() == 1
+
+
+def test_an_outsider_cannot_publish_through_the_api(client, contract, outsider):
+    response = client.post("/api/change-requests/", {"document": proposed_document()},
+                           content_type="application/json", **bearer(outsider))
+    assert response.status_code == 403
+    assert "owner team (checkout)" in response.json()["detail"]
+    assert not ChangeRequest.objects.exists()
+
+
+def test_a_compatible_version_is_published_at_once_through_the_api(client, contract, dataset, owner):
+    from registry.models import Dataset
+
+    Dataset.objects.filter(pk=dataset.pk).update(compatibility_mode="NONE")
+    response = client.post("/api/change-requests/", {"document": proposed_document("1.1")},
+                           content_type="application/json", **bearer(owner))
+    assert response.status_code == 200
+    assert response.json()["status"] == "published"
+    assert not ChangeRequest.objects.exists()
+
+
+def test_a_document_that_fails_the_gate_is_a_400_listing_the_problems(client, contract, owner):
+    document = proposed_document()
+    document["schema"]["schema_type"] = "table"
+    response = client.post("/api/change-requests/", {"document": document},
+                           content_type="application/json", **bearer(owner))
+    assert response.status_code == 400
+    assert any("schema_type" in e for e in response.json()["errors"])

@@ -25,6 +25,8 @@ from registry.models import AuditEvent
 from .conftest import proposed_document, report_for
 from .test_clock_and_notifications import Receiver
 
+pytestmark = pytest.mark.slow
+
 BROKER = os.environ.get("TEST_CHANGE_REQUEST_BROKER_URL", "redis://127.0.0.1:6379/3")
 ROOT = Path(__file__).resolve().parents[2]
 
