@@ -131,3 +131,17 @@ def test_a_document_that_fails_the_gate_is_a_400_listing_the_problems(client, co
                            content_type="application/json", **bearer(owner))
     assert response.status_code == 400
     assert any("schema_type" in e for e in response.json()["errors"])
+
+
+@pytest.mark.parametrize("count", [1, 10])
+def test_the_list_takes_a_constant_number_of_queries(client, consumer, owner, owner_team, consumer_team, other_team, count, django_assert_num_queries):
+    from .test_pages import _many_requests
+
+    _many_requests(count, owner, owner_team, [consumer_team, other_team])
+    client.force_login(consumer)
+    # 1 session, 2 user, 3 count, 4 the page of requests (contract, owner team, base version, progress),
+    # 5 their team reviews with team
+    with django_assert_num_queries(5):
+        response = client.get("/api/change-requests/")
+    assert response.json()["count"] == count
+    assert all(len(r["reviews"]) == 2 for r in response.json()["results"])
