@@ -200,13 +200,15 @@ def run_clock(now: datetime | None = None) -> ClockResult:
        are queued a reminder.
     2. Escalations: the same for requests past their deadline: `escalated_at`, an
        audit row, and notifications to the governance admins and the owner.
-    3. Lost deliveries: notifications still unsent (their task was lost) are sent.
+    3. Lost deliveries: notifications still unsent LOST_AFTER after they were queued (their
+       task was lost, or gave up retrying early) are sent.
     Running the pass twice changes nothing the second time.
     """
     now = now or timezone.now()
     reminded = _claim_and(ChangeRequest.objects.due_for_reminder(now), "reminded_at", now, _remind)
     escalated = _claim_and(ChangeRequest.objects.past_deadline(now), "escalated_at", now, _escalate)
-    sent, failed = notifications.deliver_pending()
+    # Fresh rows belong to their own task (with its backoff); the clock only rescues old ones.
+    sent, failed = notifications.deliver_pending(older_than=notifications.LOST_AFTER)
     return ClockResult(reminded=reminded, escalated=escalated, sent=sent, failed=failed)
 
 

@@ -45,6 +45,7 @@ from registry.models import Team
 log = logging.getLogger(__name__)
 
 CLAIM_FOR = timedelta(minutes=5)
+LOST_AFTER = timedelta(minutes=15)  # well past the task's first retries
 MAX_ATTEMPTS = 8
 WEBHOOK_TIMEOUT_SECONDS = 10
 
@@ -251,11 +252,15 @@ def deliver(notification: Notification) -> bool:
     return True
 
 
-def deliver_pending(change_request_id: int | None = None, *, limit: int = 500) -> tuple[int, int]:
-    """Send the unsent notifications (of one request, or all); returns (sent, failed)."""
+def deliver_pending(change_request_id: int | None = None, *, limit: int = 500,
+                    older_than: timedelta | None = None) -> tuple[int, int]:
+    """Send the unsent notifications (of one request, or all; only those queued more than
+    `older_than` ago, if given); returns (sent, failed)."""
     pending = Notification.objects.unsent().select_related("team").order_by("created_at", "id")
     if change_request_id is not None:
         pending = pending.filter(change_request_id=change_request_id)
+    if older_than is not None:
+        pending = pending.filter(created_at__lt=timezone.now() - older_than)
     sent = failed = 0
     for notification in pending[:limit]:
         if deliver(notification):

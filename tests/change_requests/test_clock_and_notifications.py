@@ -241,3 +241,13 @@ def test_an_objection_does_not_tell_the_owner_it_is_approved(opened, consumer_te
     with django_capture_on_commit_callbacks(execute=True):
         opened.object(consumer_team, by=consumer, comment="Not yet.")
     assert mail.outbox == []
+
+
+def test_the_clock_sends_what_a_lost_task_never_sent(start, contract, owner, consumer):
+    doc = proposed_document()
+    open_change_request(contract, doc, by=owner, report=report_for(doc))  # its task never runs
+    assert run_clock().sent == 0  # fresh rows belong to their own task and its backoff
+    start.shift(timedelta(minutes=16))
+    assert run_clock().sent == 1
+    assert [m.to for m in mail.outbox] == [[consumer.email]]
+    assert run_clock().sent == 0
