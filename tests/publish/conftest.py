@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from contracts_app.store import LocalStore, S3Store
-from tests.servers import ACCESS_KEY, SECRET_KEY, S3Server
+from tests.servers import ACCESS_KEY, SECRET_KEY, s3_server  # noqa: F401  (the session S3 server)
 
 
 def cell_count(version: str = "1.0", **changes) -> dict:
@@ -91,13 +91,6 @@ def cell_count_spec(version: str = "1.0") -> dict:
                    "modified_column": "modified_at"},
         "field_to_source": {"run_row_id": "row_id", "viability": "viab_fraction", "run_date": "run_date"},
     }
-
-
-@pytest.fixture(scope="session")
-def s3_server():
-    """One SeaweedFS S3 server for the session, on a free loopback port."""
-    with S3Server() as server:
-        yield server
 
 
 @pytest.fixture
