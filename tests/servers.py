@@ -9,7 +9,9 @@ an S3 API server in a temporary directory:
 
 or, in pytest, the session fixture defined here: import it into a conftest.py
 
-    from tests.servers import s3_server  # noqa: F401  (a session-scoped S3Server)
+    from tests import servers
+
+    s3_server = servers.s3_server  # a session-scoped S3Server
 """
 
 from __future__ import annotations

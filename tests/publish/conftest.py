@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from contracts_app.store import LocalStore, S3Store
-from tests.servers import ACCESS_KEY, SECRET_KEY, s3_server  # noqa: F401  (the session S3 server)
+from tests import servers
+from tests.servers import ACCESS_KEY, SECRET_KEY
 
 
 def cell_count(version: str = "1.0", **changes) -> dict:
@@ -91,6 +92,9 @@ def cell_count_spec(version: str = "1.0") -> dict:
                    "modified_column": "modified_at"},
         "field_to_source": {"run_row_id": "row_id", "viability": "viab_fraction", "run_date": "run_date"},
     }
+
+
+s3_server = servers.s3_server  # the session S3 server, shared with other suites
 
 
 @pytest.fixture
