@@ -7,7 +7,11 @@ an S3 API server in a temporary directory:
         client = s3.client()              # a boto3 S3 client pointed at it
         s3.create_bucket("contracts")
 
-or, in pytest, the session fixture `s3_server` (see tests/publish/conftest.py).
+or, in pytest, the session fixture defined here: import it into a conftest.py
+
+    from tests import servers
+
+    s3_server = servers.s3_server  # a session-scoped S3Server
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+import pytest
 
 ACCESS_KEY = "test-access-key"
 SECRET_KEY = "test-secret-key"  # noqa: S105 - a throwaway local test server
@@ -139,3 +145,10 @@ class S3Server:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """One SeaweedFS S3 server for the test session, on a free loopback port; stopped at the end."""
+    with S3Server() as server:
+        yield server

@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from contracts_app.store import LocalStore, S3Store
-from tests.servers import ACCESS_KEY, SECRET_KEY, S3Server
+from tests import servers
+from tests.servers import ACCESS_KEY, SECRET_KEY
 
 
 def cell_count(version: str = "1.0", **changes) -> dict:
@@ -93,11 +94,7 @@ def cell_count_spec(version: str = "1.0") -> dict:
     }
 
 
-@pytest.fixture(scope="session")
-def s3_server():
-    """One SeaweedFS S3 server for the session, on a free loopback port."""
-    with S3Server() as server:
-        yield server
+s3_server = servers.s3_server  # the session S3 server, shared with other suites
 
 
 @pytest.fixture

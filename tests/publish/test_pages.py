@@ -79,3 +79,13 @@ def test_a_bound_dataset_links_to_its_contract(browser, published, dataset, owne
     Contract.objects.get(name="lab.analytics.cell_count").bind(dataset, by=owner)
     page = browser.get(dataset.get_absolute_url()).content.decode()
     assert 'href="/contracts/lab.analytics.cell_count/"' in page
+
+
+def test_the_contract_page_takes_a_constant_number_of_queries(browser, published, local_store, owner, django_assert_num_queries, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        for minor in range(1, 6):
+            record_version(cell_count(f"1.{minor}"), by=owner, store=local_store)
+    # 1: session, 2: user, 3: the contract with its owner team, 4: its versions with their publishers
+    with django_assert_num_queries(4):
+        page = browser.get("/contracts/lab.analytics.cell_count/").content.decode()
+    assert "?version=1.5" in page

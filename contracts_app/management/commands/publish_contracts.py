@@ -145,6 +145,11 @@ class Command(BaseCommand):
                 message = " ".join(getattr(exc, "messages", [str(exc)]))
                 self.stdout.write(self.style.ERROR("  spec refused   ") + f"{rel}: {message}")
                 continue
+            spec.refresh_from_db(fields=["uploaded_at"])
+            if spec.uploaded_at is None:
+                counts["refused"] += 1
+                self.stdout.write(self.style.ERROR("  spec upload failed ") + f"{rel} (recorded; re-run to retry)")
+                continue
             counts["published" if created else "unchanged"] += 1
             self.stdout.write(f"  spec {'published' if created else 'unchanged':<9} {rel}")
         return counts
