@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import uuid
 from pathlib import Path
 
@@ -12,7 +13,21 @@ from django.conf import settings
 
 from registry.models import ApiToken
 
-OPENLINEAGE_DIR = Path(settings.BASE_DIR).parent / "shared" / "openlineage"
+
+
+def _openlineage_dir() -> Path:
+    """../shared/openlineage next to the repository (CI), or next to a parent
+    folder of it (a worktree); OPENLINEAGE_SHARED_DIR overrides both."""
+    if os.environ.get("OPENLINEAGE_SHARED_DIR"):
+        return Path(os.environ["OPENLINEAGE_SHARED_DIR"])
+    for parent in Path(settings.BASE_DIR).parents:
+        candidate = parent / "shared" / "openlineage"
+        if candidate.is_dir():
+            return candidate
+    return Path(settings.BASE_DIR).parent / "shared" / "openlineage"
+
+
+OPENLINEAGE_DIR = _openlineage_dir()
 PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.20.0/client/python"
 SCHEMA_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 FACET_BASE = {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json"}
