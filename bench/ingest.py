@@ -10,11 +10,12 @@ into PostgreSQL with psycopg.
    with a keep-alive connection) POST realistic RunEvents for `--seconds`: a
    START and a COMPLETE per run, 2 inputs, 1 output with the schema and
    outputStatistics facets, over a pool of 300 datasets.
-3. Counts acknowledged (201) events missing from the database (`lost`).
-4. Empties the lineage tables and writes the same rows for the same time
-   straight into PostgreSQL with psycopg, from the same number of
-   connections, one transaction per event, as the statements the app issues
-   (raw event, datasets, job, run, job edges, run edges).
+3. Counts acknowledged (201) events missing from the database (`lost`), at the end.
+4. Writes the same rows for the same time straight into PostgreSQL with
+   psycopg, from the same number of connections, one transaction per event,
+   with the statements the app sends (raw event + dataset look-up, job + run +
+   edges). Steps 2 and 4 alternate in `--rounds` slices so that load from other
+   processes on a shared machine falls on both alike.
 
 Prints a human summary, then one JSON line (last):
 {"clients", "events_per_s", "p50_ms", "p99_ms", "errors", "lost",
@@ -36,7 +37,7 @@ import sys
 import threading
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
@@ -62,7 +63,7 @@ def make_events(rng: random.Random, client: int, seq: int) -> list[dict]:
         {"name": "id", "type": "BIGINT"}, {"name": "customer_id", "type": "BIGINT"},
         {"name": "amount", "type": "DOUBLE PRECISION"}, {"name": "status", "type": "VARCHAR"},
         {"name": "created_at", "type": "TIMESTAMP"}]}
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     events = []
     for event_type in ("START", "COMPLETE"):
         output = {"namespace": NAMESPACE, "name": f"analytics.public.table_{picks[2]}", "facets": {"schema": schema}}
@@ -180,55 +181,75 @@ def _direct_worker(url: str, threads: int, first_client: int, deadline: float, o
     out.put(sum(counts))
 
 
+DATASET_COLUMNS = "id, namespace, name, description, owner_team_id, owner_id, compatibility_mode, created_at"
+RANKS = "WHEN 'NEW' THEN 0 WHEN 'START' THEN 1 WHEN 'RUNNING' THEN 2 WHEN 'COMPLETE' THEN 3 WHEN 'FAIL' THEN 3 WHEN 'ABORT' THEN 3"
+
+
 def write_event(conn: psycopg.Connection, event: dict) -> None:
-    """The rows the app writes for one event, as the same statements."""
-    now = datetime.now(timezone.utc)
+    """The rows the app writes for one event, with the statements it sends on
+    PostgreSQL: raw event + dataset look-up, missing datasets (rarely), and
+    job + run + edges as one statement."""
+    now = datetime.now(UTC)
     checksum = hashlib.sha256(json.dumps(event, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     run_id = event["run"]["runId"]
     event_time = datetime.fromisoformat(event["eventTime"])
-    cur = conn.execute(
-        "INSERT INTO lineage_runevent (checksum, run_uuid, event_type, event_time, job_namespace, job_name, payload, received_at) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (checksum) DO NOTHING RETURNING id",
-        (checksum, run_id, event["eventType"], event_time, event["job"]["namespace"], event["job"]["name"], Jsonb(event), now))
-    if cur.fetchone() is None:
-        return
     keys = sorted({(d["namespace"], d["name"]) for d in event["inputs"] + event["outputs"]})
     where = " OR ".join(["(namespace = %s AND name = %s)"] * len(keys))
-    found = {(r[1], r[2]): r[0] for r in conn.execute(
-        f"SELECT id, namespace, name FROM registry_dataset WHERE {where}", [v for k in keys for v in k])}
+    key_params = [v for k in keys for v in k]
+    rows = conn.execute(
+        "WITH ev AS (INSERT INTO lineage_runevent (checksum, run_uuid, event_type, event_time, job_namespace, job_name, "
+        "payload, received_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (checksum) DO NOTHING RETURNING id) "
+        f"SELECT ev.id, d.* FROM ev LEFT JOIN (SELECT {DATASET_COLUMNS} FROM registry_dataset WHERE {where}) d ON true",
+        (checksum, run_id, event["eventType"], event_time, event["job"]["namespace"], event["job"]["name"],
+         Jsonb(event), now, *key_params)).fetchall()
+    if not rows:
+        return
+    found = {(r[2], r[3]): r[1] for r in rows if r[1] is not None}
     missing = [k for k in keys if k not in found]
     if missing:
-        rows = ", ".join(["(%s, %s, '', 'BACKWARD', %s)"] * len(missing))
+        values = ", ".join(["(%s, %s, '', NULL, NULL, 'BACKWARD', %s)"] * len(missing))
         for r in conn.execute(
-            f"INSERT INTO registry_dataset (namespace, name, description, compatibility_mode, created_at) VALUES {rows} "
-            "ON CONFLICT (namespace, name) DO NOTHING RETURNING id, namespace, name",
+            "INSERT INTO registry_dataset (namespace, name, description, owner_team_id, owner_id, compatibility_mode, "
+            f"created_at) VALUES {values} ON CONFLICT (namespace, name) DO NOTHING RETURNING id, namespace, name",
             [v for k in missing for v in (*k, now)],
         ):
             found[(r[1], r[2])] = r[0]
-        for r in conn.execute(f"SELECT id, namespace, name FROM registry_dataset WHERE {where}", [v for k in keys for v in k]):
-            found[(r[1], r[2])] = r[0]
-    job_id = conn.execute(
-        "INSERT INTO lineage_job (namespace, name, facets, created_at, updated_at) VALUES (%s, %s, %s, %s, %s) "
-        "ON CONFLICT (namespace, name) DO UPDATE SET updated_at = EXCLUDED.updated_at RETURNING id",
-        (event["job"]["namespace"], event["job"]["name"], Jsonb({}), now, now)).fetchone()[0]
-    final = event["eventType"] == "COMPLETE"
-    run_pk = conn.execute(
-        "INSERT INTO lineage_run (run_uuid, job_id, state, state_at, started_at, ended_at, facets, created_at) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (run_uuid) DO UPDATE SET "
-        "state = EXCLUDED.state, state_at = EXCLUDED.state_at, ended_at = COALESCE(EXCLUDED.ended_at, lineage_run.ended_at), "
-        "facets = EXCLUDED.facets RETURNING id",
-        (run_id, job_id, event["eventType"], event_time, None if final else event_time, event_time if final else None,
-         Jsonb(event["run"].get("facets") or {}), now)).fetchone()[0]
+        if any(k not in found for k in keys):
+            for r in conn.execute(f"SELECT id, namespace, name FROM registry_dataset WHERE {where}", key_params):
+                found[(r[1], r[2])] = r[0]
     edges = sorted({(found[(d["namespace"], d["name"])], "in") for d in event["inputs"]}
                    | {(found[(d["namespace"], d["name"])], "out") for d in event["outputs"]})
+    directions, dataset_ids = [e[1] for e in edges], [e[0] for e in edges]
+    state = event["eventType"]
+    rank = {"START": 1, "RUNNING": 2, "COMPLETE": 3, "FAIL": 3, "ABORT": 3}.get(state, -1)
+    moves = (f"(%s > (CASE lineage_run.state {RANKS} ELSE 0 END) OR "
+             f"(%s = (CASE lineage_run.state {RANKS} ELSE 0 END) AND EXCLUDED.state_at >= lineage_run.state_at))")
+    run_facets = event["run"].get("facets") or {}
     conn.execute(
-        "INSERT INTO lineage_jobdataset (job_id, direction, dataset_id, first_seen_at) VALUES "
-        + ", ".join(["(%s, %s, %s, %s)"] * len(edges)) + " ON CONFLICT (job_id, direction, dataset_id) DO NOTHING",
-        [v for d, direction in edges for v in (job_id, direction, d, now)])
-    conn.execute(
-        "INSERT INTO lineage_rundataset (run_id, direction, dataset_id) VALUES "
-        + ", ".join(["(%s, %s, %s)"] * len(edges)) + " ON CONFLICT (run_id, direction, dataset_id) DO NOTHING",
-        [v for d, direction in edges for v in (run_pk, direction, d)])
+        "WITH job AS (INSERT INTO lineage_job (namespace, name, facets, created_at, updated_at) VALUES (%s, %s, %s, %s, %s) "
+        "ON CONFLICT (namespace, name) DO UPDATE SET facets = CASE WHEN %s THEN EXCLUDED.facets ELSE lineage_job.facets END, "
+        "updated_at = EXCLUDED.updated_at RETURNING id, facets, created_at), "
+        "run AS (INSERT INTO lineage_run (run_uuid, job_id, state, state_at, started_at, ended_at, facets, created_at) "
+        "SELECT %s, job.id, %s, %s, %s, %s, %s, %s FROM job ON CONFLICT (run_uuid) DO UPDATE SET "
+        f"state = CASE WHEN {moves} THEN EXCLUDED.state ELSE lineage_run.state END, "
+        f"state_at = CASE WHEN {moves} THEN EXCLUDED.state_at ELSE lineage_run.state_at END, "
+        "started_at = CASE WHEN lineage_run.started_at IS NULL OR EXCLUDED.started_at < lineage_run.started_at "
+        "THEN COALESCE(EXCLUDED.started_at, lineage_run.started_at) ELSE lineage_run.started_at END, "
+        "ended_at = COALESCE(EXCLUDED.ended_at, lineage_run.ended_at), "
+        "facets = CASE WHEN %s THEN EXCLUDED.facets ELSE lineage_run.facets END "
+        "RETURNING id, job_id, state, state_at, started_at, ended_at, created_at), "
+        "je AS (INSERT INTO lineage_jobdataset (job_id, direction, dataset_id, first_seen_at) "
+        "SELECT job.id, e.direction, e.dataset_id, %s FROM job, unnest(%s::varchar[], %s::bigint[]) AS e(direction, dataset_id) "
+        "ORDER BY e.dataset_id, e.direction ON CONFLICT (job_id, direction, dataset_id) DO NOTHING), "
+        "re AS (INSERT INTO lineage_rundataset (run_id, direction, dataset_id) "
+        "SELECT run.id, e.direction, e.dataset_id FROM run, unnest(%s::varchar[], %s::bigint[]) AS e(direction, dataset_id) "
+        "ORDER BY e.dataset_id, e.direction ON CONFLICT (run_id, direction, dataset_id) DO NOTHING) "
+        "SELECT job.id, job.facets, job.created_at, run.id, run.state, run.state_at, run.started_at, run.ended_at, "
+        "run.created_at FROM job, run",
+        (event["job"]["namespace"], event["job"]["name"], Jsonb({}), now, now, False,
+         run_id, state, event_time, event_time if rank in (1, 2) else None, event_time if rank == 3 else None,
+         Jsonb(run_facets), now, rank, rank, rank, rank, bool(run_facets),
+         now, directions, dataset_ids, directions, dataset_ids)).fetchone()
 
 
 def straight_into_postgres(url: str, clients: int, seconds: float) -> dict:
@@ -277,7 +298,10 @@ def wait_until_up(port: int, proc: subprocess.Popen, timeout: float = 30) -> Non
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=32)
-    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--seconds", type=float, default=20, help="per phase, split over the rounds")
+    parser.add_argument("--rounds", type=int, default=4,
+                        help="alternate app and psycopg slices this many times, so load from other processes "
+                             "on a shared machine falls on both alike (default 4)")
     parser.add_argument("--workers", type=int, default=3, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker (gthread)")
     args = parser.parse_args()
@@ -293,32 +317,38 @@ def main() -> None:
          "--worker-class", "gthread", "--workers", str(args.workers), "--threads", str(args.threads),
          "--backlog", "2048", "--keep-alive", "30", "--log-level", "warning"],
         cwd=ROOT, env=env, start_new_session=True)
+    slice_seconds = args.seconds / args.rounds
+    app = {"latencies": [], "acked": [], "errors": [], "elapsed": 0.0}
+    direct = {"events": 0, "elapsed": 0.0}
     try:
         wait_until_up(port, gunicorn)
-        print(f"gunicorn on :{port} ({args.workers} workers × {args.threads} threads); "
-              f"{args.clients} clients for {args.seconds:.0f}s …", flush=True)
-        app = through_the_app(port, secret, args.clients, args.seconds)
+        print(f"gunicorn on :{port} ({args.workers} workers × {args.threads} threads); {args.clients} clients; "
+              f"{args.rounds} rounds of {slice_seconds:.1f}s through the app, then straight into PostgreSQL", flush=True)
+        for round_no in range(1, args.rounds + 1):
+            part = through_the_app(port, secret, args.clients, slice_seconds)
+            for key in ("latencies", "acked", "errors"):
+                app[key].extend(part[key])
+            app["elapsed"] += part["elapsed"]
+            part_direct = straight_into_postgres(plain_url(url), args.clients, slice_seconds)
+            direct["events"] += part_direct["events"]
+            direct["elapsed"] += part_direct["elapsed"]
+            print(f"  round {round_no}: app {len(part['acked']) / part['elapsed']:.0f}/s, "
+                  f"psycopg {part_direct['events'] / part_direct['elapsed']:.0f}/s", flush=True)
     finally:
         os.killpg(gunicorn.pid, signal.SIGTERM)
         gunicorn.wait(timeout=30)
 
     with psycopg.connect(plain_url(url)) as conn:
         stored = set(conn.execute("SELECT run_uuid::text, event_type FROM lineage_runevent").fetchall())
-        lost = sum(1 for key in app["acked"] if key not in stored)
-        conn.execute("TRUNCATE lineage_rundataset, lineage_jobdataset, lineage_run, lineage_runevent, lineage_job, "
-                     "contracts_app_schemadriftcheck")
+    lost = sum(1 for key in app["acked"] if key not in stored)
     events_per_s = len(app["acked"]) / app["elapsed"]
+    direct_per_s = direct["events"] / direct["elapsed"]
     print(f"app: {len(app['acked'])} events in {app['elapsed']:.1f}s = {events_per_s:.0f}/s, "
           f"p50 {percentile(app['latencies'], 50):.1f} ms, p99 {percentile(app['latencies'], 99):.1f} ms, "
-          f"{len(app['errors'])} errors, {lost} lost", flush=True)
+          f"{len(app['errors'])} errors, {lost} lost")
     if app["errors"]:
         print(f"  first errors: {app['errors'][:5]}")
-
-    print(f"straight into PostgreSQL with psycopg, {args.clients} connections for {args.seconds:.0f}s …", flush=True)
-    direct = straight_into_postgres(plain_url(url), args.clients, args.seconds)
-    direct_per_s = direct["events"] / direct["elapsed"]
-    print(f"psycopg: {direct['events']} events = {direct_per_s:.0f}/s", flush=True)
-
+    print(f"psycopg: {direct['events']} events in {direct['elapsed']:.1f}s = {direct_per_s:.0f}/s")
     print(json.dumps({
         "clients": args.clients,
         "events_per_s": round(events_per_s, 1),

@@ -143,13 +143,17 @@ def _prep(model, field_name: str, value: Any) -> Any:
 def _store(parsed: ParsedEvent, by) -> StoredEvent:
     now = timezone.now()
     run_uuid = str(parsed.run_uuid)
-    if not _insert_raw_event(parsed, now):
+    found = _insert_raw_event(parsed, now)
+    if found is None:
         return StoredEvent(stored=False, run_id=run_uuid)
 
-    datasets, created = datasets_for(parsed.dataset_keys, by=by)
-    job = _upsert_job(parsed, now)
-    run = _upsert_run(parsed, job, now)
-    _insert_edges(job, run, parsed, datasets, now)
+    datasets, created = datasets_for(parsed.dataset_keys, by=by, found=found)
+    if connection.vendor == "postgresql":
+        job, run = _upsert_job_run_and_edges(parsed, datasets, now)
+    else:
+        job = _upsert_job(parsed, now)
+        run = _upsert_run(parsed, job, now)
+        _insert_edges(job, run, parsed, datasets, now)
 
     succeeded = parsed.event_type == RunState.COMPLETE
     for out in parsed.outputs:
@@ -172,7 +176,9 @@ def _store(parsed: ParsedEvent, by) -> StoredEvent:
     return StoredEvent(stored=True, run_id=run_uuid, datasets_created=created)
 
 
-def _insert_raw_event(parsed: ParsedEvent, now: datetime) -> bool:
+def _insert_raw_event(parsed: ParsedEvent, now: datetime) -> dict[tuple[str, str], Dataset] | None:
+    """Insert the raw event; None if it was stored before, else the event's
+    datasets that already exist (on PostgreSQL found by the same statement)."""
     sql = (
         f"INSERT INTO {RunEvent._meta.db_table} "
         "(checksum, run_uuid, event_type, event_time, job_namespace, job_name, payload, received_at) "
@@ -188,17 +194,32 @@ def _insert_raw_event(parsed: ParsedEvent, now: datetime) -> bool:
         _prep(RunEvent, "payload", parsed.payload),
         _prep(RunEvent, "received_at", now),
     ]
+    keys = parsed.dataset_keys
+    if connection.vendor != "postgresql" or not keys:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            if cursor.fetchone() is None:
+                return None
+        return _select_datasets(keys) if keys else {}
+    # One round trip: no rows = a duplicate; a row of NULLs = no dataset known yet.
+    select, select_params = _datasets_sql(keys, alias="d")
+    combined = (f"WITH ev AS ({sql}) SELECT ev.id, d.* FROM ev LEFT JOIN ({select}) d ON true")
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchone() is not None
+        cursor.execute(combined, params + select_params)
+        rows = cursor.fetchall()
+    if not rows:
+        return None
+    return _datasets_from_rows([row[1:] for row in rows if row[1] is not None])
 
 
-def datasets_for(keys: list[tuple[str, str]], *, by=None) -> tuple[dict[tuple[str, str], Dataset], int]:
+def datasets_for(keys: list[tuple[str, str]], *, by=None,
+                 found: dict[tuple[str, str], Dataset] | None = None) -> tuple[dict[tuple[str, str], Dataset], int]:
     """The datasets named by (namespace, name), creating missing ones unowned.
-    Returns them by key and how many this call created."""
+    Returns them by key and how many this call created. `found`: those
+    already looked up."""
     if not keys:
         return {}, 0
-    found = _select_datasets(keys)
+    found = dict(found) if found is not None else _select_datasets(keys)
     missing = [k for k in keys if k not in found]
     if not missing:
         return found, 0
@@ -217,17 +238,26 @@ def datasets_for(keys: list[tuple[str, str]], *, by=None) -> tuple[dict[tuple[st
     return found, len(created)
 
 
-def _select_datasets(keys: list[tuple[str, str]]) -> dict[tuple[str, str], Dataset]:
-    # Plain SQL over every column: this runs for every event, and compiling
-    # the equivalent ORM query costs more than the query itself.
+def _datasets_sql(keys: list[tuple[str, str]], alias: str = "t") -> tuple[str, list]:
     fields = Dataset._meta.concrete_fields
     quote = connection.ops.quote_name
     where = " OR ".join(["(namespace = %s AND name = %s)"] * len(keys))
-    sql = (f"SELECT {', '.join(quote(f.column) for f in fields)} FROM {quote(Dataset._meta.db_table)} WHERE {where}")
-    names = [f.attname for f in fields]
+    sql = f"SELECT {', '.join(quote(f.column) for f in fields)} FROM {quote(Dataset._meta.db_table)} WHERE {where}"
+    return sql, [v for key in keys for v in key]
+
+
+def _select_datasets(keys: list[tuple[str, str]]) -> dict[tuple[str, str], Dataset]:
+    # Plain SQL over every column: this runs for every event, and compiling
+    # the equivalent ORM query costs more than the query itself.
+    sql, params = _datasets_sql(keys)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [v for key in keys for v in key])
-        rows = cursor.fetchall()
+        cursor.execute(sql, params)
+        return _datasets_from_rows(cursor.fetchall())
+
+
+def _datasets_from_rows(rows: list) -> dict[tuple[str, str], Dataset]:
+    fields = Dataset._meta.concrete_fields
+    names = [f.attname for f in fields]
     columns = [f.get_col(Dataset._meta.db_table) for f in fields]
     # Backend converters (SQLite's text datetimes); none apply on PostgreSQL.
     converters = [(i, col, connection.ops.get_db_converters(col) + fields[i].get_db_converters(connection))
@@ -271,7 +301,7 @@ def _insert_unowned_datasets(keys: list[tuple[str, str]]) -> list[Dataset]:
     return [by_key[k] for k in keys if k in by_key]
 
 
-def _upsert_job(parsed: ParsedEvent, now: datetime) -> Job:
+def _job_sql(parsed: ParsedEvent, now: datetime) -> tuple[str, list]:
     table = Job._meta.db_table
     sql = (
         f"INSERT INTO {table} (namespace, name, facets, created_at, updated_at) VALUES (%s, %s, %s, %s, %s) "
@@ -280,13 +310,52 @@ def _upsert_job(parsed: ParsedEvent, now: datetime) -> Job:
         "RETURNING id, facets, created_at"
     )
     stamp = _prep(Job, "updated_at", now)
-    params = [parsed.job_namespace, parsed.job_name, _prep(Job, "facets", parsed.job_facets), stamp, stamp,
-              bool(parsed.job_facets)]
+    return sql, [parsed.job_namespace, parsed.job_name, _prep(Job, "facets", parsed.job_facets), stamp, stamp,
+                 bool(parsed.job_facets)]
+
+
+def _job_from(parsed: ParsedEvent, pk: int, facets: Any, created: Any, now: datetime) -> Job:
+    return _loaded(Job, id=pk, namespace=parsed.job_namespace, name=parsed.job_name,
+                   facets=parsed.job_facets or _decode(facets), created_at=created, updated_at=now)
+
+
+def _upsert_job(parsed: ParsedEvent, now: datetime) -> Job:
+    sql, params = _job_sql(parsed, now)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        pk, _facets, _created = cursor.fetchone()
-    return _loaded(Job, id=pk, namespace=parsed.job_namespace, name=parsed.job_name,
-                   facets=parsed.job_facets or _decode(_facets), created_at=_created, updated_at=now)
+        pk, facets, created = cursor.fetchone()
+    return _job_from(parsed, pk, facets, created, now)
+
+
+def _upsert_job_run_and_edges(parsed: ParsedEvent, datasets: dict, now: datetime) -> tuple[Job, Run]:
+    """PostgreSQL: the job, the run and both edge sets in one statement (one
+    round trip instead of four; each costs more than the statement's work)."""
+    job_sql, job_params = _job_sql(parsed, now)
+    run_sql, run_params = _run_sql(parsed, now, job_id_from="job")
+    edges = _edges(parsed, datasets)
+    directions = [direction for _, direction in edges]
+    dataset_ids = [dataset_id for dataset_id, _ in edges]
+    sql = (
+        f"WITH job AS ({job_sql}), run AS ({run_sql}), "
+        f"je AS (INSERT INTO {JobDataset._meta.db_table} (job_id, direction, dataset_id, first_seen_at) "
+        "SELECT job.id, e.direction, e.dataset_id, %s FROM job, unnest(%s::varchar[], %s::bigint[]) AS e(direction, dataset_id) "
+        "ORDER BY e.dataset_id, e.direction ON CONFLICT (job_id, direction, dataset_id) DO NOTHING), "
+        f"re AS (INSERT INTO {RunDataset._meta.db_table} (run_id, direction, dataset_id) "
+        "SELECT run.id, e.direction, e.dataset_id FROM run, unnest(%s::varchar[], %s::bigint[]) AS e(direction, dataset_id) "
+        "ORDER BY e.dataset_id, e.direction ON CONFLICT (run_id, direction, dataset_id) DO NOTHING) "
+        "SELECT job.id, job.facets, job.created_at, run.id, run.state, run.state_at, run.started_at, run.ended_at, "
+        "run.created_at FROM job, run"
+    )
+    params = [*job_params, *run_params, _prep(JobDataset, "first_seen_at", now), directions, dataset_ids,
+              directions, dataset_ids]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        job_pk, facets, job_created, *run_row = cursor.fetchone()
+    job = _job_from(parsed, job_pk, facets, job_created, now)
+    names = ["id", "state", "state_at", "started_at", "ended_at", "created_at"]
+    run = _loaded(Run, run_uuid=parsed.run_uuid, job_id=job_pk, **dict(zip(names, run_row, strict=True)))
+    run.job = job
+    return job, run
 
 
 def _loaded(model, **values):
@@ -301,7 +370,8 @@ def _decode(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
-def _upsert_run(parsed: ParsedEvent, job: Job, now: datetime) -> Run:
+def _run_sql(parsed: ParsedEvent, now: datetime, *, job_id_from: str | int) -> tuple[str, list]:
+    """The run upsert; `job_id_from` is the job's pk, or the name of a CTE holding it."""
     table = Run._meta.db_table
     state = parsed.event_type if parsed.event_type in _STATE_RANK and parsed.event_type != RunState.NEW else None
     rank = _STATE_RANK.get(state, -1)
@@ -309,9 +379,22 @@ def _upsert_run(parsed: ParsedEvent, job: Job, now: datetime) -> Run:
     # Whether this event moves the run: a higher rank, or the same rank and not older.
     moves = (f"(%s > (CASE {table}.state {old_rank} ELSE 0 END) OR "
              f"(%s = (CASE {table}.state {old_rank} ELSE 0 END) AND EXCLUDED.state_at >= {table}.state_at))")
+    event_time = _prep(Run, "state_at", parsed.event_time)
+    is_start = parsed.event_type in (RunState.START, RunState.RUNNING)
+    values = [
+        _prep(Run, "run_uuid", parsed.run_uuid), state or RunState.NEW, event_time,
+        event_time if is_start else None, event_time if rank == 3 else None,
+        _prep(Run, "facets", parsed.run_facets), _prep(Run, "created_at", now),
+    ]
+    if isinstance(job_id_from, str):
+        source = f"SELECT %s, {job_id_from}.id, %s, %s, %s, %s, %s, %s FROM {job_id_from}"
+        params = values
+    else:
+        source = "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+        params = [values[0], job_id_from, *values[1:]]
     sql = (
         f"INSERT INTO {table} (run_uuid, job_id, state, state_at, started_at, ended_at, facets, created_at) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+        f"{source} "
         "ON CONFLICT (run_uuid) DO UPDATE SET "
         f"state = CASE WHEN {moves} THEN EXCLUDED.state ELSE {table}.state END, "
         f"state_at = CASE WHEN {moves} THEN EXCLUDED.state_at ELSE {table}.state_at END, "
@@ -321,15 +404,11 @@ def _upsert_run(parsed: ParsedEvent, job: Job, now: datetime) -> Run:
         f"facets = CASE WHEN %s THEN EXCLUDED.facets ELSE {table}.facets END "
         "RETURNING id, job_id, state, state_at, started_at, ended_at, created_at"
     )
-    event_time = _prep(Run, "state_at", parsed.event_time)
-    is_start = parsed.event_type in (RunState.START, RunState.RUNNING)
-    is_end = rank == 3
-    params = [
-        _prep(Run, "run_uuid", parsed.run_uuid), job.pk, state or RunState.NEW, event_time,
-        event_time if is_start else None, event_time if is_end else None,
-        _prep(Run, "facets", parsed.run_facets), _prep(Run, "created_at", now),
-        rank, rank, rank, rank, bool(parsed.run_facets),
-    ]
+    return sql, [*params, rank, rank, rank, rank, bool(parsed.run_facets)]
+
+
+def _upsert_run(parsed: ParsedEvent, job: Job, now: datetime) -> Run:
+    sql, params = _run_sql(parsed, now, job_id_from=job.pk)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
@@ -342,9 +421,14 @@ def _upsert_run(parsed: ParsedEvent, job: Job, now: datetime) -> Run:
     return run
 
 
+def _edges(parsed: ParsedEvent, datasets: dict) -> list[tuple[int, str]]:
+    """(dataset pk, direction), sorted: concurrent inserts take locks in one order."""
+    return sorted({(datasets[k].pk, Direction.INPUT.value) for k in parsed.inputs}
+                  | {(datasets[(o["namespace"], o["name"])].pk, Direction.OUTPUT.value) for o in parsed.outputs})
+
+
 def _insert_edges(job: Job, run: Run, parsed: ParsedEvent, datasets: dict, now: datetime) -> None:
-    edges = sorted({(datasets[k].pk, Direction.INPUT.value) for k in parsed.inputs}
-                   | {(datasets[(o["namespace"], o["name"])].pk, Direction.OUTPUT.value) for o in parsed.outputs})
+    edges = _edges(parsed, datasets)
     if not edges:
         return
     stamp = _prep(JobDataset, "first_seen_at", now)
