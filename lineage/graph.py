@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 from uuid import UUID
 
@@ -63,26 +64,30 @@ class Graph:
     extra: dict[tuple[str, int], dict] = field(default_factory=dict)
 
     def to_marquez(self) -> dict[str, Any]:
-        """{"graph": [{"id", "type", "data", "inEdges", "outEdges"}]}, sorted by id."""
-        ids = {key: node.node_id for key, node in self.nodes.items()}
-        in_edges: dict[tuple[str, int], list] = {key: [] for key in self.nodes}
-        out_edges: dict[tuple[str, int], list] = {key: [] for key in self.nodes}
+        """{"graph": [{"id", "type", "data", "inEdges", "outEdges"}]}, sorted by id.
+
+        Built in one pass over sorted edges (so each node's edge lists come out
+        sorted): this runs for every graph request and is most of its Python."""
+        nodes, extra = self.nodes, self.extra
+        ids = {key: node.node_id for key, node in nodes.items()}
+        entries: dict[tuple[str, int], dict] = {}
+        for key, node in nodes.items():
+            data = {"namespace": node.namespace, "name": node.name, "id": {"namespace": node.namespace, "name": node.name}}
+            more = extra.get(key)
+            if more:
+                data.update(more)
+            entries[key] = {"id": ids[key], "type": _TYPES[node.kind], "data": data, "inEdges": [], "outEdges": []}
+        edges = []
         for job_pk, dataset_pk, direction in self.edges:
             job, dataset = ("job", job_pk), ("dataset", dataset_pk)
             origin, destination = (dataset, job) if direction == "in" else (job, dataset)
-            edge = {"origin": ids[origin], "destination": ids[destination]}
-            out_edges[origin].append(edge)
-            in_edges[destination].append(edge)
-        graph = []
-        for key, node in self.nodes.items():
-            data = {"namespace": node.namespace, "name": node.name, "id": {"namespace": node.namespace, "name": node.name}}
-            data.update(self.extra.get(key, {}))
-            graph.append({
-                "id": ids[key], "type": node.kind.upper(), "data": data,
-                "inEdges": sorted(in_edges[key], key=_edge_key), "outEdges": sorted(out_edges[key], key=_edge_key),
-            })
-        graph.sort(key=lambda n: n["id"])
-        return {"graph": graph}
+            edges.append((ids[origin], ids[destination], origin, destination))
+        edges.sort()
+        for origin_id, destination_id, origin, destination in edges:
+            edge = {"origin": origin_id, "destination": destination_id}
+            entries[origin]["outEdges"].append(edge)
+            entries[destination]["inEdges"].append(edge)
+        return {"graph": [entry for _, entry in sorted((e["id"], e) for e in entries.values())]}
 
     def columns(self) -> dict[tuple[str, int], int]:
         """Each node's signed distance from the start (upstream negative), for drawing."""
@@ -110,8 +115,7 @@ class Graph:
         return columns
 
 
-def _edge_key(edge: dict) -> tuple[str, str]:
-    return edge["origin"], edge["destination"]
+_TYPES = {"dataset": "DATASET", "job": "JOB"}
 
 
 # --- resolving a node id ---------------------------------------------------------
@@ -150,14 +154,15 @@ def resolve_node(node_id: str) -> Node:
 
 # --- the walk -------------------------------------------------------------------
 
-def _walk_sql(name: str, start: Node, depth_param: str, *, downstream: bool) -> tuple[str, str]:
+def _walk_sql(name: str, kind: str, depth_param: str, *, downstream: bool) -> tuple[str, str]:
     """A recursive CTE over datasets (dataset_id, depth) and the SELECT of the
-    jobs crossed, for one direction."""
+    jobs crossed, for one direction, from the node in the `start` CTE."""
     near, far = ("in", "out") if downstream else ("out", "in")
-    if start.kind == "dataset":
-        seed = "SELECT CAST(%(start)s AS BIGINT), 0"
+    if kind == "dataset":
+        seed = "SELECT id, 0 FROM start"
     else:
-        seed = f"SELECT s.dataset_id, 1 FROM {EDGES} s WHERE s.job_id = %(start)s AND s.direction = '{far}' AND {depth_param} >= 1"
+        seed = (f"SELECT s.dataset_id, 1 FROM {EDGES} s JOIN start ON s.job_id = start.id "
+                f"WHERE s.direction = '{far}' AND {depth_param} >= 1")
     cte = (
         f"{name}(dataset_id, depth) AS ("
         f"{seed} UNION "
@@ -173,27 +178,41 @@ def _walk_sql(name: str, start: Node, depth_param: str, *, downstream: bool) -> 
     return cte, jobs
 
 
-def neighbourhood_sql(start: Node, direction: str) -> str:
-    """One statement returning edge, dataset and job rows of the neighbourhood.
-    Parameters: %(start)s (the start node's pk) and %(depth)s."""
-    ctes, dataset_sets, job_sets = [], [], []
+def neighbourhood_sql(kind: str, direction: str, *, by_name: bool = False) -> str:
+    """One statement returning the start node's pk ('s'), then edge ('e'),
+    dataset ('d') and job ('j') rows of its neighbourhood.
+
+    Parameters: %(depth)s, and %(start)s (the start node's pk) or, with
+    `by_name` (PostgreSQL), %(namespaces)s and %(names)s: the candidate splits
+    of a node id, resolved in the same statement (longest namespace wins)."""
+    table = DATASETS if kind == "dataset" else JOBS
+    if by_name:
+        start = (f"start(id) AS (SELECT n.id FROM {table} n JOIN unnest(CAST(%(namespaces)s AS text[]), "
+                 "CAST(%(names)s AS text[])) AS k(ns, nm) ON n.namespace = k.ns AND n.name = k.nm "
+                 "ORDER BY length(n.namespace) DESC LIMIT 1)")
+    else:
+        start = "start(id) AS (SELECT CAST(%(start)s AS BIGINT))"
+    ctes, dataset_sets, job_sets = [start], [], []
     if direction in ("downstream", "both"):
-        cte, jobs = _walk_sql("down", start, "%(depth)s", downstream=True)
+        cte, jobs = _walk_sql("down", kind, "%(depth)s", downstream=True)
         ctes.append(cte)
         dataset_sets.append("SELECT dataset_id FROM down")
         job_sets.append(jobs)
     if direction in ("upstream", "both"):
-        cte, jobs = _walk_sql("up", start, "%(depth)s", downstream=False)
+        cte, jobs = _walk_sql("up", kind, "%(depth)s", downstream=False)
         ctes.append(cte)
         dataset_sets.append("SELECT dataset_id FROM up")
         job_sets.append(jobs)
-    if start.kind == "job":
-        job_sets.append("SELECT %(start)s")
+    if kind == "job":
+        job_sets.append("SELECT id FROM start")
+    else:
+        dataset_sets.append("SELECT id FROM start")
     ctes.append(f"ds(id) AS ({' UNION '.join(dataset_sets)})")
     ctes.append(f"jb(id) AS ({' UNION '.join(job_sets)})")
     return (
         f"WITH RECURSIVE {', '.join(ctes)} "
-        f"SELECT 'e', e.job_id, CAST(e.dataset_id AS TEXT), e.direction, NULL FROM {EDGES} e "
+        "SELECT 's', id, NULL, NULL, NULL FROM start "
+        f"UNION ALL SELECT 'e', e.job_id, CAST(e.dataset_id AS TEXT), e.direction, NULL FROM {EDGES} e "
         "WHERE e.job_id IN (SELECT id FROM jb) AND e.dataset_id IN (SELECT id FROM ds) "
         f"UNION ALL SELECT 'd', d.id, d.namespace, d.name, t.slug FROM {DATASETS} d "
         "LEFT JOIN registry_team t ON t.id = d.owner_team_id WHERE d.id IN (SELECT id FROM ds) "
@@ -216,31 +235,69 @@ def check_request(direction: str, depth: int | str | None) -> tuple[str, int]:
 
 
 def lineage_graph(node_id: str, *, depth: int | str | None = DEFAULT_DEPTH, direction: str = "both") -> Graph:
-    """The neighbourhood of `node_id` within `depth` jobs: two queries (resolve, walk)."""
+    """The neighbourhood of `node_id` within `depth` jobs: one statement on
+    PostgreSQL (resolve and walk), two elsewhere."""
     direction, depth = check_request(direction, depth)
-    start = resolve_node(node_id)
-    return graph_around(start, depth=depth, direction=direction)
+    if connection.vendor != "postgresql":
+        return graph_around(resolve_node(node_id), depth=depth, direction=direction)
+    kind, splits = parse_node_id(node_id)
+    params = {"namespaces": [ns for ns, _ in splits], "names": [name for _, name in splits], "depth": depth}
+    with _walk_cursor() as cursor:
+        cursor.execute(neighbourhood_sql(kind, direction, by_name=True), params)
+        rows = cursor.fetchall()
+    if not rows:
+        raise NodeNotFound(f"No {kind} with id {node_id!r} has been seen in lineage.")
+    return _graph_from_rows(kind, rows)
 
 
 def graph_around(start: Node, *, depth: int, direction: str = "both") -> Graph:
-    with connection.cursor() as cursor:
-        cursor.execute(neighbourhood_sql(start, direction), {"start": start.pk, "depth": depth})
+    with _walk_cursor() as cursor:
+        cursor.execute(neighbourhood_sql(start.kind, direction), {"start": start.pk, "depth": depth})
         rows = cursor.fetchall()
-    return _graph_from_rows(start, rows)
+    graph = _graph_from_rows(start.kind, rows)
+    # A start node that no longer exists is still the graph's one node.
+    graph.nodes.setdefault((start.kind, start.pk), start)
+    graph.start = graph.nodes[(start.kind, start.pk)]
+    return graph
 
 
-def _graph_from_rows(start: Node, rows: list[tuple]) -> Graph:
-    graph = Graph(start=start)
+def _walk_cursor():
+    """A cursor for the walk. On PostgreSQL, a server-binding cursor that
+    prepares its statement: planning the recursive query costs more than
+    running it on a small neighbourhood, and a prepared statement is planned
+    once per connection. Wrapped by Django, so it is logged and counted."""
+    if connection.vendor != "postgresql":
+        return connection.cursor()
+    connection.ensure_connection()
+    return connection._prepare_cursor(_prepared_cursor_class()(connection.connection))
+
+
+@cache
+def _prepared_cursor_class():
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    class PreparedCursor(ServerBindingCursor):
+        def execute(self, query, params=None, *, prepare=None, binary=None):
+            return super().execute(query, params, prepare=True, binary=binary)
+
+    return PreparedCursor
+
+
+def _graph_from_rows(kind: str, rows: list[tuple]) -> Graph:
+    graph = Graph(start=None)
+    nodes, extra, edges = graph.nodes, graph.extra, graph.edges
+    start_pk = None
     for tag, pk, a, b, c in rows:
         if tag == "e":
-            graph.edges.append((pk, int(a), b))
+            edges.append((pk, int(a), b))
         elif tag == "d":
-            graph.nodes[("dataset", pk)] = Node("dataset", pk, a, b)
-            graph.extra[("dataset", pk)] = {"ownerTeam": c}
+            nodes[("dataset", pk)] = Node("dataset", pk, a, b)
+            extra[("dataset", pk)] = {"ownerTeam": c}
+        elif tag == "j":
+            nodes[("job", pk)] = Node("job", pk, a, b)
         else:
-            graph.nodes[("job", pk)] = Node("job", pk, a, b)
-    # A start node with no edges at all is still the graph's one node.
-    graph.nodes.setdefault((start.kind, start.pk), start)
+            start_pk = pk
+    graph.start = nodes.get((kind, start_pk))
     return graph
 
 

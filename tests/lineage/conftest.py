@@ -14,7 +14,6 @@ from django.conf import settings
 from registry.models import ApiToken
 
 
-
 def _openlineage_dir() -> Path:
     """../shared/openlineage next to the repository (CI), or next to a parent
     folder of it (a worktree); OPENLINEAGE_SHARED_DIR overrides both."""

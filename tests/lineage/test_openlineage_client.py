@@ -4,7 +4,7 @@ gzip, against a live server: what a real pipeline does."""
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from openlineage.client import OpenLineageClient
@@ -13,7 +13,9 @@ from openlineage.client.facet_v2 import output_statistics_output_dataset, schema
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 
 from contracts_app.models import Contract, ContractVersion, DatasetBinding, SchemaDriftCheck
-from lineage.models import JobDataset, Run as StoredRun, RunEvent as StoredEvent
+from lineage.models import JobDataset
+from lineage.models import Run as StoredRun
+from lineage.models import RunEvent as StoredEvent
 from registry.models import Dataset
 
 from .conftest import WAREHOUSE
@@ -31,7 +33,7 @@ def events(run_id: str) -> list[RunEvent]:
     inputs = [InputDataset(namespace=WAREHOUSE, name="raw.orders"), InputDataset(namespace=WAREHOUSE, name="raw.payments")]
     out = OutputDataset(namespace="postgres://retail-db:5432", name="retail.public.orders", facets={"schema": schema},
                         outputFacets={"outputStatistics": stats})
-    now = datetime.now(timezone.utc).isoformat()
+    now = datetime.now(UTC).isoformat()
     return [
         RunEvent(eventType=state, eventTime=now, run=Run(runId=run_id), job=job, inputs=inputs, outputs=[out],
                  producer=PRODUCER)
