@@ -141,6 +141,35 @@ def run_event_problems(event: Any) -> list[Problem]:
     return checker.problems
 
 
+NAME_LIMIT = 500  # the namespace/name columns of jobs and datasets
+
+
+def storage_problems(event: dict) -> list[Problem]:
+    """What a spec-valid event cannot be stored as: over-long names, and NUL
+    characters, which PostgreSQL text and jsonb cannot hold."""
+    problems = []
+    named = [("job", event["job"])]
+    for key in ("inputs", "outputs"):
+        named += [(f"{key}[{i}]", d) for i, d in enumerate(event.get(key) or [])]
+    for path, obj in named:
+        for field in ("namespace", "name"):
+            if len(obj[field]) > NAME_LIMIT:
+                problems.append(Problem(f"{path}.{field}", f"is {len(obj[field])} characters; the registry stores at most {NAME_LIMIT}"))
+    if "\x00" in _all_text(event):
+        problems.append(Problem("", "contains a NUL character (\\u0000), which the database cannot store"))
+    return problems
+
+
+def _all_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return "".join(_all_text(k) + _all_text(v) for k, v in value.items())
+    if isinstance(value, list):
+        return "".join(_all_text(v) for v in value)
+    return ""
+
+
 def _is_uuid(value: str) -> bool:
     try:
         UUID(value)

@@ -21,7 +21,7 @@ import zlib
 from typing import Any
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
+from django.db import DataError, InterfaceError, OperationalError
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -30,7 +30,7 @@ from rest_framework.views import APIView
 
 from lineage.graph import GraphError, NodeNotFound, lineage_graph, run_graph
 from lineage.ingest import store_event, store_events
-from lineage.validation import run_event_problems
+from lineage.validation import run_event_problems, storage_problems
 from registry.auth import TokenFailed, authenticate_secret
 
 log = logging.getLogger(__name__)
@@ -110,6 +110,12 @@ def _invalid(problems: list, *, what: str) -> Refused:
     )
 
 
+def _unstorable(exc: DataError) -> Refused:
+    # Something the checks above let through and the database refused; say so
+    # rather than answer 500, and keep the database's words for the operator.
+    return Refused(422, f"The database refused a value in the event: {str(exc).splitlines()[0]}", "unstorable_value")
+
+
 def _database_unavailable(exc: Exception) -> Refused:
     log.warning("lineage ingest: database unavailable: %s", exc)
     return Refused(503, "The database is unavailable; nothing was stored. Retry later.", "database_unavailable")
@@ -125,7 +131,7 @@ def ingest(request: HttpRequest) -> JsonResponse:
         event = _read_json(request)
         if isinstance(event, list):
             raise Refused(400, "The body is a JSON array; POST arrays of RunEvents to /api/v1/lineage/batch.", "expected_object")
-        problems = run_event_problems(event)
+        problems = run_event_problems(event) or storage_problems(event)
         if problems:
             raise _invalid(problems, what="The RunEvent")
         result = store_event(event, by=principal)
@@ -133,6 +139,8 @@ def ingest(request: HttpRequest) -> JsonResponse:
         return refused.response()
     except (OperationalError, InterfaceError) as exc:
         return _database_unavailable(exc).response()
+    except DataError as exc:
+        return _unstorable(exc).response()
     return JsonResponse(result.to_dict(), status=201)
 
 
@@ -156,7 +164,8 @@ def ingest_batch(request: HttpRequest) -> JsonResponse:
             raise Refused(400, "The batch is empty.", "empty_batch")
         problems = []
         for i, event in enumerate(events):
-            problems.extend(p.__class__(f"[{i}].{p.path}" if p.path else f"[{i}]", p.message) for p in run_event_problems(event))
+            found = run_event_problems(event) or storage_problems(event)
+            problems.extend(p.__class__(f"[{i}].{p.path}" if p.path else f"[{i}]", p.message) for p in found)
         if problems:
             raise _invalid(problems, what=f"The batch of {len(events)} events")
         results = store_events(events, by=principal)
@@ -164,6 +173,8 @@ def ingest_batch(request: HttpRequest) -> JsonResponse:
         return refused.response()
     except (OperationalError, InterfaceError) as exc:
         return _database_unavailable(exc).response()
+    except DataError as exc:
+        return _unstorable(exc).response()
     stored = sum(r.stored for r in results)
     return JsonResponse({"received": len(results), "stored": stored, "duplicates": len(results) - stored}, status=201)
 

@@ -245,3 +245,18 @@ def test_the_stored_payload_is_the_event_as_sent(client, lineage_secret):
     post(client, event, lineage_secret)
     assert json.dumps(RunEvent.objects.get().payload, sort_keys=True) == json.dumps(event, sort_keys=True)
     assert Run.objects.get().facets["nominalTime"]["nominalStartTime"] == "2026-11-30T00:00:00Z"
+
+
+def test_names_longer_than_the_registry_stores_are_a_422_naming_the_field(client, lineage_secret):
+    event = run_event(outputs=["x" * 501])
+    response = post(client, event, lineage_secret)
+    assert response.status_code == 422
+    assert response.json()["errors"] == [{"path": "outputs[0].name", "message": "is 501 characters; the registry stores at most 500"}]
+
+
+def test_a_nul_character_is_a_422_not_a_server_error(client, lineage_secret):
+    event = run_event(outputs=["mart.orders"])
+    event["run"]["facets"] = {"x": {"_producer": "https://x.example/p", "_schemaURL": "https://x.example/s", "note": "a\u0000b"}}
+    response = post(client, event, lineage_secret)
+    assert response.status_code == 422 and "NUL" in response.json()["detail"]
+    assert not RunEvent.objects.exists()
