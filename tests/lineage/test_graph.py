@@ -137,3 +137,10 @@ def test_namespaces_with_colons_resolve(db):
     store_event(run_event(job="copy", inputs=[{"namespace": "s3://bucket:9000", "name": "a:b"}], outputs=["x"]))
     graph = lineage_graph("dataset:s3://bucket:9000:a:b", depth=1).to_marquez()
     assert "job:airflow:copy" in ids(graph)
+
+
+def test_the_openapi_document_describes_the_lineage_endpoints(client, owner):
+    client.force_login(owner)
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").content.decode()
+    assert '"/api/v1/lineage"' in schema and '"/api/v1/lineage/batch"' in schema
+    assert "nodeId" in schema and "Store one OpenLineage RunEvent" in schema
