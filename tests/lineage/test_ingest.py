@@ -260,3 +260,24 @@ def test_a_nul_character_is_a_422_not_a_server_error(client, lineage_secret):
     response = post(client, event, lineage_secret)
     assert response.status_code == 422 and "NUL" in response.json()["detail"]
     assert not RunEvent.objects.exists()
+
+
+def test_a_token_of_an_inactive_user_is_a_401(client, owner, owner_token):
+    owner.is_active = False
+    owner.save()
+    response = post(client, run_event(), owner_token[1])
+    assert response.status_code == 401 and "inactive" in response.json()["detail"]
+
+
+def test_a_token_records_its_last_use(client, owner_team):
+    token, secret = ApiToken.issue("fresh", team=owner_team)
+    assert token.last_used_at is None
+    post(client, run_event(), secret)
+    token.refresh_from_db()
+    assert token.last_used_at is not None
+
+
+def test_a_person_token_is_the_actor_of_the_audit_rows(client, owner_token):
+    post(client, run_event(outputs=["mart.fresh"]), owner_token[1])
+    audit = AuditEvent.objects.get(action="dataset.first_seen")
+    assert audit.actor_label == "alice" and audit.actor.username == "alice"
