@@ -9,9 +9,13 @@ from django.urls import reverse
 
 from lineage.graph import Graph
 
-NODE_W, NODE_H = 210, 34
-COL_GAP, ROW_GAP, PAD = 270, 50, 12
-MAX_LABEL = 30
+NODE_W, NODE_H = 180, 34
+COL_GAP, ROW_GAP, PAD = 225, 46, 12
+MAX_LABEL = 26
+# Scaled to the page width when that keeps text at least this large; wider
+# drawings keep their size and scroll sideways.
+MIN_SCALE = 0.55
+PAGE_WIDTH = 1110
 
 
 @dataclass
@@ -31,6 +35,12 @@ class Drawing:
     height: int
     nodes: list[PlacedNode]
     edges: list[str]  # SVG path data
+    node_w: int = NODE_W
+    node_h: int = NODE_H
+
+    @property
+    def fits(self) -> bool:
+        return self.width * MIN_SCALE <= PAGE_WIDTH
 
 
 def _label(text: str) -> str:

@@ -14,14 +14,17 @@ from lineage.svg import layout
 from registry.hooks import dataset_page_section
 
 PAGE_DEPTHS = (1, 2, 3, 4, 5)
+DEFAULT_PAGE_DEPTH = 1
 MAX_DRAWN_NODES = 300
 
 
 def _graph_choice(request: HttpRequest) -> tuple[int, str]:
+    # Depth 1 both ways (five columns) fits the page at full size; deeper
+    # graphs are scaled down or scroll sideways.
     try:
-        depth = int(request.GET.get("depth", 2))
+        depth = int(request.GET.get("depth", DEFAULT_PAGE_DEPTH))
     except ValueError:
-        depth = 2
+        depth = DEFAULT_PAGE_DEPTH
     depth = min(max(depth, 1), PAGE_DEPTHS[-1])
     direction = request.GET.get("direction", "both")
     return depth, direction if direction in DIRECTIONS else "both"

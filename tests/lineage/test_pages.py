@@ -26,7 +26,7 @@ def chain(dataset):
 
 def test_the_dataset_page_draws_its_lineage_as_svg_with_links(chain, client, owner, dataset):
     client.force_login(owner)
-    page = client.get(dataset.get_absolute_url()).content.decode()
+    page = client.get(dataset.get_absolute_url(), {"depth": 2}).content.decode()
     svg = page[page.index("<svg"):page.index("</svg>")]
     assert "<script" not in svg.lower()
     clean = Job.objects.get(name="clean")
@@ -37,6 +37,14 @@ def test_the_dataset_page_draws_its_lineage_as_svg_with_links(chain, client, own
     assert "mart.totals" in svg and "out.report" in svg
     assert 'class="dataset start"' in svg
     assert len(re.findall(r'<path class="edge"', svg)) == 6
+
+
+def test_the_page_shows_one_job_either_way_by_default(chain, client, owner, dataset):
+    client.force_login(owner)
+    page = client.get(dataset.get_absolute_url()).content.decode()
+    svg = page[page.index("<svg"):page.index("</svg>")]
+    assert "raw.orders" in svg and "mart.totals" in svg and "out.report" not in svg
+    assert 'style="max-width:100%;height:auto"' in svg  # five columns fit the page
 
 
 def test_the_depth_selector_narrows_the_graph(chain, client, owner, dataset):
