@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from django.db import connection
@@ -44,8 +44,8 @@ class NodeNotFound(LookupError):
     pass
 
 
-@dataclass(frozen=True)
-class Node:
+class Node(NamedTuple):
+    # A tuple, not a dataclass: graphs build hundreds per request.
     kind: str  # "dataset" | "job"
     pk: int
     namespace: str
