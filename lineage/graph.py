@@ -21,6 +21,7 @@ from functools import cache
 from typing import Any, NamedTuple
 from uuid import UUID
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import Q
 
@@ -87,7 +88,7 @@ class Graph:
             edge = {"origin": origin_id, "destination": destination_id}
             entries[origin]["outEdges"].append(edge)
             entries[destination]["inEdges"].append(edge)
-        return {"graph": [entry for _, entry in sorted((e["id"], e) for e in entries.values())]}
+        return {"graph": [entries[key] for key in sorted(entries, key=ids.__getitem__)]}
 
     def columns(self) -> dict[tuple[str, int], int]:
         """Each node's signed distance from the start (upstream negative), for drawing."""
@@ -263,13 +264,24 @@ def graph_around(start: Node, *, depth: int, direction: str = "both") -> Graph:
 
 def _walk_cursor():
     """A cursor for the walk. On PostgreSQL, a server-binding cursor that
-    prepares its statement: planning the recursive query costs more than
-    running it on a small neighbourhood, and a prepared statement is planned
-    once per connection. Wrapped by Django, so it is logged and counted."""
-    if connection.vendor != "postgresql":
+    prepares its statement: planning the recursive query costs about as much
+    as running it on a small neighbourhood, and a prepared statement is planned
+    once per connection. Wrapped by Django, so it is logged and counted.
+
+    Django leaves psycopg's prepared statements off (prepare_threshold None);
+    only this cursor asks for them, so the rest of the app is unchanged. Behind
+    a transaction-pooling PgBouncer set LINEAGE_PREPARED_STATEMENTS=0."""
+    if connection.vendor != "postgresql" or not settings.LINEAGE_PREPARED_STATEMENTS:
         return connection.cursor()
     connection.ensure_connection()
-    return connection._prepare_cursor(_prepared_cursor_class()(connection.connection))
+    pg = connection.connection
+    if pg.prepare_threshold is None:
+        # ClientCursor, Django's default, never prepares whatever this says.
+        pg.prepare_threshold = _PREPARE_THRESHOLD
+    return connection._prepare_cursor(_prepared_cursor_class()(pg))
+
+
+_PREPARE_THRESHOLD = 5
 
 
 @cache

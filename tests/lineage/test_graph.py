@@ -144,3 +144,24 @@ def test_the_openapi_document_describes_the_lineage_endpoints(client, owner):
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").content.decode()
     assert '"/api/v1/lineage"' in schema and '"/api/v1/lineage/batch"' in schema
     assert "nodeId" in schema and "Store one OpenLineage RunEvent" in schema
+
+
+def test_the_walk_is_a_prepared_statement_on_postgresql(chain):
+    from django.db import connection
+
+    for _ in range(2):
+        lineage_graph(D + "raw.orders", depth=3, direction="upstream")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s AND statement NOT LIKE %s",
+                       ["%up(dataset_id, depth)%", "%down(dataset_id, depth)%"])
+        assert cursor.fetchone()[0] == 1
+
+
+def test_prepared_statements_can_be_turned_off(settings):
+    from lineage.graph import _prepared_cursor_class, _walk_cursor
+
+    with _walk_cursor() as cursor:
+        assert isinstance(cursor.cursor, _prepared_cursor_class())
+    settings.LINEAGE_PREPARED_STATEMENTS = False
+    with _walk_cursor() as cursor:
+        assert not isinstance(cursor.cursor, _prepared_cursor_class())
