@@ -181,14 +181,15 @@ def _direct_worker(url: str, threads: int, first_client: int, deadline: float, o
     out.put(sum(counts))
 
 
-DATASET_COLUMNS = "id, namespace, name, description, owner_team_id, owner_id, compatibility_mode, created_at"
+DATASET_COLUMNS = ("t.id, t.namespace, t.name, t.description, t.owner_team_id, t.owner_id, t.compatibility_mode, "
+                   "t.created_at")
 RANKS = "WHEN 'NEW' THEN 0 WHEN 'START' THEN 1 WHEN 'RUNNING' THEN 2 WHEN 'COMPLETE' THEN 3 WHEN 'FAIL' THEN 3 WHEN 'ABORT' THEN 3"
 
 
 def write_event(conn: psycopg.Connection, event: dict) -> None:
     """The rows the app writes for one event, with the statements it sends on
-    PostgreSQL: raw event + dataset look-up, missing datasets (rarely), and
-    job + run + edges as one statement."""
+    PostgreSQL, prepared as it prepares them: raw event + dataset look-up,
+    missing datasets (rarely), and job + run + edges as one statement."""
     now = datetime.now(UTC)
     checksum = hashlib.sha256(json.dumps(event, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     run_id = event["run"]["runId"]
@@ -199,9 +200,10 @@ def write_event(conn: psycopg.Connection, event: dict) -> None:
     rows = conn.execute(
         "WITH ev AS (INSERT INTO lineage_runevent (checksum, run_uuid, event_type, event_time, job_namespace, job_name, "
         "payload, received_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (checksum) DO NOTHING RETURNING id) "
-        f"SELECT ev.id, d.* FROM ev LEFT JOIN (SELECT {DATASET_COLUMNS} FROM registry_dataset WHERE {where}) d ON true",
+        f"SELECT ev.id, d.* FROM ev LEFT JOIN (SELECT {DATASET_COLUMNS} FROM registry_dataset t "
+        "JOIN unnest(CAST(%s AS text[]), CAST(%s AS text[])) AS k(ns, nm) ON t.namespace = k.ns AND t.name = k.nm) d ON true",
         (checksum, run_id, event["eventType"], event_time, event["job"]["namespace"], event["job"]["name"],
-         Jsonb(event), now, *key_params)).fetchall()
+         Jsonb(event), now, [k[0] for k in keys], [k[1] for k in keys]), prepare=True).fetchall()
     if not rows:
         return
     found = {(r[2], r[3]): r[1] for r in rows if r[1] is not None}
@@ -249,7 +251,7 @@ def write_event(conn: psycopg.Connection, event: dict) -> None:
         (event["job"]["namespace"], event["job"]["name"], Jsonb({}), now, now, False,
          run_id, state, event_time, event_time if rank in (1, 2) else None, event_time if rank == 3 else None,
          Jsonb(run_facets), now, rank, rank, rank, rank, bool(run_facets),
-         now, directions, dataset_ids, directions, dataset_ids)).fetchone()
+         now, directions, dataset_ids, directions, dataset_ids), prepare=True).fetchone()
 
 
 def straight_into_postgres(url: str, clients: int, seconds: float) -> dict:

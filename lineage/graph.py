@@ -17,14 +17,13 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any, NamedTuple
 from uuid import UUID
 
-from django.conf import settings
 from django.db import connection
 from django.db.models import Q
 
+from lineage.db import prepared_cursor
 from lineage.models import Job, JobDataset, Run, RunDataset
 from registry.models import Dataset
 
@@ -263,36 +262,9 @@ def graph_around(start: Node, *, depth: int, direction: str = "both") -> Graph:
 
 
 def _walk_cursor():
-    """A cursor for the walk. On PostgreSQL, a server-binding cursor that
-    prepares its statement: planning the recursive query costs about as much
-    as running it on a small neighbourhood, and a prepared statement is planned
-    once per connection. Wrapped by Django, so it is logged and counted.
-
-    Django leaves psycopg's prepared statements off (prepare_threshold None);
-    only this cursor asks for them, so the rest of the app is unchanged. Behind
-    a transaction-pooling PgBouncer set LINEAGE_PREPARED_STATEMENTS=0."""
-    if connection.vendor != "postgresql" or not settings.LINEAGE_PREPARED_STATEMENTS:
-        return connection.cursor()
-    connection.ensure_connection()
-    pg = connection.connection
-    if pg.prepare_threshold is None:
-        # ClientCursor, Django's default, never prepares whatever this says.
-        pg.prepare_threshold = _PREPARE_THRESHOLD
-    return connection._prepare_cursor(_prepared_cursor_class()(pg))
-
-
-_PREPARE_THRESHOLD = 5
-
-
-@cache
-def _prepared_cursor_class():
-    from django.db.backends.postgresql.base import ServerBindingCursor
-
-    class PreparedCursor(ServerBindingCursor):
-        def execute(self, query, params=None, *, prepare=None, binary=None):
-            return super().execute(query, params, prepare=True, binary=binary)
-
-    return PreparedCursor
+    # Planning the recursive query costs about as much as running it on a
+    # small neighbourhood: prepared, it is planned once per connection.
+    return prepared_cursor()
 
 
 def _graph_from_rows(kind: str, rows: list[tuple]) -> Graph:

@@ -33,6 +33,7 @@ from uuid import UUID
 from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
+from lineage.db import prepared_cursor
 from lineage.models import Direction, Job, JobDataset, Run, RunDataset, RunEvent, RunState
 from lineage.signals import dataset_written
 from registry.models import AuditEvent, Dataset
@@ -195,17 +196,25 @@ def _insert_raw_event(parsed: ParsedEvent, now: datetime) -> dict[tuple[str, str
         _prep(RunEvent, "received_at", now),
     ]
     keys = parsed.dataset_keys
-    if connection.vendor != "postgresql" or not keys:
+    if connection.vendor != "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             if cursor.fetchone() is None:
                 return None
         return _select_datasets(keys) if keys else {}
-    # One round trip: no rows = a duplicate; a row of NULLs = no dataset known yet.
-    select, select_params = _datasets_sql(keys, alias="d")
-    combined = (f"WITH ev AS ({sql}) SELECT ev.id, d.* FROM ev LEFT JOIN ({select}) d ON true")
-    with connection.cursor() as cursor:
-        cursor.execute(combined, params + select_params)
+    # One prepared round trip: no rows = a duplicate; a row of NULLs = no
+    # dataset known yet. The names go as arrays so the statement's text, and
+    # so its plan, is the same whatever the number of datasets.
+    fields = Dataset._meta.concrete_fields
+    quote = connection.ops.quote_name
+    combined = (
+        f"WITH ev AS ({sql}) SELECT ev.id, d.* FROM ev LEFT JOIN ("
+        f"SELECT {', '.join('t.' + quote(f.column) for f in fields)} FROM {quote(Dataset._meta.db_table)} t "
+        "JOIN unnest(CAST(%s AS text[]), CAST(%s AS text[])) AS k(ns, nm) ON t.namespace = k.ns AND t.name = k.nm"
+        ") d ON true"
+    )
+    with prepared_cursor() as cursor:
+        cursor.execute(combined, [*params, [k[0] for k in keys], [k[1] for k in keys]])
         rows = cursor.fetchall()
     if not rows:
         return None
@@ -238,7 +247,7 @@ def datasets_for(keys: list[tuple[str, str]], *, by=None,
     return found, len(created)
 
 
-def _datasets_sql(keys: list[tuple[str, str]], alias: str = "t") -> tuple[str, list]:
+def _datasets_sql(keys: list[tuple[str, str]]) -> tuple[str, list]:
     fields = Dataset._meta.concrete_fields
     quote = connection.ops.quote_name
     where = " OR ".join(["(namespace = %s AND name = %s)"] * len(keys))
@@ -348,7 +357,7 @@ def _upsert_job_run_and_edges(parsed: ParsedEvent, datasets: dict, now: datetime
     )
     params = [*job_params, *run_params, _prep(JobDataset, "first_seen_at", now), directions, dataset_ids,
               directions, dataset_ids]
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(sql, params)
         job_pk, facets, job_created, *run_row = cursor.fetchone()
     job = _job_from(parsed, job_pk, facets, job_created, now)

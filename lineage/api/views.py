@@ -23,7 +23,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import DataError, InterfaceError, OperationalError, connection
+from django.db import DataError, InterfaceError, OperationalError
 from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 from django.utils.functional import SimpleLazyObject
@@ -32,6 +32,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from lineage.db import prepared_cursor
 from lineage.graph import GraphError, NodeNotFound, lineage_graph, run_graph
 from lineage.ingest import store_event, store_events
 from lineage.validation import run_event_problems, storage_problems
@@ -73,7 +74,7 @@ def _lineage_writer(request: HttpRequest):
     secret = secret.strip()
     if scheme.lower() != "bearer" or not secret or " " in secret:
         raise Refused(401, "Malformed Authorization header: expected 'Bearer <token>'.", "token_malformed")
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_TOKEN_SQL, [hash_token(secret)])
         row = cursor.fetchone()
     if row is None:

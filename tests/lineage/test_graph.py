@@ -158,10 +158,11 @@ def test_the_walk_is_a_prepared_statement_on_postgresql(chain):
 
 
 def test_prepared_statements_can_be_turned_off(settings):
-    from lineage.graph import _prepared_cursor_class, _walk_cursor
+    from lineage.db import prepared_cursor_class
+    from lineage.graph import _walk_cursor
 
     with _walk_cursor() as cursor:
-        assert isinstance(cursor.cursor, _prepared_cursor_class())
+        assert isinstance(cursor.cursor, prepared_cursor_class())
     settings.LINEAGE_PREPARED_STATEMENTS = False
     with _walk_cursor() as cursor:
-        assert not isinstance(cursor.cursor, _prepared_cursor_class())
+        assert not isinstance(cursor.cursor, prepared_cursor_class())
