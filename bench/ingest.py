@@ -277,7 +277,7 @@ def issue_token(env: dict) -> str:
     code = ("from registry.models import ApiToken, Team\n"
             "team, _ = Team.objects.get_or_create(slug='pipelines', defaults={'name': 'Pipelines'})\n"
             "print(ApiToken.issue('bench', team=team)[1])")
-    out = subprocess.run([sys.executable, "manage.py", "shell", "--skip-checks", "-c", code], cwd=ROOT, env=env, check=True,
+    out = subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT, env=env, check=True,
                          capture_output=True, text=True)
     return out.stdout.strip().splitlines()[-1]
 

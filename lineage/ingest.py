@@ -73,6 +73,7 @@ class ParsedEvent:
     inputs: list[tuple[str, str]]
     outputs: list[dict]  # the output dataset objects, as sent
     payload: dict
+    canonical: str  # the event as canonical JSON text, stored as the payload
 
     @classmethod
     def of(cls, event: dict) -> ParsedEvent:
@@ -97,6 +98,7 @@ class ParsedEvent:
             inputs=inputs,
             outputs=outputs,
             payload=event,
+            canonical=canonical,
         )
 
     @property
@@ -192,7 +194,9 @@ def _insert_raw_event(parsed: ParsedEvent, now: datetime) -> dict[tuple[str, str
         _prep(RunEvent, "event_time", parsed.event_time),
         parsed.job_namespace,
         parsed.job_name,
-        _prep(RunEvent, "payload", parsed.payload),
+        # Already serialized for the checksum: the database parses it (jsonb
+        # on PostgreSQL, text on SQLite) rather than Python dumping it again.
+        parsed.canonical,
         _prep(RunEvent, "received_at", now),
     ]
     keys = parsed.dataset_keys
