@@ -96,3 +96,9 @@ def test_the_job_list_is_a_fixed_number_of_queries(chain, client, owner, django_
 def test_jobs_is_in_the_navigation(client, owner):
     client.force_login(owner)
     assert 'href="/lineage/jobs/"' in client.get("/").content.decode()
+
+
+def test_admins_can_browse_jobs_runs_and_events(chain, client, admin):
+    client.force_login(admin)
+    for path in ("/admin/lineage/job/", "/admin/lineage/run/", "/admin/lineage/runevent/"):
+        assert client.get(path).status_code == 200
