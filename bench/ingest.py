@@ -1,7 +1,7 @@
 """Ingest throughput: the app under gunicorn vs the same rows written straight
 into PostgreSQL with psycopg.
 
-    python bench/ingest.py [--clients 32] [--seconds 20] [--rounds 4] [--workers 2] [--threads 16]
+    python bench/ingest.py [--clients 32] [--seconds 20] [--rounds 4] [--workers 2] [--threads 32]
 
 1. Creates a scratch database (BENCH_DATABASE_URL, default
    postgres://postgres@127.0.0.1:5432/reg_lineage_bench), migrates it, issues a
@@ -305,7 +305,7 @@ def main() -> None:
                         help="alternate app and psycopg slices this many times, so load from other processes "
                              "on a shared machine falls on both alike (default 4)")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (one per core)")
-    parser.add_argument("--threads", type=int, default=16, help="threads per gunicorn worker (gthread)")
+    parser.add_argument("--threads", type=int, default=32, help="threads per gunicorn worker (gthread); as many as clients, so a worker never queues a kept-alive connection")
     args = parser.parse_args()
 
     url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/reg_lineage_bench")
