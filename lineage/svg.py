@@ -47,6 +47,29 @@ def _label(text: str) -> str:
     return text if len(text) <= MAX_LABEL else "…" + text[-(MAX_LABEL - 1):]
 
 
+def _order_rows(graph: Graph, columns: dict, by_column: dict) -> dict:
+    """Each node's rank within its column: by name in the start column, then,
+    moving outwards, by the mean rank of its neighbours in the column before
+    (the barycentre heuristic), which removes most edge crossings."""
+    neighbours: dict[tuple[str, int], list] = {}
+    for job_pk, dataset_pk, _direction in graph.edges:
+        job, dataset = ("job", job_pk), ("dataset", dataset_pk)
+        neighbours.setdefault(job, []).append(dataset)
+        neighbours.setdefault(dataset, []).append(job)
+    rank: dict[tuple[str, int], float] = {}
+    for column in sorted(by_column, key=abs):
+        members = by_column[column]
+        inner = column - 1 if column > 0 else column + 1
+        keyed = []
+        for kind, namespace, name, key, _node in members:
+            around = [rank[n] for n in neighbours.get(key, ()) if columns.get(n) == inner and n in rank]
+            centre = sum(around) / len(around) if around and column != 0 else 0.0
+            keyed.append((centre, kind, namespace, name, key))
+        for position, (*_, key) in enumerate(sorted(keyed)):
+            rank[key] = position
+    return rank
+
+
 def layout(graph: Graph) -> Drawing:
     columns = graph.columns()
     lowest = min(columns.values(), default=0)
@@ -56,10 +79,10 @@ def layout(graph: Graph) -> Drawing:
     placed: dict[tuple[str, int], PlacedNode] = {}
     start_key = (graph.start.kind, graph.start.pk) if graph.start else None
     tallest = max((len(v) for v in by_column.values()), default=1)
+    rows = _order_rows(graph, columns, by_column)
     for column, members in by_column.items():
-        members.sort()
         offset = (tallest - len(members)) * ROW_GAP // 2  # centre short columns
-        for row, (_kind, _ns, _name, key, node) in enumerate(members):
+        for row, (_kind, _ns, _name, key, node) in enumerate(sorted(members, key=lambda m: rows[m[3]])):
             url = reverse("dataset-detail", args=[node.pk]) if node.kind == "dataset" else reverse("lineage-job-detail", args=[node.pk])
             placed[key] = PlacedNode(
                 x=PAD + (column - lowest) * COL_GAP, y=PAD + offset + row * ROW_GAP,

@@ -53,3 +53,15 @@ def test_a_dry_run_only_counts(old_and_new_events):
 def test_a_bad_age_is_refused_with_an_example():
     with pytest.raises(CommandError, match="not a duration such as 15s"):
         prune("--older-than", "a month")
+
+
+def test_the_demo_lineage_loads_once_and_validates(db):
+    from lineage.demo import demo_events, load_lineage_demo
+    from lineage.validation import run_event_problems
+
+    assert all(not run_event_problems(e) for e in demo_events())
+    load_lineage_demo()
+    counts = (RunEvent.objects.count(), Job.objects.count(), JobDataset.objects.count())
+    load_lineage_demo()
+    assert (RunEvent.objects.count(), Job.objects.count(), JobDataset.objects.count()) == counts
+    assert counts[0] == 16 and Run.objects.filter(state="FAIL").count() == 1
