@@ -281,3 +281,18 @@ def test_a_person_token_is_the_actor_of_the_audit_rows(client, owner_token):
     post(client, run_event(outputs=["mart.fresh"]), owner_token[1])
     audit = AuditEvent.objects.get(action="dataset.first_seen")
     assert audit.actor_label == "alice" and audit.actor.username == "alice"
+
+
+def test_the_statements_per_event_do_not_grow_with_its_datasets(django_assert_num_queries, db):
+    from lineage.ingest import store_event
+
+    small = run_event("START", inputs=["raw.a"], outputs=["mart.a"])
+    big = run_event("START", inputs=[f"raw.t{i}" for i in range(10)], outputs=[f"mart.t{i}" for i in range(5)])
+    store_event(dict(small, run={"runId": "5f0c7a0e-8a4e-4a11-9f55-000000000001"}))  # the datasets exist now
+    store_event(dict(big, run={"runId": "5f0c7a0e-8a4e-4a11-9f55-000000000002"}))
+    # 1: savepoint (the test's transaction around atomic), 2: raw event + existing datasets,
+    # 3: job + run + both edge sets, 4: release savepoint.
+    with django_assert_num_queries(4):
+        store_event(small)
+    with django_assert_num_queries(4):
+        store_event(big)
