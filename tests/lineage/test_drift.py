@@ -163,3 +163,16 @@ def test_drift_is_a_prometheus_metric(client, lineage_secret, dataset, contract)
     line = next(m for m in metrics.splitlines() if m.startswith("registry_schema_drift_findings{"))
     assert 'name="retail.public.orders"' in line and 'contract="retail.checkout.orders"' in line
     assert line.endswith(" 2.0")
+
+
+def test_the_drift_section_is_one_query(client, lineage_secret, rf, owner, dataset, contract, django_assert_num_queries):
+    from contracts_app.drift import drift_section
+
+    for _ in range(3):
+        write(client, lineage_secret, dataset, ("order_id", "bigint"), run_id=str(uuid.uuid4()))
+    request = rf.get(dataset.get_absolute_url())
+    request.user = owner
+    # 1: the dataset's latest ten checks.
+    with django_assert_num_queries(1):
+        html = drift_section(request, dataset)
+    assert "Earlier runs" in html
