@@ -6,6 +6,11 @@ class ContractsConfig(AppConfig):
     verbose_name = "Contracts"
 
     def ready(self) -> None:
+        from contracts_app import demo, views  # noqa: F401  (register the demo step and the dataset-page section)
+        from registry.hooks import nav_item
+
+        nav_item("Contracts", "contract-catalogue", order=20)
+
         # Schema drift listens to lineage's dataset_written and adds a dataset-page section and a metric.
         from contracts_app import drift
 

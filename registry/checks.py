@@ -15,7 +15,7 @@ def production_pieces(app_configs, **kwargs):
             hint="Set DATABASE_URL=postgres://user:pass@host:5432/registry.", id="registry.W001"))
     if not settings.CELERY_BROKER_URL:
         problems.append(Warning(
-            "CELERY_BROKER_URL is not set: tasks run in-process and freshness deadlines are only met while a request runs.",
+            "CELERY_BROKER_URL is not set: tasks run in-process, and freshness deadlines are only evaluated by runserver's in-process evaluator or `manage.py evaluate_freshness --loop`.",
             hint="Set CELERY_BROKER_URL=redis://host:6379/0 and run a worker and beat.", id="registry.W002"))
     if not settings.CONTRACT_STORE.is_s3:
         problems.append(Warning(

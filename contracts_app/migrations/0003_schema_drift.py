@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('contracts_app', '0001_initial'),
+        ('contracts_app', '0002_store_text_and_upload_state'),
         ('registry', '0002_audit_append_only'),
     ]
 

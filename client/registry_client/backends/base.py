@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+
+SCHEMA_INDEX_KEY = "contracts/index/schema_index.csv"
+SPEC_INDEX_KEY = "integrations/index/spec_index.csv"
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    name: str
+    version: str
+    key: str
+    date: str = ""
+    schema_type: str = ""
+
+
+class Backend:
+    """Reads an index once per instance and caches it until `refresh()`."""
+
+    def __init__(self) -> None:
+        self._schemas: list[IndexEntry] | None = None
+        self._specs: list[IndexEntry] | None = None
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    # Subclasses implement these two.
+    def read_bytes(self, key: str) -> bytes:
+        raise NotImplementedError
+
+    def has_key(self, key: str) -> bool:
+        raise NotImplementedError
+
+    def schema_index(self) -> list[IndexEntry]:
+        if self._schemas is None:
+            self._schemas = self._load_index(SCHEMA_INDEX_KEY)
+        return self._schemas
+
+    def spec_index(self) -> list[IndexEntry]:
+        if self._specs is None:
+            self._specs = self._load_index(SPEC_INDEX_KEY)
+        return self._specs
+
+    def read_document(self, entry: IndexEntry) -> bytes:
+        return self.read_bytes(entry.key)
+
+    def read_spec(self, entry: IndexEntry) -> bytes:
+        return self.read_bytes(entry.key)
+
+    def refresh(self) -> None:
+        self._schemas = self._specs = None
+
+    def _load_index(self, key: str) -> list[IndexEntry]:
+        if not self.has_key(key):
+            # A store nobody has published to yet is empty, not broken.
+            return []
+        text = self.read_bytes(key).decode()
+        return [
+            IndexEntry(name=row["name"], version=row["version"], key=row["key"], date=row.get("date", ""),
+                       schema_type=row.get("schema_type", ""))
+            for row in csv.DictReader(io.StringIO(text))
+        ]

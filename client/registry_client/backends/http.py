@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from registry_client.backends.base import Backend, IndexEntry
+from registry_client.errors import RegistryClientError, StoreUnreachable
+
+
+class HttpBackend(Backend):
+    """The registry service's REST API, with a bearer token.
+
+    Uses only the standard library, so pipelines need no HTTP dependency.
+    """
+
+    def __init__(self, base_url: str, token: str | None = None, *, timeout: float = 10.0):
+        super().__init__()
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+
+    def describe(self) -> str:
+        return f"registry API at {self.base_url}"
+
+    def _get(self, path: str, accept: str = "application/json") -> bytes:
+        request = urllib.request.Request(f"{self.base_url}/api/{path.lstrip('/')}", headers={"Accept": accept})
+        if self.token:
+            request.add_header("Authorization", f"Bearer {self.token}")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 - configured URL
+                return response.read()
+        except urllib.error.HTTPError as exc:
+            detail = exc.read().decode(errors="replace")[:500]
+            if exc.code in (401, 403):
+                raise RegistryClientError(f"{self.describe()} refused the request ({exc.code}): {detail}") from exc
+            raise StoreUnreachable(f"{self.describe()} answered {exc.code} for {path}: {detail}") from exc
+        except (urllib.error.URLError, OSError) as exc:
+            raise StoreUnreachable(f"Could not reach {self.describe()}: {exc}") from exc
+
+    def _index(self, kind: str) -> list[IndexEntry]:
+        data = json.loads(self._get("contracts/index/"))
+        return [
+            IndexEntry(name=row["name"], version=row["version"], key=row["key"], date=row.get("date", ""),
+                       schema_type=row.get("schema_type", ""))
+            for row in data[kind]
+        ]
+
+    def schema_index(self) -> list[IndexEntry]:
+        if self._schemas is None:
+            self._schemas = self._index("contracts")
+        return self._schemas
+
+    def spec_index(self) -> list[IndexEntry]:
+        if self._specs is None:
+            self._specs = self._index("specs")
+        return self._specs
+
+    def read_document(self, entry: IndexEntry) -> bytes:
+        name, version = urllib.parse.quote(entry.name), urllib.parse.quote(entry.version)
+        return self._get(f"contracts/{name}/versions/{version}/document/?format=yaml", accept="application/yaml")
+
+    def read_spec(self, entry: IndexEntry) -> bytes:
+        name, version = urllib.parse.quote(entry.name), urllib.parse.quote(entry.version)
+        return self._get(f"contracts/{name}/versions/{version}/spec/?format=yaml", accept="application/yaml")

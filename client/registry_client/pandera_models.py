@@ -1,0 +1,104 @@
+"""Live Pandera models rebuilt from published contract YAML (the consumer side).
+
+Each column becomes an annotation (`Series[<dtype>]`, `Optional[...]` when the
+column is not required) and a `pa.Field` carrying nullable/coerce/unique and
+the checks as Field kwargs; the `config` section becomes the model's Config.
+Because published dtypes are guaranteed canonical, the annotation lookup is
+one flat table with no fallbacks.
+"""
+
+from __future__ import annotations
+
+import keyword
+from typing import Any, Optional
+
+import pandera.pandas as pa
+from pandera.typing import Series
+
+from registry_client.checks import UnserializableCheck
+from registry_client.checks import field_kwargs as check_kwargs
+from registry_client.dtypes import CANONICAL_DTYPES, UnknownDtypeError, pandera_annotation
+from registry_client.errors import InvalidContract
+
+__all__ = ["CANONICAL_DTYPES", "build_model", "contract_header", "field_kwargs"]
+
+_CONFIG_KEYS = (
+    "strict", "coerce", "drop_invalid_rows", "ordered", "unique", "add_missing_columns", "unique_column_names",
+    "name", "title", "description",
+)
+_RESERVED = set(dir(pa.DataFrameModel)) | {"Config"}
+
+
+def field_kwargs(column: dict, contract: str) -> dict[str, Any]:
+    """`pa.Field` kwargs for one column: its flags, description and checks."""
+    kwargs: dict[str, Any] = {
+        "nullable": bool(column.get("nullable", False)),
+        "unique": bool(column.get("unique", False)),
+    }
+    if "coerce" in column:
+        kwargs["coerce"] = bool(column["coerce"])
+    if column.get("description"):
+        kwargs["description"] = column["description"]
+    if column.get("title"):
+        kwargs["title"] = column["title"]
+    try:
+        kwargs.update(check_kwargs(column.get("checks")))
+    except UnserializableCheck as exc:
+        raise InvalidContract(f"{contract}: column {column.get('name')!r}: {exc}") from None
+    return kwargs
+
+
+def _class_name(document: dict) -> str:
+    schema = document.get("schema") or {}
+    entity = str(schema.get("entity") or "Contract")
+    version = str(schema.get("version") or "").replace(".", "_")
+    return "".join(p.capitalize() for p in entity.split("_")) + (f"_v{version}" if version else "")
+
+
+def build_model(document: dict) -> type[pa.DataFrameModel]:
+    """Build a live DataFrameModel class from a dataframe contract document."""
+    schema = document.get("schema") or {}
+    name = schema.get("name", "<unnamed>")
+    if schema.get("schema_type") != "dataframe":
+        raise InvalidContract(
+            f"{name} is a {schema.get('schema_type')!r} contract; only dataframe contracts become Pandera models "
+            "(use get_schema() for its JSON Schema sections)."
+        )
+    annotations: dict[str, Any] = {}
+    attrs: dict[str, Any] = {}
+    for index, column in enumerate(document.get("columns") or []):
+        col_name = column.get("name")
+        dtype = column.get("dtype")
+        try:
+            annotation = Series[pandera_annotation(dtype)]
+        except UnknownDtypeError as exc:
+            raise InvalidContract(f"{name}: column {col_name!r}: {exc}") from None
+        if column.get("required", True) is False:
+            annotation = Optional[annotation]  # noqa: UP045 - pandera reads typing.Optional
+        kwargs = field_kwargs(column, name)
+        attr = col_name
+        if not (isinstance(col_name, str) and col_name.isidentifier()) or keyword.iskeyword(col_name) or col_name in _RESERVED or col_name.startswith("_"):
+            # Pandera maps an alias back to the real column name.
+            attr = f"column_{index}"
+            kwargs["alias"] = col_name
+        annotations[attr] = annotation
+        attrs[attr] = pa.Field(**kwargs)
+    config = {k: v for k, v in (document.get("config") or {}).items() if k in _CONFIG_KEYS}
+    config.setdefault("name", name)
+    attrs["Config"] = type("Config", (), config)
+    attrs["__annotations__"] = annotations
+    attrs["__module__"] = __name__
+    attrs["__doc__"] = schema.get("description") or f"{name} {schema.get('version')}"
+    model = type(_class_name(document), (pa.DataFrameModel,), attrs)
+    model.__contract__ = document  # type: ignore[attr-defined]
+    return model
+
+
+def contract_header(document: dict) -> dict[str, str]:
+    """The flat `contract.*` header that travels with data (Parquet metadata),
+    in the same shape ContractMixin.contract_header() gives an authored class."""
+    from registry_client.identity import SchemaInfo, SchemaMeta
+    from registry_client.mixins import contract_header as header_for
+
+    meta = {k: v for k, v in (document.get("meta") or {}).items() if v is not None}
+    return header_for(SchemaInfo.from_dict(document.get("schema") or {}), SchemaMeta.from_dict(meta))

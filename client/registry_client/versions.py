@@ -1,0 +1,110 @@
+"""Contract versions and their folder encoding.
+
+A version is ``MAJOR.MINOR`` or ``MAJOR.MINOR.PATCH``, optionally followed by a
+pre-release (``a1``, ``b2``, ``rc1``) and/or a dev release (``.dev1``), always in
+the normalized form that ``packaging`` prints. It lives in a folder whose name
+is a Python-safe encoding of it::
+
+    1.0        <-> v1_0
+    2.1        <-> v2_1
+    1.0.1      <-> v1_0_1
+    2.0.0rc1   <-> v2_0_0rc1
+    1.1.dev3   <-> v1_1_dev3
+
+Both directions refuse anything else, so every version has exactly one folder
+and every folder exactly one version.
+"""
+
+from __future__ import annotations
+
+import re
+
+from packaging.version import InvalidVersion, Version
+
+__all__ = [
+    "InvalidVersionError",
+    "validate_version",
+    "version_to_folder",
+    "folder_to_version",
+    "is_version_folder",
+    "parse_version",
+    "is_prerelease",
+]
+
+_NUMBER = r"(?:0|[1-9][0-9]*)"
+_VERSION_RE = re.compile(
+    rf"^(?P<release>{_NUMBER}\.{_NUMBER}(?:\.{_NUMBER})?)(?P<pre>(?:a|b|rc){_NUMBER})?(?:\.dev(?P<dev>{_NUMBER}))?$"
+)
+_FOLDER_RE = re.compile(
+    rf"^v(?P<release>{_NUMBER}_{_NUMBER}(?:_{_NUMBER})?)(?P<pre>(?:a|b|rc){_NUMBER})?(?:_dev(?P<dev>{_NUMBER}))?$"
+)
+
+
+class InvalidVersionError(ValueError):
+    """A version string or version folder name that does not follow the encoding."""
+
+
+def validate_version(version: object) -> str:
+    """Return ``version`` unchanged if it is a well-formed contract version, else raise."""
+    if not isinstance(version, str):
+        raise InvalidVersionError(
+            f"version must be a string such as '1.0', not {type(version).__name__} {version!r}"
+            + (" (quote it in YAML)" if isinstance(version, (int, float)) else "")
+        )
+    if not _VERSION_RE.match(version):
+        raise InvalidVersionError(
+            f"malformed version {version!r}: expected MAJOR.MINOR or MAJOR.MINOR.PATCH, "
+            "optionally with a pre-release (a1, b1, rc1) or .devN suffix, e.g. '1.0', '1.0.1', '2.0.0rc1'"
+        )
+    try:
+        normalized = str(Version(version))
+    except InvalidVersion as exc:  # pragma: no cover - the pattern is stricter than packaging
+        raise InvalidVersionError(f"malformed version {version!r}: {exc}") from None
+    if normalized != version:
+        raise InvalidVersionError(f"version {version!r} is not in normalized form; write {normalized!r}")
+    return version
+
+
+def version_to_folder(version: str) -> str:
+    """``"1.0.1"`` -> ``"v1_0_1"``."""
+    match = _VERSION_RE.match(validate_version(version))
+    assert match is not None
+    folder = "v" + match.group("release").replace(".", "_") + (match.group("pre") or "")
+    if match.group("dev") is not None:
+        folder += f"_dev{match.group('dev')}"
+    return folder
+
+
+def folder_to_version(folder: str) -> str:
+    """``"v1_0_1"`` -> ``"1.0.1"``."""
+    if not isinstance(folder, str):
+        raise InvalidVersionError(f"version folder must be a string, not {type(folder).__name__}")
+    match = _FOLDER_RE.match(folder)
+    if not match:
+        raise InvalidVersionError(
+            f"malformed version folder {folder!r}: expected v<MAJOR>_<MINOR>[_<PATCH>] with an optional "
+            "a/b/rc pre-release or _devN suffix, e.g. v1_0, v1_0_1, v2_0_0rc1"
+        )
+    version = match.group("release").replace("_", ".") + (match.group("pre") or "")
+    if match.group("dev") is not None:
+        version += f".dev{match.group('dev')}"
+    return validate_version(version)
+
+
+def is_version_folder(folder: str) -> bool:
+    try:
+        folder_to_version(folder)
+    except InvalidVersionError:
+        return False
+    return True
+
+
+def parse_version(version: str) -> Version:
+    """The ``packaging`` Version, for semantic comparison (``10.0`` > ``9.0``)."""
+    return Version(validate_version(version))
+
+
+def is_prerelease(version: str) -> bool:
+    """Pre-releases and dev releases are never chosen as "latest"."""
+    parsed = parse_version(version)
+    return parsed.is_prerelease or parsed.is_devrelease

@@ -1,0 +1,83 @@
+"""Admin: browse contracts and versions, bind datasets. Versions are published
+by publish_contracts (or a change request), never edited here."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+
+from contracts_app.models import Contract, ContractVersion, DatasetBinding, IntegrationSpec
+
+
+class VersionInline(admin.TabularInline):
+    model = ContractVersion
+    fields = ["version", "checksum", "published_at", "published_by", "uploaded_at", "upload_error"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Contract)
+class ContractAdmin(admin.ModelAdmin):
+    list_display = ["name", "schema_type", "owner_team", "domain"]
+    list_filter = ["schema_type", "domain"]
+    search_fields = ["name", "description"]
+    readonly_fields = ["name", "domain", "subdomains", "entity", "schema_type", "meta", "owner_label", "description", "created_at"]
+    fields = [*readonly_fields, "owner_team"]
+    inlines = [VersionInline]
+
+
+@admin.register(ContractVersion)
+class ContractVersionAdmin(admin.ModelAdmin):
+    list_display = ["contract", "version", "published_at", "published_by", "uploaded_at"]
+    list_filter = ["contract__schema_type"]
+    search_fields = ["contract__name", "version"]
+    readonly_fields = ["contract", "version", "checksum", "published_at", "published_by", "store_key", "uploaded_at",
+                       "upload_error", "yaml_text"]
+    exclude = ["document", "json_schema"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def delete_model(self, request, obj: ContractVersion) -> None:
+        try:
+            obj.delete_unused(by=request.user)
+        except ValidationError as exc:
+            self.message_user(request, " ".join(exc.messages), messages.ERROR)
+
+    def delete_queryset(self, request, queryset) -> None:
+        for version in queryset:
+            self.delete_model(request, version)
+
+
+@admin.register(DatasetBinding)
+class DatasetBindingAdmin(admin.ModelAdmin):
+    list_display = ["dataset", "contract", "bound_at"]
+    fields = ["dataset", "contract"]
+    autocomplete_fields = ["dataset", "contract"]
+
+    def save_model(self, request, obj: DatasetBinding, form, change) -> None:
+        # Through the domain method, so the binding is audited.
+        binding = obj.contract.bind(obj.dataset, by=request.user)
+        obj.pk, obj.bound_at = binding.pk, binding.bound_at
+
+
+@admin.register(IntegrationSpec)
+class IntegrationSpecAdmin(admin.ModelAdmin):
+    list_display = ["contract_version", "source_schema", "source_table", "published_at", "uploaded_at"]
+    readonly_fields = ["contract_version", "version", "source_schema", "source_table", "field_to_source",
+                       "created_column", "modified_column", "checksum", "published_at", "store_key", "uploaded_at", "yaml_text"]
+    exclude = ["document"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

@@ -1,0 +1,231 @@
+"""The contract API: browse, fetch documents, diff versions, validate payloads."""
+
+from __future__ import annotations
+
+from django.db.models import Prefetch
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from registry_client.compat import check_compatibility
+from rest_framework import generics, renderers, status
+from rest_framework.exceptions import APIException, NotFound, ParseError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from contracts_app.api.serializers import ContractSerializer, SpecSerializer, VersionSerializer
+from contracts_app.diff import structural_diff
+from contracts_app.models import Contract, ContractVersion, IntegrationSpec
+from contracts_app.publishing import compatibility_modes
+
+
+class Refused(APIException):
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_code = "refused"
+
+
+META_FILTERS = ("tier", "alignment", "contract_type", "source_system", "stage")
+
+
+class YAMLRenderer(renderers.BaseRenderer):
+    media_type = "application/yaml"
+    format = "yaml"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        if isinstance(data, str):
+            return data.encode()
+        import yaml
+
+        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True).encode()
+
+
+def contracts_with_versions():
+    return Contract.objects.select_related("owner_team").prefetch_related(
+        Prefetch("versions", queryset=ContractVersion.objects.only("id", "contract_id", "version"))
+    )
+
+
+def get_version(name: str, version: str) -> ContractVersion:
+    cv = ContractVersion.objects.select_related("contract", "published_by").filter(contract__name=name, version=version).first()
+    if cv is None:
+        if not Contract.objects.filter(name=name).exists():
+            raise NotFound(f"No contract named {name!r}.")
+        known = ", ".join(ContractVersion.objects.filter(contract__name=name).values_list("version", flat=True))
+        raise NotFound(f"Contract {name!r} has no version {version!r} (published: {known or 'none'}).")
+    return cv
+
+
+class IndexView(APIView):
+    """What the thin client's HTTP backend reads: the versions in the store, as the index CSVs list them."""
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request):
+        versions = ContractVersion.objects.in_store().select_related("contract").order_by("contract__name", "id")
+        specs = IntegrationSpec.objects.filter(uploaded_at__isnull=False).select_related("contract_version__contract")
+        return Response({
+            "contracts": [
+                {"name": v.contract.name, "key": v.store_key, "version": v.version,
+                 "date": v.published_at.date().isoformat(), "schema_type": v.contract.schema_type}
+                for v in versions
+            ],
+            "specs": [
+                {"name": s.contract_version.contract.name, "key": s.store_key, "version": s.version,
+                 "date": s.published_at.date().isoformat()}
+                for s in specs
+            ],
+        })
+
+
+class DomainList(APIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request):
+        domains: dict[str, dict] = {}
+        for domain, subdomains in Contract.objects.values_list("domain", "subdomains"):
+            entry = domains.setdefault(domain, {"domain": domain, "contracts": 0, "subdomains": set()})
+            entry["contracts"] += 1
+            if subdomains:
+                entry["subdomains"].add(subdomains[0])
+        return Response([{**d, "subdomains": sorted(d["subdomains"])} for _, d in sorted(domains.items())])
+
+
+@extend_schema(parameters=[OpenApiParameter(k, str, description=f"meta.{k} equals (list-valued meta: any member)") for k in META_FILTERS]
+               + [OpenApiParameter("domain", str), OpenApiParameter("schema_type", str)])
+class ContractList(generics.ListAPIView):
+    serializer_class = ContractSerializer
+
+    def get_queryset(self):
+        qs = contracts_with_versions()
+        params = self.request.query_params
+        if params.get("domain"):
+            qs = qs.filter(domain=params["domain"])
+        if params.get("schema_type"):
+            qs = qs.filter(schema_type=params["schema_type"])
+        for key in META_FILTERS:
+            value = params.get(key)
+            if value:
+                # meta.source_system may be a string or a list of strings.
+                qs = qs.filter(**{f"meta__{key}": value}) | qs.filter(**{f"meta__{key}__contains": [value]})
+        return qs.order_by("name").distinct()
+
+
+class ContractDetail(generics.RetrieveAPIView):
+    serializer_class = ContractSerializer
+    lookup_field = "name"
+    lookup_url_kwarg = "name"
+
+    def get_queryset(self):
+        return contracts_with_versions()
+
+
+class VersionList(generics.ListAPIView):
+    serializer_class = VersionSerializer
+
+    def get_queryset(self):
+        contract = get_object_or_404(Contract, name=self.kwargs["name"])
+        return contract.versions.select_related("published_by").order_by("published_at", "id")
+
+
+class VersionDetail(APIView):
+    @extend_schema(responses=VersionSerializer)
+    def get(self, request, name: str, version: str):
+        return Response(VersionSerializer(get_version(name, version)).data)
+
+
+class VersionDocument(APIView):
+    """The document of a version: YAML as published (?format=yaml) or JSON."""
+
+    renderer_classes = [renderers.JSONRenderer, YAMLRenderer]
+
+    @extend_schema(responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "application/yaml"): OpenApiTypes.STR})
+    def get(self, request, name: str, version: str):
+        cv = get_version(name, version)
+        if request.accepted_renderer.format == "yaml":
+            return Response(cv.yaml_text or cv.document)
+        return Response(cv.document)
+
+
+class VersionSpec(APIView):
+    renderer_classes = [renderers.JSONRenderer, YAMLRenderer]
+
+    @extend_schema(responses=SpecSerializer)
+    def get(self, request, name: str, version: str):
+        cv = get_version(name, version)
+        spec = cv.integration_specs.order_by("-published_at").first()
+        if spec is None:
+            raise NotFound(f"{name} {version} has no integration spec.")
+        if request.accepted_renderer.format == "yaml":
+            return Response(spec.yaml_text or spec.document)
+        return Response(spec.document)
+
+
+class SpecList(generics.ListAPIView):
+    serializer_class = SpecSerializer
+
+    def get_queryset(self):
+        get_object_or_404(Contract, name=self.kwargs["name"])
+        return IntegrationSpec.objects.filter(contract_version__contract__name=self.kwargs["name"]).select_related(
+            "contract_version__contract").order_by("published_at")
+
+
+class VersionDiff(APIView):
+    """What changed from one version to another: the structural changes and the checker's verdict."""
+
+    @extend_schema(parameters=[OpenApiParameter("from", str, required=True), OpenApiParameter("to", str, required=True)],
+                   responses=OpenApiTypes.OBJECT)
+    def get(self, request, name: str):
+        old, new = request.query_params.get("from"), request.query_params.get("to")
+        if not old or not new:
+            raise ParseError("Give the two versions to compare: ?from=1.0&to=2.0")
+        before, after = get_version(name, old), get_version(name, new)
+        report = None
+        for mode in compatibility_modes(before.contract):
+            report = check_compatibility([before.document], after.document, mode=mode)
+            if not report.compatible:
+                break
+        return Response({
+            "contract": name, "from": old, "to": new,
+            "changes": [c.to_dict() for c in structural_diff(before.document, after.document)],
+            "compatibility": report.to_dict() if report else None,
+        })
+
+
+def _section(document: dict, section: str | None) -> tuple[str, dict]:
+    schema_type = document["schema"]["schema_type"]
+    if schema_type == "dataframe":
+        raise Refused(f"{document['schema']['name']} is a dataframe contract: it describes a table, not a JSON payload. "
+                      "Validate frames with the client's get_pandera_model().", code="dataframe_contract")
+    if schema_type == "event":
+        if section not in (None, "", "payload"):
+            raise Refused(f"an event contract has one section, 'payload', not {section!r}", code="unknown_section")
+        return "payload", document["payload"]
+    sections = {"request": document.get("request"), "response": document.get("response")}
+    sections.update({f"callbacks.{k}": v for k, v in (document.get("callbacks") or {}).items()})
+    if not section:
+        raise Refused(f"name the section to validate against: ?section= one of {', '.join(sections)}", code="section_required")
+    if section not in sections or sections[section] is None:
+        raise Refused(f"{document['schema']['name']} has no section {section!r}; it has {', '.join(sections)}", code="unknown_section")
+    return section, sections[section]
+
+
+class ValidatePayload(APIView):
+    """Validate a JSON payload against an event contract or a named section of an api contract."""
+
+    @extend_schema(parameters=[OpenApiParameter("section", str, description="api contracts: request, response or callbacks.<name>")],
+                   request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def post(self, request, name: str, version: str):
+        cv = get_version(name, version)
+        section, schema = _section(cv.document, request.query_params.get("section"))
+        try:
+            validator = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+            errors = sorted(validator.iter_errors(request.data), key=lambda e: list(e.absolute_path))
+        except SchemaError as exc:
+            return Response({"detail": f"the contract's {section} schema is invalid: {exc.message}", "code": "invalid_schema"},
+                            status=status.HTTP_500_INTERNAL_SERVER_ERROR)
+        body = {
+            "contract": name, "version": version, "section": section, "valid": not errors,
+            "errors": [{"path": "/" + "/".join(str(p) for p in e.absolute_path), "message": e.message,
+                        "validator": e.validator} for e in errors],
+        }
+        return Response(body, status=status.HTTP_422_UNPROCESSABLE_ENTITY if errors else status.HTTP_200_OK)

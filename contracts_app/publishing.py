@@ -1,0 +1,377 @@
+"""The publish service: gate a contract document, decide compatibility, record
+the version and put it in the contract store.
+
+Two entry points:
+
+- `record_version(document, by=)` records one version under the immutability
+  rules and schedules its upload after the surrounding transaction commits.
+  Callers that have already decided to publish (an approved change request)
+  call it inside their own transaction.
+- `publish_document(document, by=)` is what `publish_contracts` runs per
+  document: gates -> immutability -> compatibility -> record -> upload. It
+  returns a `PublishOutcome` whose status is one of published / unchanged /
+  refused / breaking, with the checker's report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from django.db import connection, transaction
+from django.utils import timezone
+from packaging.version import InvalidVersion, Version
+from registry_client.compat import CompatibilityReport, check_compatibility
+
+from contracts_app.gates import validate_document
+from contracts_app.models import (
+    AuditAction,
+    ContentChanged,
+    Contract,
+    ContractVersion,
+    IntegrationSpec,
+    document_checksum,
+)
+from contracts_app.store import (
+    SCHEMA_INDEX_COLUMNS,
+    SCHEMA_INDEX_KEY,
+    SPEC_INDEX_COLUMNS,
+    SPEC_INDEX_KEY,
+    Store,
+    StoreError,
+    contract_key,
+    render_csv,
+    store_from_settings,
+)
+from registry.models import AuditEvent, RegistryError, Team
+
+log = logging.getLogger(__name__)
+
+PUBLISHED, UNCHANGED, REFUSED, BREAKING = "published", "unchanged", "refused", "breaking"
+DEFAULT_MODE = "BACKWARD"
+UPLOAD_ATTEMPTS = 3
+UPLOAD_BACKOFF_S = 0.5
+
+
+class InvalidDocument(RegistryError):
+    """The document failed a gate; .errors lists every problem found."""
+
+    def __init__(self, name: str, errors: list[str]):
+        self.errors = errors
+        super().__init__(f"Refusing to publish {name}: " + "; ".join(errors))
+
+
+@dataclass
+class PublishOutcome:
+    name: str
+    version: str
+    status: str
+    message: str
+    report: CompatibilityReport | None = None
+    contract_version: ContractVersion | None = None
+    errors: list[str] = field(default_factory=list)
+    dry_run: bool = False
+    upload_error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status in (PUBLISHED, UNCHANGED) and not self.upload_error
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "version": self.version, "status": self.status, "message": self.message,
+            "errors": self.errors, "dry_run": self.dry_run, "upload_error": self.upload_error,
+            "report": self.report.to_dict() if self.report else None,
+        }
+
+
+# --- the gates -------------------------------------------------------------------
+
+def gate_errors(document: Any) -> list[str]:
+    """Every reason the publish gates refuse `document` (template of its
+    schema_type, canonical dtypes, structure), as readable lines."""
+    return [f"{p.where}: {p.message}" for p in validate_document(document)]
+
+
+def _identity(document: dict) -> tuple[str, str]:
+    schema = document.get("schema") if isinstance(document, dict) else None
+    schema = schema if isinstance(schema, dict) else {}
+    return str(schema.get("name") or "<unnamed>"), str(schema.get("version") or "?")
+
+
+# --- recording -----------------------------------------------------------------
+
+def semantic_order(versions: list[ContractVersion]) -> list[ContractVersion]:
+    return sorted(versions, key=lambda v: Version(v.version))
+
+
+def record_version(document: dict, *, by, yaml_text: str | None = None, store: Store | None = None) -> ContractVersion:
+    """Record `document` as a published version and schedule its upload.
+
+    1. the gates must pass (InvalidDocument otherwise);
+    2. the contract row is created or updated and locked, so two publishers of
+       one contract take turns;
+    3. the same content under an existing version is a no-op (its upload is
+       re-scheduled if an earlier one failed); different content is refused
+       (ContentChanged);
+    4. a new row and its AuditEvent are written; the upload runs after the
+       caller's transaction commits, never inside it.
+    """
+    errors = gate_errors(document)
+    name, version = _identity(document)
+    if errors:
+        raise InvalidDocument(name, errors)
+    schema = document["schema"]
+    checksum = document_checksum(document)
+    with transaction.atomic():
+        contract = _upsert_contract(document, by=by)
+        existing = ContractVersion.objects.filter(contract=contract, version=version).first()
+        if existing is not None:
+            if existing.checksum != checksum:
+                raise ContentChanged(
+                    f"{name} {version} is already published with different content; published versions are "
+                    f"immutable: publish the change as a new version (e.g. {_next_version(version)})."
+                )
+            if not existing.is_in_store:
+                _schedule_upload(existing.pk, store)
+            return existing
+        text = yaml_text if yaml_text is not None else dump_yaml(document)
+        cv = ContractVersion.objects.create(
+            contract=contract, version=version, document=document, checksum=checksum,
+            published_by=_person(by), store_key=contract_key(contract.path_parts, version), yaml_text=text,
+            json_schema=None,
+        )
+        AuditEvent.record(by, AuditAction.VERSION_PUBLISHED, cv, after={
+            "contract": name, "version": version, "checksum": checksum, "schema_type": schema["schema_type"],
+        })
+        _schedule_upload(cv.pk, store)
+    return cv
+
+
+def _upsert_contract(document: dict, *, by) -> Contract:
+    schema, meta = document["schema"], document.get("meta") or {}
+    owner_slug = schema.get("owner") or ""
+    fields = {
+        "domain": schema["domain"], "subdomains": list(schema.get("subdomains") or []),
+        "entity": schema["entity"], "schema_type": schema["schema_type"], "meta": meta,
+        "owner_label": owner_slug, "description": schema.get("description") or "",
+        "owner_team": Team.objects.filter(slug=owner_slug).first() if owner_slug else None,
+    }
+    contract = Contract.objects.select_for_update().filter(name=schema["name"]).first()
+    if contract is None:
+        contract = Contract.objects.create(name=schema["name"], **fields)
+        AuditEvent.record(by, AuditAction.CONTRACT_CREATED, contract, after={"name": contract.name, "schema_type": contract.schema_type})
+        return contract
+    if contract.schema_type != fields["schema_type"]:
+        raise ContentChanged(
+            f"{contract.name} is a {contract.schema_type} contract; a version cannot change it to {fields['schema_type']}."
+        )
+    # The contract row reflects its newest version's description and meta.
+    latest = semantic_order(list(contract.versions.all()))
+    if not latest or Version(schema["version"]) >= Version(latest[-1].version):
+        for key, value in fields.items():
+            setattr(contract, key, value)
+        contract.save()
+    return contract
+
+
+def _next_version(version: str) -> str:
+    try:
+        v = Version(version)
+    except InvalidVersion:
+        return "a higher version"
+    return f"{v.major}.{v.minor + 1}" if len(v.release) <= 2 else f"{v.major}.{v.minor}.{v.micro + 1}"
+
+
+def _person(user):
+    return user if getattr(user, "is_authenticated", False) and getattr(user, "principal_team_ids", None) is None else None
+
+
+def dump_yaml(document: dict) -> str:
+    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, default_flow_style=False)
+
+
+# --- uploading -----------------------------------------------------------------
+
+def _schedule_upload(version_pk: int, store: Store | None) -> None:
+    transaction.on_commit(lambda: upload_version(version_pk, store=store))
+
+
+def _with_retries(action: Callable[[], None], what: str, attempts: int = UPLOAD_ATTEMPTS) -> None:
+    delay = UPLOAD_BACKOFF_S
+    for attempt in range(1, attempts + 1):
+        try:
+            action()
+            return
+        except StoreError as exc:
+            if attempt == attempts:
+                raise
+            log.warning("%s failed (attempt %d of %d), retrying in %.1fs: %s", what, attempt, attempts, delay, exc)
+            time.sleep(delay)
+            delay *= 2
+
+
+@contextmanager
+def index_writer_lock(index_key: str) -> Iterator[None]:
+    """One index writer at a time (PostgreSQL session advisory lock; SQLite
+    serializes writers anyway). Without it, two publishers could each rebuild
+    the index without the other's new version, and the last write would drop
+    one. The lock is held outside any transaction, so no transaction waits on
+    the store's I/O."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    key = int.from_bytes(hashlib.sha256(index_key.encode()).digest()[:8], "big", signed=True)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s)", [key])
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
+
+
+def upload_version(version_pk: int, *, store: Store | None = None) -> bool:
+    """Put one version's YAML in the store, then rewrite the schema index.
+
+    Objects first, index last: the index is rebuilt from every version already
+    in the store plus this one, and written only after this one's object is.
+    A failure is retried, then recorded on the row (upload_error) and in the
+    audit log; the version stays out of the index until an upload succeeds
+    (re-running publish_contracts retries it). Returns whether it succeeded.
+    """
+    store = store or store_from_settings()
+    cv = ContractVersion.objects.select_related("contract").get(pk=version_pk)
+    try:
+        _with_retries(lambda: store.put(cv.store_key, cv.yaml_text.encode()), f"upload of {cv}")
+        with index_writer_lock(SCHEMA_INDEX_KEY):
+            rows = [_index_row(v) for v in ContractVersion.objects.in_store().exclude(pk=cv.pk).select_related("contract")]
+            rows.append(_index_row(cv))
+            body = render_csv(SCHEMA_INDEX_COLUMNS, rows)
+            _with_retries(lambda: store.put(SCHEMA_INDEX_KEY, body, "text/csv"), "rewrite of the schema index")
+            with transaction.atomic():
+                ContractVersion.objects.filter(pk=cv.pk).update(uploaded_at=timezone.now(), upload_error="")
+                AuditEvent.record(None, AuditAction.VERSION_UPLOADED, cv, after={"key": cv.store_key, "store": store.describe()})
+    except StoreError as exc:
+        with transaction.atomic():
+            ContractVersion.objects.filter(pk=cv.pk).update(upload_error=str(exc))
+            AuditEvent.record(None, AuditAction.VERSION_UPLOAD_FAILED, cv, after={"error": str(exc)})
+        log.error("upload of %s to %s failed after %d attempts: %s", cv, store.describe(), UPLOAD_ATTEMPTS, exc)
+        return False
+    return True
+
+
+def _index_row(cv: ContractVersion) -> dict[str, str]:
+    return {
+        "name": cv.contract.name, "key": cv.store_key, "version": cv.version,
+        "date": cv.published_at.date().isoformat(), "schema_type": cv.contract.schema_type,
+    }
+
+
+def _spec_index_row(spec: IntegrationSpec) -> dict[str, str]:
+    return {
+        "name": spec.contract_version.contract.name, "key": spec.store_key, "version": spec.version,
+        "date": spec.published_at.date().isoformat(), "source_schema": spec.source_schema,
+        "source_table": spec.source_table,
+    }
+
+
+def upload_spec(spec_pk: int, *, store: Store | None = None) -> bool:
+    """Put one integration spec in the store, then rewrite the spec index."""
+    store = store or store_from_settings()
+    spec = IntegrationSpec.objects.select_related("contract_version__contract").get(pk=spec_pk)
+    try:
+        _with_retries(lambda: store.put(spec.store_key, spec.yaml_text.encode()), f"upload of {spec}")
+        with index_writer_lock(SPEC_INDEX_KEY):
+            others = IntegrationSpec.objects.filter(uploaded_at__isnull=False).exclude(pk=spec.pk)
+            rows = [_spec_index_row(s) for s in others.select_related("contract_version__contract")]
+            rows.append(_spec_index_row(spec))
+            body = render_csv(SPEC_INDEX_COLUMNS, rows)
+            _with_retries(lambda: store.put(SPEC_INDEX_KEY, body, "text/csv"), "rewrite of the spec index")
+            IntegrationSpec.objects.filter(pk=spec.pk).update(uploaded_at=timezone.now())
+    except StoreError as exc:
+        log.error("upload of %s to %s failed: %s", spec, store.describe(), exc)
+        return False
+    return True
+
+
+# --- the whole publish step for one document -------------------------------------
+
+def compatibility_modes(contract: Contract | None) -> list[str]:
+    """The modes of the datasets bound to the contract, or the default."""
+    if contract is None:
+        return [DEFAULT_MODE]
+    modes = sorted({b.dataset.compatibility_mode for b in contract.bindings.select_related("dataset")})
+    return modes or [DEFAULT_MODE]
+
+
+def check_against_published(contract: Contract | None, document: dict) -> CompatibilityReport:
+    """The checker's report for `document` against the versions below it, in
+    every mode required by the datasets bound to the contract (the first
+    incompatible report wins)."""
+    previous: list[dict] = []
+    if contract is not None:
+        proposed = Version(document["schema"]["version"])
+        earlier = [v for v in contract.versions.all() if Version(v.version) < proposed]
+        previous = [v.document for v in semantic_order(earlier)]
+    report = None
+    for mode in compatibility_modes(contract):
+        report = check_compatibility(previous, document, mode=mode)
+        if not report.compatible:
+            return report
+    return report
+
+
+def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_run: bool = False,
+                     store: Store | None = None) -> PublishOutcome:
+    """Gate, check and publish one document; never raises for a bad document.
+
+    1. gates (structure, identity, canonical dtypes) -> refused;
+    2. the version exists: same content -> unchanged, other content -> refused;
+    3. the checker compares it with the published versions below it ->
+       breaking stops here (a change request takes it from there);
+    4. record_version, then the upload after commit.
+    """
+    name, version = _identity(document)
+    errors = gate_errors(document)
+    if errors:
+        return PublishOutcome(name, version, REFUSED, f"{name} {version}: failed the publish gate", errors=errors, dry_run=dry_run)
+    contract = Contract.objects.filter(name=name).first()
+    existing = contract.versions.filter(version=version).first() if contract else None
+    if existing is not None:
+        if existing.checksum == document_checksum(document):
+            if not existing.is_in_store and not dry_run:
+                upload_version(existing.pk, store=store)
+                existing.refresh_from_db()
+            return PublishOutcome(name, version, UNCHANGED, f"{name} {version} is already published with this content",
+                                  contract_version=existing, dry_run=dry_run, upload_error=existing.upload_error)
+        return PublishOutcome(
+            name, version, REFUSED,
+            f"{name} {version} is already published with different content; published versions are immutable: "
+            f"publish the change as a new version (e.g. {_next_version(version)})",
+            errors=["different content under a published version"], contract_version=existing, dry_run=dry_run,
+        )
+    report = check_against_published(contract, document)
+    if not report.compatible:
+        return PublishOutcome(
+            name, version, BREAKING,
+            f"{name} {version} breaks {report.mode} compatibility with the published versions "
+            f"({len(report.changes)} breaking change(s)); it was not published. Open a change request so the "
+            "consumer teams can acknowledge it.",
+            report=report, dry_run=dry_run,
+        )
+    if dry_run:
+        return PublishOutcome(name, version, PUBLISHED, f"{name} {version} would be published", report=report, dry_run=True)
+    try:
+        cv = record_version(document, by=by, yaml_text=yaml_text, store=store)
+    except (ContentChanged, InvalidDocument) as exc:
+        return PublishOutcome(name, version, REFUSED, " ".join(exc.messages), report=report, dry_run=dry_run)
+    cv.refresh_from_db()
+    return PublishOutcome(name, version, PUBLISHED, f"{name} {version} published", report=report,
+                          contract_version=cv, upload_error=cv.upload_error)

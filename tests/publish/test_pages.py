@@ -1,0 +1,91 @@
+"""Catalogue pages: domain -> subdomains -> entity -> version."""
+
+from __future__ import annotations
+
+import pytest
+
+from contracts_app.publishing import publish_document, record_version
+from tests.publish.conftest import cell_count, order_placed, refund_api, with_column
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def published(owner, owner_team, local_store, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        for document in (cell_count(), order_placed(), refund_api()):
+            publish_document(document, by=owner, store=local_store)
+        record_version(with_column(cell_count("2.0"), {"name": "vcd", "dtype": "float64", "nullable": True}),
+                       by=owner, store=local_store)
+
+
+@pytest.fixture
+def browser(client, consumer):
+    client.force_login(consumer)
+    return client
+
+
+def test_the_catalogue_groups_contracts_by_domain(browser, published, django_assert_num_queries):
+    # 1: session, 2: user, 3: contracts with owner team, 4: their versions
+    with django_assert_num_queries(4):
+        page = browser.get("/contracts/").content.decode()
+    assert 'href="/contracts/browse/lab"' in page and 'href="/contracts/browse/retail"' in page
+    assert "lab.analytics.cell_count" in page and "1.0, 2.0" in page
+
+
+def test_browsing_a_domain_groups_by_subdomain_and_links_entities(browser, published):
+    page = browser.get("/contracts/browse/retail").content.decode()
+    assert 'href="/contracts/browse/retail/checkout"' in page
+    assert 'href="/contracts/retail.checkout.order_placed/"' in page
+    assert "lab.analytics" not in page
+    assert browser.get("/contracts/browse/nowhere").status_code == 404
+
+
+def test_a_dataframe_contract_is_shown_as_a_table_with_its_tags(browser, published):
+    page = browser.get("/contracts/lab.analytics.cell_count/?version=1.0").content.decode()
+    assert "<code>viability</code>" in page and "<code>float64</code>" in page
+    assert "<code>ge 0.0</code><br><code>le 1.0</code>" in page
+    assert "Fraction of live cells." in page
+    assert '<span class="tag">tier: bronze</span>' in page and "source_system: lims, eln" in page
+    assert 'REGISTRY.get_pandera_model(&quot;lab.analytics.cell_count&quot;, version=&quot;1.0&quot;)' in page
+
+
+def test_versions_are_listed_with_dates_and_latest_is_the_default(browser, published):
+    page = browser.get("/contracts/lab.analytics.cell_count/").content.decode()
+    assert '<span class="tag">2.0</span>' in page
+    assert '?version=1.0' in page and '?version=2.0' in page
+    assert browser.get("/contracts/lab.analytics.cell_count/?version=7.0").status_code == 404
+
+
+def test_the_diff_page_shows_each_change(browser, published):
+    page = browser.get("/contracts/lab.analytics.cell_count/diff/?from=1.0&to=2.0").content.decode()
+    assert "<code>/columns/vcd</code></td><td>added" in page
+    assert "breaking" in page
+
+
+def test_an_event_contract_shows_its_payload_schema(browser, published):
+    page = browser.get("/contracts/retail.checkout.order_placed/").content.decode()
+    assert "<h2>payload</h2>" in page and "order_id" in page
+    assert "REGISTRY.get_schema" in page
+
+
+def test_the_nav_links_to_the_catalogue(browser, published):
+    assert 'href="/contracts/">Contracts</a>' in browser.get("/contracts/").content.decode()
+
+
+def test_a_bound_dataset_links_to_its_contract(browser, published, dataset, owner):
+    from contracts_app.models import Contract
+
+    Contract.objects.get(name="lab.analytics.cell_count").bind(dataset, by=owner)
+    page = browser.get(dataset.get_absolute_url()).content.decode()
+    assert 'href="/contracts/lab.analytics.cell_count/"' in page
+
+
+def test_the_contract_page_takes_a_constant_number_of_queries(browser, published, local_store, owner, django_assert_num_queries, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        for minor in range(1, 6):
+            record_version(cell_count(f"1.{minor}"), by=owner, store=local_store)
+    # 1: session, 2: user, 3: the contract with its owner team, 4: its versions with their publishers
+    with django_assert_num_queries(4):
+        page = browser.get("/contracts/lab.analytics.cell_count/").content.decode()
+    assert "?version=1.5" in page
