@@ -37,10 +37,17 @@ PIPELINES = [
      [(RETAIL, "retail.public.shipments", None)], "COMPLETE"),
     ("airflow", "checkout.returns_sync", [(RETAIL, "retail.public.shipments")],
      [(RETAIL, "retail.public.returns", None)], "RUNNING"),
+    # Matches its contract (lab.analytics.cell_count 1.0).
     ("airflow", "lab.plate_reader_ingest", [(LAB, "instruments/plate_reader")],
-     [(LAB, "lims/cell_count", [("sample_id", "varchar"), ("viability", "double")])], "COMPLETE"),
+     [(LAB, "lims/cell_count", [("run_row_id", "VARCHAR(64)"), ("sample_id", "VARCHAR(32)"), ("vcd", "DOUBLE"),
+                                ("viability", "DOUBLE"), ("run_date", "TIMESTAMP")])], "COMPLETE"),
+    # Drifts from lab.upstream.bioreactor_run 1.0: no passed_qc, a wider
+    # working_volume_l, and an operator column the contract filters out.
     ("airflow", "lab.bioprocess_summary", [(LAB, "lims/cell_count")],
-     [(LAB, "bioprocess/bioreactor_run", None)], "COMPLETE"),
+     [(LAB, "bioprocess/bioreactor_run", [
+         ("run_row_id", "VARCHAR"), ("sample_id", "VARCHAR"), ("bioreactor_id", "VARCHAR"), ("started_at", "TIMESTAMP"),
+         ("ended_at", "TIMESTAMP"), ("working_volume_l", "DOUBLE"), ("ph_setpoint", "REAL"), ("temperature_c", "DOUBLE"),
+         ("feed_events", "ARRAY<VARCHAR>"), ("operator", "VARCHAR")])], "COMPLETE"),
 ]
 
 DEMO_DAY = datetime(2026, 1, 15, 2, 0, tzinfo=UTC)
@@ -68,7 +75,8 @@ def demo_events() -> list[dict]:
     return events
 
 
-@demo_step("lineage (OpenLineage runs of the retailer's and the lab's pipelines)", order=30)
+# After the contracts' step (40), so runs of bound datasets get their drift checks.
+@demo_step("lineage (OpenLineage runs of the retailer's and the lab's pipelines)", order=60)
 def load_lineage_demo(stdout=None) -> None:
     results = [store_event(event, by="demo") for event in demo_events()]
     stored = sum(r.stored for r in results)
