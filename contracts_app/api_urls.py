@@ -1,5 +1,6 @@
 from django.urls import path, re_path
 
+from contracts_app import drift_api
 from contracts_app.api import change_requests, views
 
 # Contract names are dotted and versions may hold dots too, so both match [^/]+.
@@ -18,6 +19,9 @@ urlpatterns = [
     re_path(rf"^contracts/{NAME}/versions/{VERSION}/validate/$", views.ValidatePayload.as_view(), name="api-contract-validate"),
     re_path(rf"^contracts/{NAME}/specs/$", views.SpecList.as_view(), name="api-contract-specs"),
     re_path(rf"^contracts/{NAME}/diff/$", views.VersionDiff.as_view(), name="api-contract-diff"),
+    # Schema drift (the contracts side's reaction to lineage).
+    path("datasets/<int:pk>/drift/", drift_api.DatasetDriftList.as_view(), name="api-dataset-drift"),
+    path("drift/", drift_api.LatestDriftList.as_view(), name="api-drift-latest"),
 ]
 
 urlpatterns += [

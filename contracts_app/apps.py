@@ -18,3 +18,8 @@ class ContractsConfig(AppConfig):
 
         nav_item("Contracts", "contract-catalogue", order=20)
         nav_item("Change requests", "change-request-list", order=30)
+
+        # Schema drift listens to lineage's dataset_written and adds a dataset-page section and a metric.
+        from contracts_app import drift
+
+        drift.register_collector()

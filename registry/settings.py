@@ -157,6 +157,9 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "registry@localhost")
 
 # --- Lineage ---------------------------------------------------------------
 LINEAGE_MAX_BODY_BYTES = env_int("LINEAGE_MAX_BODY_BYTES", 5 * 1024 * 1024, minimum=1024)
+# Graph walks use PostgreSQL prepared statements; turn off behind a
+# transaction-pooling PgBouncer.
+LINEAGE_PREPARED_STATEMENTS = env_bool("LINEAGE_PREPARED_STATEMENTS", True)
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(LINEAGE_MAX_BODY_BYTES * 4, 2_621_440)
 
 LOGGING = {

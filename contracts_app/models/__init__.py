@@ -17,9 +17,10 @@ from contracts_app.models.contracts import (
     VersionInUse,
     document_checksum,
 )
+from contracts_app.models.drift import SchemaDriftCheck
 
 __all__ = [
     "AuditAction", "ChangeRequest", "ChangeRequestState", "ContentChanged", "Contract", "ContractVersion",
-    "DatasetBinding", "IntegrationSpec", "Notification", "ReviewPolicy", "ReviewStatus", "SchemaType",
-    "TeamReview", "VersionInUse", "document_checksum",
+    "DatasetBinding", "IntegrationSpec", "Notification", "ReviewPolicy", "ReviewStatus", "SchemaDriftCheck",
+    "SchemaType", "TeamReview", "VersionInUse", "document_checksum",
 ]

@@ -1,0 +1,36 @@
+"""Lineage in the admin: read-only, since events are the record and the rows
+derived from them are rewritten by the next event."""
+
+from django.contrib import admin
+
+from lineage.models import Job, Run, RunEvent
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Job)
+class JobAdmin(ReadOnlyAdmin):
+    list_display = ["namespace", "name", "updated_at"]
+    search_fields = ["namespace", "name"]
+
+
+@admin.register(Run)
+class RunAdmin(ReadOnlyAdmin):
+    list_display = ["run_uuid", "job", "state", "state_at", "started_at", "ended_at"]
+    list_filter = ["state"]
+    list_select_related = ["job"]
+    search_fields = ["run_uuid", "job__name"]
+
+
+@admin.register(RunEvent)
+class RunEventAdmin(ReadOnlyAdmin):
+    list_display = ["event_type", "run_uuid", "job_namespace", "job_name", "event_time", "received_at"]
+    list_filter = ["event_type"]
+    search_fields = ["run_uuid", "job_name"]
+    date_hierarchy = "received_at"

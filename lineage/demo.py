@@ -1,0 +1,85 @@
+"""Demo lineage for `manage.py load_demo`: the retailer's and the lab's
+pipelines as OpenLineage RunEvents, stored through the same path as the API.
+Idempotent: fixed run ids and times, so a second load stores nothing new."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from lineage.ingest import store_event
+from registry.hooks import demo_step
+
+PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.20.0/integration/airflow"
+SCHEMA_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
+FACET = {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json"}
+STATS = {"_producer": PRODUCER,
+         "_schemaURL": "https://openlineage.io/spec/facets/1-0-2/OutputStatisticsOutputDatasetFacet.json"}
+RETAIL = "postgres://retail-db:5432"
+LAKE = "s3://retail-lake"
+LAB = "s3://lab-lake"
+
+# job namespace, job name, inputs, outputs (with optional schema fields), final state
+PIPELINES = [
+    ("airflow", "finance.daily_revenue",
+     [(RETAIL, "retail.public.orders"), (RETAIL, "retail.public.payments"), (RETAIL, "retail.public.refunds")],
+     [(LAKE, "gold/daily_revenue", [("day", "date"), ("channel", "varchar"), ("revenue", "decimal(12,2)")])],
+     "COMPLETE"),
+    ("airflow", "analytics.customer_orders",
+     [(RETAIL, "retail.public.orders"), (RETAIL, "retail.public.order_lines"), (RETAIL, "retail.public.customers")],
+     [(LAKE, "silver/customer_orders", [("customer_id", "bigint"), ("order_id", "bigint"), ("total", "double")])],
+     "COMPLETE"),
+    ("spark", "analytics.clickstream_sessions", [(LAKE, "raw/clickstream")],
+     [(LAKE, "silver/sessions", [("session_id", "string"), ("customer_id", "long"), ("pages", "int")])], "COMPLETE"),
+    ("airflow", "analytics.conversion_funnel", [(LAKE, "silver/sessions"), (LAKE, "silver/customer_orders")],
+     [(LAKE, "gold/conversion_funnel", None)], "FAIL"),
+    ("airflow", "logistics.fulfilment", [(RETAIL, "retail.public.orders"), (RETAIL, "retail.public.inventory")],
+     [(RETAIL, "retail.public.shipments", None)], "COMPLETE"),
+    ("airflow", "checkout.returns_sync", [(RETAIL, "retail.public.shipments")],
+     [(RETAIL, "retail.public.returns", None)], "RUNNING"),
+    # Matches its contract (lab.analytics.cell_count 1.0).
+    ("airflow", "lab.plate_reader_ingest", [(LAB, "instruments/plate_reader")],
+     [(LAB, "lims/cell_count", [("run_row_id", "VARCHAR(64)"), ("sample_id", "VARCHAR(32)"), ("vcd", "DOUBLE"),
+                                ("viability", "DOUBLE"), ("run_date", "TIMESTAMP")])], "COMPLETE"),
+    # Drifts from lab.upstream.bioreactor_run 1.0: no passed_qc, a wider
+    # working_volume_l, and an operator column the contract filters out.
+    ("airflow", "lab.bioprocess_summary", [(LAB, "lims/cell_count")],
+     [(LAB, "bioprocess/bioreactor_run", [
+         ("run_row_id", "VARCHAR"), ("sample_id", "VARCHAR"), ("bioreactor_id", "VARCHAR"), ("started_at", "TIMESTAMP"),
+         ("ended_at", "TIMESTAMP"), ("working_volume_l", "DOUBLE"), ("ph_setpoint", "REAL"), ("temperature_c", "DOUBLE"),
+         ("feed_events", "ARRAY<VARCHAR>"), ("operator", "VARCHAR")])], "COMPLETE"),
+]
+
+DEMO_DAY = datetime(2026, 1, 15, 2, 0, tzinfo=UTC)
+
+
+def demo_events() -> list[dict]:
+    events = []
+    for i, (job_ns, job_name, inputs, outputs, final) in enumerate(PIPELINES):
+        run_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"demo-run:{job_ns}:{job_name}"))
+        started = DEMO_DAY + timedelta(minutes=10 * i)
+        for state, at in (("START", started), (final, started + timedelta(minutes=7))):
+            outs = []
+            for ns, name, fields in outputs:
+                out = {"namespace": ns, "name": name}
+                if fields:
+                    out["facets"] = {"schema": {**FACET, "fields": [{"name": n, "type": t} for n, t in fields]}}
+                if state == "COMPLETE":
+                    out["outputFacets"] = {"outputStatistics": {**STATS, "rowCount": 1000 + 137 * i}}
+                outs.append(out)
+            events.append({
+                "eventType": state, "eventTime": at.isoformat().replace("+00:00", "Z"), "producer": PRODUCER,
+                "schemaURL": SCHEMA_URL, "run": {"runId": run_id}, "job": {"namespace": job_ns, "name": job_name},
+                "inputs": [{"namespace": ns, "name": name} for ns, name in inputs], "outputs": outs,
+            })
+    return events
+
+
+# After the contracts' step (40), so runs of bound datasets get their drift checks.
+@demo_step("lineage (OpenLineage runs of the retailer's and the lab's pipelines)", order=60)
+def load_lineage_demo(stdout=None) -> None:
+    results = [store_event(event, by="demo") for event in demo_events()]
+    stored = sum(r.stored for r in results)
+    if stdout is not None:
+        stdout.write(f"  {stored} events stored ({len(results) - stored} already there), "
+                     f"{sum(r.datasets_created for r in results)} datasets first seen")
