@@ -166,3 +166,22 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "INFO"}},
 }
+
+# --- Freshness ---------------------------------------------------------------
+# FRESHNESS_SWEEP_INTERVAL (above, with Celery): how often beat sweeps for due datasets.
+# Deadlines within FRESHNESS_ETA_HORIZON get a Celery task with that eta; later ones
+# are scheduled by a later sweep (keep it below the broker's visibility timeout).
+FRESHNESS_ETA_HORIZON = env_duration("FRESHNESS_ETA_HORIZON", "2m")
+FRESHNESS_SWEEP_BATCH = env_int("FRESHNESS_SWEEP_BATCH", 10_000, minimum=1)
+# The in-process evaluator (a thread in `runserver`, or `manage.py evaluate_freshness
+# --loop`) runs when no broker is configured; set to 0 to turn the thread off.
+FRESHNESS_IN_PROCESS_EVALUATOR = env_bool("FRESHNESS_IN_PROCESS_EVALUATOR", not CELERY_BROKER_URL)
+if FRESHNESS_SWEEP_INTERVAL.total_seconds() < 1:
+    raise ImproperlyConfigured("FRESHNESS_SWEEP_INTERVAL must be at least 1s")
+CELERY_BEAT_SCHEDULE = globals().get("CELERY_BEAT_SCHEDULE", {})
+CELERY_BEAT_SCHEDULE["freshness-sweep"] = {
+    "task": "freshness.sweep",
+    "schedule": FRESHNESS_SWEEP_INTERVAL.total_seconds(),
+    # A sweep that waited longer than an interval is superseded by the next one.
+    "options": {"expires": FRESHNESS_SWEEP_INTERVAL.total_seconds()},
+}
