@@ -6,19 +6,21 @@
 - an SLO edit (`set_slo`).
 
 An evaluation pass (`evaluate`):
-1. claims the due rows (`next_check_at <= now`) with `SELECT … FOR UPDATE SKIP
-   LOCKED`, so a concurrent pass (the deadline task and the sweep firing
-   together, or two sweeps) skips what this one holds and then finds it no
-   longer due: each transition is recorded exactly once;
-2. applies the status rule (`status_for`) to each claimed row in memory;
+1. reads the due rows (`next_check_at <= now`, an indexed column) with the
+   inputs of the rule, without locking them;
+2. applies the status rule (`freshness.rules.status_for`) to each row in memory;
 3. writes every new status, every transition row and every audit event in ONE
-   statement on PostgreSQL (`UPDATE … FROM unnest(…)` feeding
-   `INSERT … SELECT` through data-modifying CTEs), inside the transaction that
-   holds the locks; the UPDATE is still conditional on the status and deadline
-   it read, so a row changed behind its back is left alone;
+   statement on PostgreSQL (`UPDATE … FROM jsonb_to_recordset(…)` feeding
+   `INSERT … SELECT` through data-modifying CTEs). The UPDATE is conditional on
+   the status and the deadline it read: when a concurrent pass (the deadline
+   task and the sweep firing together, or two sweeps) or a write got there
+   first, PostgreSQL re-checks the condition against the committed row, it no
+   longer holds, and no transition is recorded for that row. Each transition
+   is therefore recorded exactly once, and a pass never waits on a lock while
+   it computes;
 4. repeats in batches of FRESHNESS_SWEEP_BATCH until nothing is due.
 Other databases (the SQLite demo) take the same steps with portable ORM
-statements.
+statements (conditional UPDATEs, then bulk inserts).
 
 No network I/O happens inside a transaction: deadline tasks are published
 with `transaction.on_commit`.
@@ -26,6 +28,7 @@ with `transaction.on_commit`.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -83,6 +86,8 @@ def evaluate(now: datetime | None = None, *, dataset_ids: list[int] | None = Non
 
 
 def _claim_due(now: datetime, dataset_ids: list[int] | None, limit: int) -> list[tuple]:
+    if connection.vendor == "postgresql":
+        return _claim_due_postgresql(now, dataset_ids, limit)
     due = DatasetFreshness.objects.due(now)
     if dataset_ids is not None:
         due = due.filter(dataset_id__in=dataset_ids)
@@ -91,6 +96,24 @@ def _claim_due(now: datetime, dataset_ids: list[int] | None, limit: int) -> list
         .select_for_update(skip_locked=True)
         .values_list("dataset_id", "status", "next_check_at", "last_write_at", "max_age", "warn_after")[:limit]
     )
+
+
+def _claim_due_postgresql(now: datetime, dataset_ids: list[int] | None, limit: int) -> list[tuple]:
+    """The due rows, fetched in one round trip rather than in the ORM's chunks of 100.
+
+    No row lock: the conditional UPDATE in `_write_postgresql` decides who wins.
+    """
+    table = DatasetFreshness._meta.db_table
+    only = "AND dataset_id = ANY(%(ids)s)" if dataset_ids is not None else ""
+    with connection.cursor() as cursor:
+        cursor.execute(f"""
+            SELECT dataset_id, status, next_check_at, last_write_at, max_age, warn_after
+              FROM {table}
+             WHERE next_check_at <= %(now)s {only}
+             ORDER BY next_check_at
+             LIMIT %(limit)s
+               """, {"now": now, "ids": dataset_ids, "limit": limit})
+        return cursor.fetchall()
 
 
 @dataclass
@@ -128,9 +151,9 @@ def _write_postgresql(changes: list[_Change], now: datetime, source: str) -> int
     dataset = Dataset._meta.db_table
     sql = f"""
     WITH input AS (
-        SELECT * FROM unnest(%(ids)s::bigint[], %(old)s::varchar[], %(new)s::varchar[],
-                             %(old_next)s::timestamptz[], %(new_next)s::timestamptz[], %(reason)s::text[])
-            AS i(dataset_id, old_status, new_status, old_next, new_next, reason)
+        SELECT * FROM jsonb_to_recordset(%(rows)s::jsonb)
+            AS i(dataset_id bigint, old_status varchar, new_status varchar,
+                 old_next timestamptz, new_next timestamptz, reason text)
     ), updated AS (
         UPDATE {fresh} AS f
            SET status = i.new_status,
@@ -157,13 +180,15 @@ def _write_postgresql(changes: list[_Change], now: datetime, source: str) -> int
            %(now)s
       FROM recorded AS r JOIN {dataset} AS d ON d.id = r.dataset_id
     """
+    # One JSON parameter rather than six arrays: the driver quotes one string
+    # instead of every element, which is most of the cost at 10,000 rows.
+    rows = json.dumps([{
+        "dataset_id": c.dataset_id, "old_status": c.old_status, "new_status": c.new_status,
+        "old_next": c.old_next.isoformat(), "new_next": c.new_next.isoformat() if c.new_next else None,
+        "reason": c.reason,
+    } for c in changes])
     params = {
-        "ids": [c.dataset_id for c in changes],
-        "old": [c.old_status for c in changes],
-        "new": [c.new_status for c in changes],
-        "old_next": [c.old_next for c in changes],
-        "new_next": [c.new_next for c in changes],
-        "reason": [c.reason for c in changes],
+        "rows": rows,
         "now": now,
         "source": str(source),
         "actor": EVALUATOR_ACTOR,

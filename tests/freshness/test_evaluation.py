@@ -102,7 +102,7 @@ def test_a_sweep_records_every_transition_in_a_fixed_number_of_statements(db, ow
         DatasetFreshness(dataset=d, max_age=S6, last_write_at=T0 - 7 * HOUR, status=FreshnessStatus.FRESH,
                          next_check_at=T0 - HOUR) for d in datasets
     ])
-    # 1. SELECT … FOR UPDATE SKIP LOCKED of the due rows (one batch of 300)
+    # 1. SELECT of the due rows with the inputs of the rule (one batch of 300)
     # 2. UPDATE statuses + INSERT transitions + INSERT audit events, one statement
     # (plus SAVEPOINT/RELEASE of the atomic block, which pytest-django's
     # transaction turns the outer atomic into)
