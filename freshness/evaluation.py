@@ -5,22 +5,23 @@
 - the Celery beat sweep and the in-process demo evaluator (`sweep`),
 - an SLO edit (`set_slo`).
 
-An evaluation pass (`evaluate`):
-1. reads the due rows (`next_check_at <= now`, an indexed column) with the
-   inputs of the rule, without locking them;
-2. applies the status rule (`freshness.rules.status_for`) to each row in memory;
-3. writes every new status, every transition row and every audit event in ONE
-   statement on PostgreSQL (`UPDATE … FROM jsonb_to_recordset(…)` feeding
-   `INSERT … SELECT` through data-modifying CTEs). The UPDATE is conditional on
-   the status and the deadline it read: when a concurrent pass (the deadline
-   task and the sweep firing together, or two sweeps) or a write got there
-   first, PostgreSQL re-checks the condition against the committed row, it no
-   longer holds, and no transition is recorded for that row. Each transition
-   is therefore recorded exactly once, and a pass never waits on a lock while
-   it computes;
-4. repeats in batches of FRESHNESS_SWEEP_BATCH until nothing is due.
-Other databases (the SQLite demo) take the same steps with portable ORM
-statements (conditional UPDATEs, then bulk inserts).
+An evaluation pass (`evaluate`), in batches of FRESHNESS_SWEEP_BATCH:
+1. reads the due rows (`next_check_at <= now`, a partially indexed column);
+2. applies the status rule to each and computes its next deadline;
+3. updates each row on the condition that its status and deadline are still
+   the ones it read, and for each change inserts a transition row and an audit
+   event.
+On PostgreSQL the three steps are ONE statement (data-modifying CTEs) and the
+rule runs as SQL functions (migration 0002) that mirror freshness/rules.py, so
+10,000 transitions cost one round trip. On SQLite (the demo) the same steps run
+with the Python rule and portable ORM statements.
+
+Why concurrent passes are safe (the deadline task and the sweep firing
+together, two sweeps, a write landing mid-pass): nothing is locked while rows
+are read; the UPDATE of a row that another transaction changed waits for it to
+commit, PostgreSQL then re-checks the condition against the committed row, it
+no longer holds, and no transition is recorded for that row. Each transition is
+recorded exactly once.
 
 No network I/O happens inside a transaction: deadline tasks are published
 with `transaction.on_commit`.
@@ -68,158 +69,118 @@ def evaluate(now: datetime | None = None, *, dataset_ids: list[int] | None = Non
     """
     now = now or timezone.now()
     batch_size = batch_size or settings.FRESHNESS_SWEEP_BATCH
+    one_batch = _batch_postgresql if connection.vendor == "postgresql" else _batch_portable
     result = PassResult()
     while True:
         with transaction.atomic():
-            rows = _claim_due(now, dataset_ids, batch_size)
-            if rows:
-                changes = _apply_rule(rows, now)
-                recorded = _write(changes, now, source)
-                result.transitions += recorded
-                for change in changes:
-                    if change.new_status != change.old_status:
-                        result.changed[change.new_status] = result.changed.get(change.new_status, 0) + 1
-        result.evaluated += len(rows)
+            evaluated, changed = one_batch(now, dataset_ids, batch_size, str(source))
+        result.evaluated += evaluated
         result.batches += 1
-        if len(rows) < batch_size:
+        for status, n in changed.items():
+            result.changed[status] = result.changed.get(status, 0) + n
+            result.transitions += n
+        if evaluated < batch_size:
             return result
 
 
-def _claim_due(now: datetime, dataset_ids: list[int] | None, limit: int) -> list[tuple]:
-    if connection.vendor == "postgresql":
-        return _claim_due_postgresql(now, dataset_ids, limit)
-    due = DatasetFreshness.objects.due(now)
-    if dataset_ids is not None:
-        due = due.filter(dataset_id__in=dataset_ids)
-    return list(
-        due.order_by("next_check_at")
-        .select_for_update(skip_locked=True)
-        .values_list("dataset_id", "status", "next_check_at", "last_write_at", "max_age", "warn_after")[:limit]
-    )
-
-
-def _claim_due_postgresql(now: datetime, dataset_ids: list[int] | None, limit: int) -> list[tuple]:
-    """The due rows, fetched in one round trip rather than in the ORM's chunks of 100.
-
-    No row lock: the conditional UPDATE in `_write_postgresql` decides who wins.
-    """
-    table = DatasetFreshness._meta.db_table
-    only = "AND dataset_id = ANY(%(ids)s)" if dataset_ids is not None else ""
-    with connection.cursor() as cursor:
-        cursor.execute(f"""
-            SELECT dataset_id, status, next_check_at, last_write_at, max_age, warn_after
-              FROM {table}
-             WHERE next_check_at <= %(now)s {only}
-             ORDER BY next_check_at
-             LIMIT %(limit)s
-               """, {"now": now, "ids": dataset_ids, "limit": limit})
-        return cursor.fetchall()
-
-
-@dataclass
-class _Change:
-    dataset_id: int
-    old_status: str
-    new_status: str
-    old_next: datetime
-    new_next: datetime | None
-    reason: str
-
-
-def _apply_rule(rows: list[tuple], now: datetime) -> list[_Change]:
-    changes = []
-    for dataset_id, status, next_check_at, last_write_at, max_age, warn_after in rows:
-        new = status_for(max_age, warn_after, last_write_at, now)
-        changes.append(_Change(
-            dataset_id, status, new, next_check_at, deadline_for(new, max_age, warn_after, last_write_at),
-            reason_for(new, max_age, warn_after, last_write_at, now) if new != status else "",
-        ))
-    return changes
-
-
-def _write(changes: list[_Change], now: datetime, source: str) -> int:
-    if connection.vendor == "postgresql":
-        return _write_postgresql(changes, now, source)
-    return _write_portable(changes, now, source)
-
-
-def _write_postgresql(changes: list[_Change], now: datetime, source: str) -> int:
-    """All statuses, transitions and audit events of a batch in one statement."""
+def _batch_postgresql(now: datetime, dataset_ids: list[int] | None, limit: int,
+                      source: str) -> tuple[int, dict[str, int]]:
+    """One batch in one statement: read the due rows, apply the rule (the SQL
+    functions of migration 0002, which mirror freshness.rules), update them
+    conditionally, and insert a transition row and an audit event per change."""
     fresh = DatasetFreshness._meta.db_table
     transitions = FreshnessTransition._meta.db_table
     audit = AuditEvent._meta.db_table
     dataset = Dataset._meta.db_table
+    only = "AND dataset_id = ANY(%(ids)s)" if dataset_ids is not None else ""
     sql = f"""
-    WITH input AS (
-        SELECT * FROM jsonb_to_recordset(%(rows)s::jsonb)
-            AS i(dataset_id bigint, old_status varchar, new_status varchar,
-                 old_next timestamptz, new_next timestamptz, reason text)
+    WITH due AS (
+        SELECT dataset_id, status AS old_status, next_check_at AS old_next, last_write_at, max_age, warn_after,
+               freshness_status(max_age, warn_after, last_write_at, %(now)s) AS new_status
+          FROM {fresh}
+         WHERE next_check_at <= %(now)s {only}
+         ORDER BY next_check_at
+         LIMIT %(limit)s
     ), updated AS (
         UPDATE {fresh} AS f
-           SET status = i.new_status,
-               next_check_at = i.new_next,
-               status_since = CASE WHEN i.new_status <> i.old_status THEN %(now)s ELSE f.status_since END,
+           SET status = d.new_status,
+               next_check_at = freshness_deadline(d.new_status, d.max_age, d.warn_after, d.last_write_at),
+               status_since = CASE WHEN d.new_status <> d.old_status THEN %(now)s ELSE f.status_since END,
                evaluated_at = %(now)s
-          FROM input AS i
-         WHERE f.dataset_id = i.dataset_id
-           AND f.status = i.old_status
-           AND f.next_check_at IS NOT DISTINCT FROM i.old_next
-        RETURNING f.dataset_id, i.old_status, i.new_status, i.old_next, i.reason
+          FROM due AS d
+         WHERE f.dataset_id = d.dataset_id
+           -- the condition that makes concurrent passes safe: see the module docstring
+           AND f.status = d.old_status
+           AND f.next_check_at = d.old_next
+        RETURNING f.dataset_id, d.old_status, d.new_status, d.old_next,
+                  CASE WHEN d.new_status <> d.old_status
+                       THEN freshness_reason(d.new_status, d.max_age, d.warn_after, d.last_write_at, %(now)s)
+                  END AS reason
     ), recorded AS (
         INSERT INTO {transitions} (dataset_id, from_status, to_status, at, due_at, source, reason)
         SELECT dataset_id, old_status, new_status, %(now)s, old_next, %(source)s, reason
           FROM updated WHERE new_status <> old_status
         RETURNING id, dataset_id, from_status, to_status, due_at, reason
+    ), audited AS (
+        INSERT INTO {audit} (actor_id, actor_label, action, object_type, object_id, object_repr,
+                             before, after, at)
+        SELECT NULL, %(actor)s, %(action)s, %(object_type)s, r.dataset_id::text,
+               left(d.namespace || '/' || d.name, 500),
+               jsonb_build_object('status', r.from_status),
+               jsonb_build_object('status', r.to_status, 'reason', r.reason, 'source', %(source)s,
+                                  'due_at', r.due_at, 'transition', r.id),
+               %(now)s
+          FROM recorded AS r JOIN {dataset} AS d ON d.id = r.dataset_id
+        RETURNING 1
     )
-    INSERT INTO {audit} (actor_id, actor_label, action, object_type, object_id, object_repr, before, after, at)
-    SELECT NULL, %(actor)s, %(action)s, %(object_type)s, r.dataset_id::text,
-           left(d.namespace || '/' || d.name, 500),
-           jsonb_build_object('status', r.from_status),
-           jsonb_build_object('status', r.to_status, 'reason', r.reason, 'source', %(source)s,
-                              'due_at', r.due_at, 'transition', r.id),
-           %(now)s
-      FROM recorded AS r JOIN {dataset} AS d ON d.id = r.dataset_id
+    SELECT (SELECT count(*) FROM due),
+           (SELECT coalesce(jsonb_object_agg(to_status, n), '{{}}'::jsonb)
+              FROM (SELECT to_status, count(*) AS n FROM recorded GROUP BY to_status) AS c),
+           (SELECT count(*) FROM audited)
     """
-    # One JSON parameter rather than six arrays: the driver quotes one string
-    # instead of every element, which is most of the cost at 10,000 rows.
-    rows = json.dumps([{
-        "dataset_id": c.dataset_id, "old_status": c.old_status, "new_status": c.new_status,
-        "old_next": c.old_next.isoformat(), "new_next": c.new_next.isoformat() if c.new_next else None,
-        "reason": c.reason,
-    } for c in changes])
     params = {
-        "rows": rows,
-        "now": now,
-        "source": str(source),
-        "actor": EVALUATOR_ACTOR,
-        "action": AuditAction.TRANSITION,
-        "object_type": Dataset._meta.label_lower,
+        "now": now, "ids": dataset_ids, "limit": limit, "source": source,
+        "actor": EVALUATOR_ACTOR, "action": AuditAction.TRANSITION, "object_type": Dataset._meta.label_lower,
     }
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.rowcount
+        evaluated, changed, _ = cursor.fetchone()
+    if isinstance(changed, str):
+        changed = json.loads(changed)
+    return evaluated, changed
 
 
-def _write_portable(changes: list[_Change], now: datetime, source: str) -> int:
-    """The same writes for SQLite (the embedded demo): conditional UPDATEs, then bulk inserts."""
+def _batch_portable(now: datetime, dataset_ids: list[int] | None, limit: int,
+                    source: str) -> tuple[int, dict[str, int]]:
+    """The same batch for SQLite (the embedded demo), with the Python rule:
+    a read, conditional UPDATEs, then bulk inserts."""
+    due = DatasetFreshness.objects.due(now)
+    if dataset_ids is not None:
+        due = due.filter(dataset_id__in=dataset_ids)
+    rows = list(due.order_by("next_check_at").values_list(
+        "dataset_id", "status", "next_check_at", "last_write_at", "max_age", "warn_after")[:limit])
     recorded: list[FreshnessTransition] = []
-    for c in changes:
-        fields = {"status": c.new_status, "next_check_at": c.new_next, "evaluated_at": now}
-        if c.new_status != c.old_status:
+    for dataset_id, old, old_next, last_write_at, max_age, warn_after in rows:
+        new = status_for(max_age, warn_after, last_write_at, now)
+        fields = {"status": new, "next_check_at": deadline_for(new, max_age, warn_after, last_write_at),
+                  "evaluated_at": now}
+        if new != old:
             fields["status_since"] = now
         updated = DatasetFreshness.objects.filter(
-            dataset_id=c.dataset_id, status=c.old_status, next_check_at=c.old_next
-        ).update(**fields)
-        if updated and c.new_status != c.old_status:
+            dataset_id=dataset_id, status=old, next_check_at=old_next).update(**fields)
+        if updated and new != old:
             recorded.append(FreshnessTransition(
-                dataset_id=c.dataset_id, from_status=c.old_status, to_status=c.new_status,
-                at=now, due_at=c.old_next, source=source, reason=c.reason,
+                dataset_id=dataset_id, from_status=old, to_status=new, at=now, due_at=old_next, source=source,
+                reason=reason_for(new, max_age, warn_after, last_write_at, now),
             ))
+    changed: dict[str, int] = {}
     if recorded:
         FreshnessTransition.objects.bulk_create(recorded)
         datasets = Dataset.objects.in_bulk([t.dataset_id for t in recorded])
         AuditEvent.objects.bulk_create([_audit_row(t, datasets[t.dataset_id]) for t in recorded])
-    return len(recorded)
+        for t in recorded:
+            changed[t.to_status] = changed.get(t.to_status, 0) + 1
+    return len(rows), changed
 
 
 def _audit_row(t: FreshnessTransition, dataset: Dataset) -> AuditEvent:
