@@ -58,6 +58,9 @@ def main() -> None:
     parser.add_argument("--datasets", type=int, default=60)
     parser.add_argument("--spread", type=float, default=20.0, help="Seconds over which the deadlines are spread.")
     parser.add_argument("--lead", type=float, default=3.0, help="Seconds until the first deadline.")
+    parser.add_argument("--lose-tasks", action="store_true",
+                        help="Empty the broker after scheduling, as if every deadline task were lost: "
+                             "only the beat sweep is left to notice the breaches.")
     args = parser.parse_args()
 
     url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL)
@@ -96,6 +99,13 @@ def main() -> None:
             max_age = timedelta(seconds=args.lead + args.spread * i / max(n - 1, 1))
             set_slo(dataset, max_age=max_age, by=admin, now=written)
             record_write(dataset, at=written, row_count=100, now=written)  # schedules the deadline task
+        if args.lose_tasks:
+            time.sleep(0.5)  # let the worker take the tasks off the queue, then restart it without them
+            worker.terminate()
+            worker.wait(timeout=20)
+            redis.Redis.from_url(broker).flushdb()
+            worker = start(["worker", "--pool=threads", "--concurrency=4", "--without-gossip", "--without-mingle",
+                            "--without-heartbeat"], workdir / "worker2.log", env, ready="ready.")
         last_deadline = written + timedelta(seconds=args.lead + args.spread)
         wait_until = last_deadline + timedelta(seconds=INTERVAL_S + 5)
         print(f"{n} datasets, deadlines from +{args.lead:.0f} s to +{args.lead + args.spread:.0f} s; "
