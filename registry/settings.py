@@ -178,6 +178,8 @@ FRESHNESS_SWEEP_BATCH = env_int("FRESHNESS_SWEEP_BATCH", 10_000, minimum=1)
 FRESHNESS_IN_PROCESS_EVALUATOR = env_bool("FRESHNESS_IN_PROCESS_EVALUATOR", not CELERY_BROKER_URL)
 if FRESHNESS_SWEEP_INTERVAL.total_seconds() < 1:
     raise ImproperlyConfigured("FRESHNESS_SWEEP_INTERVAL must be at least 1s")
+SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {})["FreshnessStatusEnum"] = (
+    "freshness.constants.FreshnessStatus")
 CELERY_BEAT_SCHEDULE = globals().get("CELERY_BEAT_SCHEDULE", {})
 CELERY_BEAT_SCHEDULE["freshness-sweep"] = {
     "task": "freshness.sweep",

@@ -3,6 +3,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.utils import timezone
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from freshness.constants import FreshnessStatus
@@ -10,6 +11,9 @@ from freshness.models import DatasetFreshness, FreshnessTransition
 from registry.env import parse_duration
 
 
+@extend_schema_field({"oneOf": [{"type": "number", "minimum": 0, "exclusiveMinimum": True},
+                                 {"type": "string", "example": "6h"}],
+                       "nullable": True, "description": "Seconds, or a duration such as 15m, 6h, 2d, 1w."})
 class DurationField(serializers.Field):
     """A duration: a number of seconds, or text such as 15m, 6h, 2d; read back as seconds."""
 
