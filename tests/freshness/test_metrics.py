@@ -157,3 +157,16 @@ def test_a_real_prometheus_scrapes_the_staleness_series_and_fires_the_stale_aler
         time.sleep(0.2)
     assert alerts and alerts[0]["labels"]["name"] == "retail.public.orders"
     assert alerts[0]["state"] == "firing"
+
+
+
+def test_a_scrape_still_answers_when_the_database_cannot_be_read(client, monkeypatch):
+    from django.db import OperationalError
+
+    from freshness import metrics
+
+    def unreadable(self, families):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(metrics.FreshnessCollector, "_fill", unreadable)
+    assert scrape(client)[("freshness_metrics_up", frozenset())] == 0
