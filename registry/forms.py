@@ -12,6 +12,7 @@ class ClaimForm(forms.Form):
         super().__init__(*args, **kwargs)
         teams = Team.objects.of_user(user)
         self.fields["team"].queryset = teams
+        self.fields["team"].empty_label = None
         self.fields["owner"].queryset = get_user_model().objects.filter(teams__in=teams).distinct().order_by("username")
         self.fields["owner"].initial = user.pk
 
@@ -22,3 +23,4 @@ class ConsumeForm(forms.Form):
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["team"].queryset = Team.objects.of_user(user)
+        self.fields["team"].empty_label = None

@@ -225,6 +225,11 @@ class AuditEvent(models.Model):
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor_label} {self.action} {self.object_repr}"
 
+    def save(self, *args, **kwargs) -> None:
+        if self.pk is not None and not kwargs.get("force_insert"):
+            raise RegistryError("Audit events are append-only.")
+        super().save(*args, **kwargs)
+
     @classmethod
     def record(cls, actor, action: str, obj: models.Model, *, before: Any = None, after: Any = None) -> AuditEvent:
         """Write one audit row. Call inside the transaction that makes the change."""
@@ -243,11 +248,6 @@ class AuditEvent(models.Model):
             "before": before,
             "after": after,
         }
-
-    def save(self, *args, **kwargs) -> None:
-        if self.pk is not None and not kwargs.get("force_insert"):
-            raise RegistryError("Audit events are append-only.")
-        super().save(*args, **kwargs)
 
 
 def actor_label(actor) -> str:

@@ -1,3 +1,8 @@
-from contracts_app.models.contracts import Contract, ContractVersion, DatasetBinding, IntegrationSpec
+from contracts_app.models.contracts import (
+    Contract,
+    ContractVersion,
+    DatasetBinding,
+    IntegrationSpec,
+)
 
 __all__ = ["Contract", "ContractVersion", "DatasetBinding", "IntegrationSpec"]

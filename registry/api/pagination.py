@@ -3,4 +3,4 @@ from rest_framework.pagination import LimitOffsetPagination
 
 class Pagination(LimitOffsetPagination):
     default_limit = 100
-    max_limit = 5000
+    max_limit = 10000

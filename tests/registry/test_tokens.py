@@ -85,3 +85,20 @@ def test_revoking_is_audited_once(owner_token, owner):
     token.revoke(by=owner)
     token.revoke(by=owner)
     assert AuditEvent.objects.filter(action="token.revoked", object_id=str(token.pk)).count() == 1
+
+
+def test_create_token_command_prints_a_working_secret(client, owner_team, capsys):
+    from django.core.management import call_command
+
+    call_command("create_token", "nightly load", team="checkout")
+    secret = capsys.readouterr().out.strip()
+
+    assert secret.startswith("dr_")
+    assert client.get("/api/teams/", **bearer(secret)).status_code == 200
+
+
+def test_create_token_command_names_an_unknown_team(db):
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError, match="No team with slug 'nope'"):
+        call_command("create_token", "x", team="nope")

@@ -1,0 +1,101 @@
+import pytest
+
+from registry.models import ApiToken, AuditEvent, Dataset
+
+
+def test_pages_need_a_login(client, db):
+    response = client.get("/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/login/")
+
+
+def test_a_person_logs_in_and_sees_the_datasets(client, dataset):
+    response = client.post("/login/", {"username": "alice", "password": "pw"}, follow=True)
+
+    assert response.status_code == 200
+    assert b"retail.public.orders" in response.content
+    assert b"Checkout" in response.content
+
+
+def test_dataset_list_page_takes_a_constant_number_of_queries(client, owner, owner_team, django_assert_num_queries):
+    Dataset.objects.bulk_create(Dataset(namespace="n", name=f"t{i}", owner_team=owner_team) for i in range(200))
+    client.force_login(owner)
+    # session, user, datasets (with owner team, owner and consumer count), teams for the filter
+    with django_assert_num_queries(4):
+        response = client.get("/")
+    assert response.content.count(b'href="/datasets/') == 200
+
+
+def test_unowned_dataset_page_offers_a_member_the_claim_button(client, unowned_dataset, owner_team, owner):
+    client.force_login(owner)
+    page = client.get(unowned_dataset.get_absolute_url()).content.decode()
+    assert 'id="claim-form"' in page
+    assert 'id="consume-form"' not in page
+
+
+def test_a_person_in_no_team_sees_no_buttons(client, unowned_dataset, admin):
+    client.force_login(admin)
+    page = client.get(unowned_dataset.get_absolute_url()).content.decode()
+    assert 'id="claim-form"' not in page
+
+
+def test_claim_button_claims_the_dataset(client, unowned_dataset, owner_team, owner):
+    client.force_login(owner)
+    response = client.post(f"/datasets/{unowned_dataset.pk}/claim/", {"team": owner_team.pk, "owner": owner.pk}, follow=True)
+    assert b"Checkout now owns" in response.content
+    unowned_dataset.refresh_from_db()
+    assert unowned_dataset.owner_team == owner_team
+
+
+def test_owned_dataset_page_offers_the_consume_button_and_it_works(client, dataset, other_team, outsider):
+    client.force_login(outsider)
+    assert 'id="consume-form"' in client.get(dataset.get_absolute_url()).content.decode()
+
+    response = client.post(f"/datasets/{dataset.pk}/consume/", {"team": other_team.pk}, follow=True)
+
+    assert b"Warehouse is now a consumer" in response.content
+    assert dataset.consumers.filter(team=other_team).exists()
+
+
+def test_a_refused_action_shows_the_reason(client, unowned_dataset, owner_team, owner, other_team, outsider):
+    client.force_login(outsider)
+    response = client.post(f"/datasets/{unowned_dataset.pk}/claim/", {"team": owner_team.pk, "owner": owner.pk}, follow=True)
+    assert b"Choose one of your teams" in response.content
+
+
+@pytest.fixture
+def admin_client_(client, admin):
+    client.force_login(admin)
+    return client
+
+
+def test_admin_token_creation_shows_the_secret_once(admin_client_, owner):
+    response = admin_client_.post("/admin/registry/apitoken/add/", {"name": "airflow", "user": owner.pk, "can_write_lineage": "on"}, follow=True)
+
+    token = ApiToken.objects.get(name="airflow")
+    page = response.content.decode()
+    assert "copy it now, it is shown only once" in page
+    secret = page.split("is dr_", 1)[1].split(" ", 1)[0]
+    assert token.key_hash != secret
+    # The token's change page never shows it again.
+    assert ("dr_" + secret) not in admin_client_.get(f"/admin/registry/apitoken/{token.pk}/change/").content.decode()
+
+
+def test_admin_assigns_ownership_through_the_audited_path(admin_client_, unowned_dataset, owner_team, owner):
+    admin_client_.post(f"/admin/registry/dataset/{unowned_dataset.pk}/change/", {
+        "namespace": unowned_dataset.namespace, "name": unowned_dataset.name, "description": "",
+        "owner_team": owner_team.pk, "owner": owner.pk, "compatibility_mode": "BACKWARD",
+        "created_at_0": "2026-01-01", "created_at_1": "00:00:00",
+        "consumers-TOTAL_FORMS": "0", "consumers-INITIAL_FORMS": "0",
+    })
+    unowned_dataset.refresh_from_db()
+    assert unowned_dataset.owner_team == owner_team
+    assert AuditEvent.objects.filter(action="dataset.owner_changed", object_id=str(unowned_dataset.pk)).count() == 1
+
+
+def test_audit_events_are_read_only_in_the_admin(admin_client_, unowned_dataset, owner_team, owner):
+    unowned_dataset.claim(owner_team, owner=owner, by=owner)
+    event = AuditEvent.objects.get()
+    assert admin_client_.get("/admin/registry/auditevent/").status_code == 200
+    assert admin_client_.get("/admin/registry/auditevent/add/").status_code == 403
+    assert admin_client_.post(f"/admin/registry/auditevent/{event.pk}/delete/", {"post": "yes"}).status_code == 403
