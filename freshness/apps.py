@@ -7,7 +7,7 @@ class FreshnessConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from freshness import hooks, metrics, receivers, runner  # noqa: F401 - they register themselves
+        from freshness import demo, hooks, metrics, receivers, runner  # noqa: F401 - they register themselves
         from registry.hooks import nav_item
 
         nav_item("Freshness", "freshness-overview", order=40)
