@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.dispatch import receiver
+from django.utils import timezone
 
 from freshness.evaluation import record_write
 from lineage.signals import dataset_written
@@ -15,4 +16,4 @@ def on_dataset_written(sender, *, dataset, event_type: str, event_time, succeede
     if not succeeded:
         return
     label = str(job) if job is not None else ""
-    record_write(dataset, at=event_time, row_count=row_count, run_label=label)
+    record_write(dataset, at=event_time or timezone.now(), row_count=row_count, run_label=label)
