@@ -1,1 +1,8 @@
-urlpatterns: list = []
+from django.urls import path
+
+from lineage.api import views
+
+urlpatterns = [
+    path("v1/lineage", views.lineage_endpoint, name="api-lineage"),
+    path("v1/lineage/batch", views.ingest_batch, name="api-lineage-batch"),
+]

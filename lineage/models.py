@@ -1,0 +1,141 @@
+"""Lineage: jobs, their runs, the raw RunEvents, and the job→dataset edges.
+
+Datasets are the core's `registry.Dataset`; a dataset first seen in an event is
+created unowned. Edges are kept per job (the lineage graph) and per run (what
+one run read and wrote), so pruning raw events never loses the graph.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+from lineage.querysets import JobQuerySet, RunEventQuerySet, RunQuerySet
+
+
+class RunState(models.TextChoices):
+    """A run's state, from the eventType of its events (OTHER never changes it)."""
+
+    NEW = "NEW", "New"
+    START = "START", "Started"
+    RUNNING = "RUNNING", "Running"
+    COMPLETE = "COMPLETE", "Complete"
+    FAIL = "FAIL", "Failed"
+    ABORT = "ABORT", "Aborted"
+
+
+TERMINAL_STATES = frozenset({RunState.COMPLETE, RunState.FAIL, RunState.ABORT})
+
+
+class Direction(models.TextChoices):
+    INPUT = "in", "Input"
+    OUTPUT = "out", "Output"
+
+
+class Job(models.Model):
+    namespace = models.CharField(max_length=500)
+    name = models.CharField(max_length=500)
+    facets = models.JSONField(default=dict, blank=True, help_text="The job facets of the latest event.")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    objects = JobQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["namespace", "name"]
+        constraints = [models.UniqueConstraint(fields=["namespace", "name"], name="lineage_job_namespace_name_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("lineage-job-detail", args=[self.pk])
+
+    @property
+    def node_id(self) -> str:
+        return f"job:{self.namespace}:{self.name}"
+
+
+class Run(models.Model):
+    run_uuid = models.UUIDField(unique=True)
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="runs")
+    state = models.CharField(max_length=16, choices=RunState.choices, default=RunState.NEW)
+    state_at = models.DateTimeField(help_text="eventTime of the event that set the state.")
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    facets = models.JSONField(default=dict, blank=True, help_text="The run facets of the latest event.")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = RunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-state_at"]
+        indexes = [models.Index(fields=["job", "-state_at"], name="lineage_run_job_recent_idx")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_uuid} of {self.job_id}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.state in TERMINAL_STATES
+
+
+class RunEvent(models.Model):
+    """A RunEvent as received. Retention prunes these; the rows derived from
+    them (jobs, runs, datasets, edges) stay."""
+
+    checksum = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the canonical JSON: a retry stores nothing new.")
+    run_uuid = models.UUIDField(db_index=True)
+    event_type = models.CharField(max_length=16, blank=True)
+    event_time = models.DateTimeField()
+    job_namespace = models.CharField(max_length=500)
+    job_name = models.CharField(max_length=500)
+    payload = models.JSONField()
+    received_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    objects = RunEventQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.event_type or 'event'} {self.run_uuid} at {self.event_time:%Y-%m-%d %H:%M:%S}"
+
+
+class JobDataset(models.Model):
+    """An edge of the lineage graph: `job` reads (in) or writes (out) `dataset`."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="dataset_edges")
+    dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="job_edges")
+    direction = models.CharField(max_length=3, choices=Direction.choices)
+    first_seen_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["job", "direction", "dataset"], name="lineage_jobdataset_unique"),
+        ]
+        # The graph walk goes dataset -> jobs reading it (downstream) or writing
+        # it (upstream); the unique index serves job -> datasets.
+        indexes = [models.Index(fields=["dataset", "direction", "job"], name="lineage_edge_dataset_idx")]
+
+    def __str__(self) -> str:
+        arrow = "reads" if self.direction == Direction.INPUT else "writes"
+        return f"{self.job_id} {arrow} {self.dataset_id}"
+
+
+class RunDataset(models.Model):
+    """What one run read or wrote: run-level lineage."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="dataset_edges")
+    dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="run_edges")
+    direction = models.CharField(max_length=3, choices=Direction.choices)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "direction", "dataset"], name="lineage_rundataset_unique"),
+        ]
+        indexes = [models.Index(fields=["dataset", "direction"], name="lineage_rundataset_dataset_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.run_id} {self.direction} {self.dataset_id}"

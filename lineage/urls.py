@@ -1,3 +1,8 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from lineage import views
+
+urlpatterns = [
+    path("lineage/jobs/", views.job_list, name="lineage-job-list"),
+    path("lineage/jobs/<int:pk>/", views.job_detail, name="lineage-job-detail"),
+]

@@ -4,5 +4,6 @@ from contracts_app.models.contracts import (
     DatasetBinding,
     IntegrationSpec,
 )
+from contracts_app.models.drift import SchemaDriftCheck
 
-__all__ = ["Contract", "ContractVersion", "DatasetBinding", "IntegrationSpec"]
+__all__ = ["Contract", "ContractVersion", "DatasetBinding", "IntegrationSpec", "SchemaDriftCheck"]

@@ -1,0 +1,56 @@
+"""Helpers shared by the benchmarks: a scratch PostgreSQL database and a free port."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def fresh_database(url: str) -> None:
+    """Drop and create the database named in `url`, then migrate it."""
+    parts = urlsplit(url)
+    name = parts.path.lstrip("/")
+    admin = urlunsplit(parts._replace(path="/postgres", query=""))
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    env = django_env(url)
+    subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+
+
+def django_env(url: str, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({
+        "DATABASE_URL": url, "DEBUG": "0", "SECRET_KEY": "bench-only-secret", "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DJANGO_SETTINGS_MODULE": "registry.settings", "LOG_LEVEL": "WARNING", "PYTHONPATH": f"{ROOT}:{ROOT / 'client'}",
+    })
+    env.update(extra)
+    return env
+
+
+def plain_url(url: str) -> str:
+    """The URL without Django-only query options, for psycopg."""
+    return urlunsplit(urlsplit(url)._replace(query=""))
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]

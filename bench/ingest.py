@@ -1,0 +1,365 @@
+"""Ingest throughput: the app under gunicorn vs the same rows written straight
+into PostgreSQL with psycopg.
+
+    python bench/ingest.py [--clients 32] [--seconds 20] [--workers 3] [--threads 8]
+
+1. Creates a scratch database (BENCH_DATABASE_URL, default
+   postgres://postgres@127.0.0.1:5432/reg_lineage_bench), migrates it, issues a
+   lineage token, and starts gunicorn (gthread workers) on a free port.
+2. `--clients` concurrent clients (threads spread over a few processes, each
+   with a keep-alive connection) POST realistic RunEvents for `--seconds`: a
+   START and a COMPLETE per run, 2 inputs, 1 output with the schema and
+   outputStatistics facets, over a pool of 300 datasets.
+3. Counts acknowledged (201) events missing from the database (`lost`), at the end.
+4. Writes the same rows for the same time straight into PostgreSQL with
+   psycopg, from the same number of connections, one transaction per event,
+   with the statements the app sends (raw event + dataset look-up, job + run +
+   edges). Steps 2 and 4 alternate in `--rounds` slices so that load from other
+   processes on a shared machine falls on both alike.
+
+Prints a human summary, then one JSON line (last):
+{"clients", "events_per_s", "p50_ms", "p99_ms", "errors", "lost",
+ "db_direct_events_per_s", "ratio"}
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import http.client
+import json
+import multiprocessing as mp
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import ROOT, django_env, free_port, fresh_database, percentile, plain_url  # noqa: E402
+
+PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/client/python"
+FACET = "https://openlineage.io/spec/facets/1-2-0/SchemaDatasetFacet.json#/$defs/SchemaDatasetFacet"
+STATS = "https://openlineage.io/spec/facets/1-0-2/OutputStatisticsOutputDatasetFacet.json"
+DATASET_POOL = 300
+NAMESPACE = "postgres://warehouse:5432"
+
+
+def make_events(rng: random.Random, client: int, seq: int) -> list[dict]:
+    """START and COMPLETE of one run: 2 inputs, 1 output with schema + outputStatistics."""
+    run_id = str(uuid.uuid4())
+    job = {"namespace": "airflow", "name": f"pipeline_{client % 16}.task_{seq % 8}"}
+    picks = rng.sample(range(DATASET_POOL), 3)
+    inputs = [{"namespace": NAMESPACE, "name": f"analytics.public.table_{i}"} for i in picks[:2]]
+    schema = {"_producer": PRODUCER, "_schemaURL": FACET, "fields": [
+        {"name": "id", "type": "BIGINT"}, {"name": "customer_id", "type": "BIGINT"},
+        {"name": "amount", "type": "DOUBLE PRECISION"}, {"name": "status", "type": "VARCHAR"},
+        {"name": "created_at", "type": "TIMESTAMP"}]}
+    now = datetime.now(UTC)
+    events = []
+    for event_type in ("START", "COMPLETE"):
+        output = {"namespace": NAMESPACE, "name": f"analytics.public.table_{picks[2]}", "facets": {"schema": schema}}
+        if event_type == "COMPLETE":
+            output["outputFacets"] = {"outputStatistics": {"_producer": PRODUCER, "_schemaURL": STATS,
+                                                           "rowCount": rng.randint(1, 10**6), "size": rng.randint(1, 10**9)}}
+        events.append({
+            "eventType": event_type, "eventTime": now.isoformat(), "producer": PRODUCER,
+            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+            "run": {"runId": run_id, "facets": {"nominalTime": {"_producer": PRODUCER,
+                    "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/NominalTimeRunFacet.json",
+                    "nominalStartTime": now.isoformat()}}},
+            "job": job, "inputs": inputs, "outputs": [output],
+        })
+    return events
+
+
+# --- phase 1: through the app -------------------------------------------------------
+
+def _http_worker(port: int, secret: str, threads: int, first_client: int, deadline: float, out: mp.Queue) -> None:
+    latencies: list[float] = []
+    acked: list[tuple[str, str]] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+
+    def client(index: int) -> None:
+        rng = random.Random(index)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {secret}"}
+        seq = 0
+        mine_lat, mine_ack, mine_err = [], [], []
+        while time.time() < deadline:
+            for event in make_events(rng, index, seq):
+                body = json.dumps(event)
+                started = time.perf_counter()
+                try:
+                    conn.request("POST", "/api/v1/lineage", body, headers)
+                    response = conn.getresponse()
+                    response.read()
+                    status = response.status
+                except (OSError, http.client.HTTPException) as exc:
+                    conn.close()
+                    mine_err.append(type(exc).__name__)
+                    continue
+                mine_lat.append((time.perf_counter() - started) * 1000)
+                if status == 201:
+                    mine_ack.append((event["run"]["runId"], event["eventType"]))
+                else:
+                    mine_err.append(str(status))
+            seq += 1
+        conn.close()
+        with lock:
+            latencies.extend(mine_lat)
+            acked.extend(mine_ack)
+            errors.extend(mine_err)
+
+    pool = [threading.Thread(target=client, args=(first_client + i,)) for i in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    out.put((latencies, acked, errors))
+
+
+def _spread(clients: int) -> list[int]:
+    processes = min(4, clients)
+    return [clients // processes + (1 if i < clients % processes else 0) for i in range(processes)]
+
+
+def through_the_app(port: int, secret: str, clients: int, seconds: float) -> dict:
+    queue: mp.Queue = mp.Queue()
+    deadline = time.time() + seconds
+    procs, first = [], 0
+    for threads in _spread(clients):
+        p = mp.Process(target=_http_worker, args=(port, secret, threads, first, deadline, queue))
+        p.start()
+        procs.append(p)
+        first += threads
+    started = time.time()
+    results = [queue.get() for _ in procs]
+    elapsed = max(time.time() - started, seconds)
+    for p in procs:
+        p.join()
+    latencies = [x for r in results for x in r[0]]
+    acked = [x for r in results for x in r[1]]
+    errors = [x for r in results for x in r[2]]
+    return {"latencies": latencies, "acked": acked, "errors": errors, "elapsed": elapsed}
+
+
+# --- phase 2: straight into PostgreSQL -------------------------------------------------
+
+def _direct_worker(url: str, threads: int, first_client: int, deadline: float, out: mp.Queue) -> None:
+    counts = []
+    lock = threading.Lock()
+
+    def writer(index: int) -> None:
+        rng = random.Random(10_000 + index)
+        n = 0
+        seq = 0
+        with psycopg.connect(url) as conn:
+            while time.time() < deadline:
+                for event in make_events(rng, index, seq):
+                    with conn.transaction():
+                        write_event(conn, event)
+                    n += 1
+                seq += 1
+        with lock:
+            counts.append(n)
+
+    pool = [threading.Thread(target=writer, args=(first_client + i,)) for i in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    out.put(sum(counts))
+
+
+DATASET_COLUMNS = "id, namespace, name, description, owner_team_id, owner_id, compatibility_mode, created_at"
+RANKS = "WHEN 'NEW' THEN 0 WHEN 'START' THEN 1 WHEN 'RUNNING' THEN 2 WHEN 'COMPLETE' THEN 3 WHEN 'FAIL' THEN 3 WHEN 'ABORT' THEN 3"
+
+
+def write_event(conn: psycopg.Connection, event: dict) -> None:
+    """The rows the app writes for one event, with the statements it sends on
+    PostgreSQL: raw event + dataset look-up, missing datasets (rarely), and
+    job + run + edges as one statement."""
+    now = datetime.now(UTC)
+    checksum = hashlib.sha256(json.dumps(event, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    run_id = event["run"]["runId"]
+    event_time = datetime.fromisoformat(event["eventTime"])
+    keys = sorted({(d["namespace"], d["name"]) for d in event["inputs"] + event["outputs"]})
+    where = " OR ".join(["(namespace = %s AND name = %s)"] * len(keys))
+    key_params = [v for k in keys for v in k]
+    rows = conn.execute(
+        "WITH ev AS (INSERT INTO lineage_runevent (checksum, run_uuid, event_type, event_time, job_namespace, job_name, "
+        "payload, received_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (checksum) DO NOTHING RETURNING id) "
+        f"SELECT ev.id, d.* FROM ev LEFT JOIN (SELECT {DATASET_COLUMNS} FROM registry_dataset WHERE {where}) d ON true",
+        (checksum, run_id, event["eventType"], event_time, event["job"]["namespace"], event["job"]["name"],
+         Jsonb(event), now, *key_params)).fetchall()
+    if not rows:
+        return
+    found = {(r[2], r[3]): r[1] for r in rows if r[1] is not None}
+    missing = [k for k in keys if k not in found]
+    if missing:
+        values = ", ".join(["(%s, %s, '', NULL, NULL, 'BACKWARD', %s)"] * len(missing))
+        for r in conn.execute(
+            "INSERT INTO registry_dataset (namespace, name, description, owner_team_id, owner_id, compatibility_mode, "
+            f"created_at) VALUES {values} ON CONFLICT (namespace, name) DO NOTHING RETURNING id, namespace, name",
+            [v for k in missing for v in (*k, now)],
+        ):
+            found[(r[1], r[2])] = r[0]
+        if any(k not in found for k in keys):
+            for r in conn.execute(f"SELECT id, namespace, name FROM registry_dataset WHERE {where}", key_params):
+                found[(r[1], r[2])] = r[0]
+    edges = sorted({(found[(d["namespace"], d["name"])], "in") for d in event["inputs"]}
+                   | {(found[(d["namespace"], d["name"])], "out") for d in event["outputs"]})
+    directions, dataset_ids = [e[1] for e in edges], [e[0] for e in edges]
+    state = event["eventType"]
+    rank = {"START": 1, "RUNNING": 2, "COMPLETE": 3, "FAIL": 3, "ABORT": 3}.get(state, -1)
+    moves = (f"(%s > (CASE lineage_run.state {RANKS} ELSE 0 END) OR "
+             f"(%s = (CASE lineage_run.state {RANKS} ELSE 0 END) AND EXCLUDED.state_at >= lineage_run.state_at))")
+    run_facets = event["run"].get("facets") or {}
+    conn.execute(
+        "WITH job AS (INSERT INTO lineage_job (namespace, name, facets, created_at, updated_at) VALUES (%s, %s, %s, %s, %s) "
+        "ON CONFLICT (namespace, name) DO UPDATE SET facets = CASE WHEN %s THEN EXCLUDED.facets ELSE lineage_job.facets END, "
+        "updated_at = EXCLUDED.updated_at RETURNING id, facets, created_at), "
+        "run AS (INSERT INTO lineage_run (run_uuid, job_id, state, state_at, started_at, ended_at, facets, created_at) "
+        "SELECT %s, job.id, %s, %s, %s, %s, %s, %s FROM job ON CONFLICT (run_uuid) DO UPDATE SET "
+        f"state = CASE WHEN {moves} THEN EXCLUDED.state ELSE lineage_run.state END, "
+        f"state_at = CASE WHEN {moves} THEN EXCLUDED.state_at ELSE lineage_run.state_at END, "
+        "started_at = CASE WHEN lineage_run.started_at IS NULL OR EXCLUDED.started_at < lineage_run.started_at "
+        "THEN COALESCE(EXCLUDED.started_at, lineage_run.started_at) ELSE lineage_run.started_at END, "
+        "ended_at = COALESCE(EXCLUDED.ended_at, lineage_run.ended_at), "
+        "facets = CASE WHEN %s THEN EXCLUDED.facets ELSE lineage_run.facets END "
+        "RETURNING id, job_id, state, state_at, started_at, ended_at, created_at), "
+        "je AS (INSERT INTO lineage_jobdataset (job_id, direction, dataset_id, first_seen_at) "
+        "SELECT job.id, e.direction, e.dataset_id, %s FROM job, unnest(%s::varchar[], %s::bigint[]) AS e(direction, dataset_id) "
+        "ORDER BY e.dataset_id, e.direction ON CONFLICT (job_id, direction, dataset_id) DO NOTHING), "
+        "re AS (INSERT INTO lineage_rundataset (run_id, direction, dataset_id) "
+        "SELECT run.id, e.direction, e.dataset_id FROM run, unnest(%s::varchar[], %s::bigint[]) AS e(direction, dataset_id) "
+        "ORDER BY e.dataset_id, e.direction ON CONFLICT (run_id, direction, dataset_id) DO NOTHING) "
+        "SELECT job.id, job.facets, job.created_at, run.id, run.state, run.state_at, run.started_at, run.ended_at, "
+        "run.created_at FROM job, run",
+        (event["job"]["namespace"], event["job"]["name"], Jsonb({}), now, now, False,
+         run_id, state, event_time, event_time if rank in (1, 2) else None, event_time if rank == 3 else None,
+         Jsonb(run_facets), now, rank, rank, rank, rank, bool(run_facets),
+         now, directions, dataset_ids, directions, dataset_ids)).fetchone()
+
+
+def straight_into_postgres(url: str, clients: int, seconds: float) -> dict:
+    queue: mp.Queue = mp.Queue()
+    deadline = time.time() + seconds
+    procs, first = [], 0
+    for threads in _spread(clients):
+        p = mp.Process(target=_direct_worker, args=(url, threads, first, deadline, queue))
+        p.start()
+        procs.append(p)
+        first += threads
+    started = time.time()
+    total = sum(queue.get() for _ in procs)
+    elapsed = max(time.time() - started, seconds)
+    for p in procs:
+        p.join()
+    return {"events": total, "elapsed": elapsed}
+
+
+# --- the run ----------------------------------------------------------------------------
+
+def issue_token(env: dict) -> str:
+    code = ("from registry.models import ApiToken, Team\n"
+            "team, _ = Team.objects.get_or_create(slug='pipelines', defaults={'name': 'Pipelines'})\n"
+            "print(ApiToken.issue('bench', team=team)[1])")
+    out = subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT, env=env, check=True,
+                         capture_output=True, text=True)
+    return out.stdout.strip().splitlines()[-1]
+
+
+def wait_until_up(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"gunicorn exited with {proc.returncode}")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/healthz")
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit("gunicorn did not answer /healthz in time")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=20, help="per phase, split over the rounds")
+    parser.add_argument("--rounds", type=int, default=4,
+                        help="alternate app and psycopg slices this many times, so load from other processes "
+                             "on a shared machine falls on both alike (default 4)")
+    parser.add_argument("--workers", type=int, default=3, help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker (gthread)")
+    args = parser.parse_args()
+
+    url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/reg_lineage_bench")
+    print(f"Preparing {plain_url(url)} …", flush=True)
+    fresh_database(plain_url(url))
+    env = django_env(plain_url(url) + "?conn_max_age=600")
+    secret = issue_token(env)
+    port = free_port()
+    gunicorn = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "registry.wsgi:application", "--bind", f"127.0.0.1:{port}",
+         "--worker-class", "gthread", "--workers", str(args.workers), "--threads", str(args.threads),
+         "--backlog", "2048", "--keep-alive", "30", "--log-level", "warning"],
+        cwd=ROOT, env=env, start_new_session=True)
+    slice_seconds = args.seconds / args.rounds
+    app = {"latencies": [], "acked": [], "errors": [], "elapsed": 0.0}
+    direct = {"events": 0, "elapsed": 0.0}
+    try:
+        wait_until_up(port, gunicorn)
+        print(f"gunicorn on :{port} ({args.workers} workers × {args.threads} threads); {args.clients} clients; "
+              f"{args.rounds} rounds of {slice_seconds:.1f}s through the app, then straight into PostgreSQL", flush=True)
+        for round_no in range(1, args.rounds + 1):
+            part = through_the_app(port, secret, args.clients, slice_seconds)
+            for key in ("latencies", "acked", "errors"):
+                app[key].extend(part[key])
+            app["elapsed"] += part["elapsed"]
+            part_direct = straight_into_postgres(plain_url(url), args.clients, slice_seconds)
+            direct["events"] += part_direct["events"]
+            direct["elapsed"] += part_direct["elapsed"]
+            print(f"  round {round_no}: app {len(part['acked']) / part['elapsed']:.0f}/s, "
+                  f"psycopg {part_direct['events'] / part_direct['elapsed']:.0f}/s", flush=True)
+    finally:
+        os.killpg(gunicorn.pid, signal.SIGTERM)
+        gunicorn.wait(timeout=30)
+
+    with psycopg.connect(plain_url(url)) as conn:
+        stored = set(conn.execute("SELECT run_uuid::text, event_type FROM lineage_runevent").fetchall())
+    lost = sum(1 for key in app["acked"] if key not in stored)
+    events_per_s = len(app["acked"]) / app["elapsed"]
+    direct_per_s = direct["events"] / direct["elapsed"]
+    print(f"app: {len(app['acked'])} events in {app['elapsed']:.1f}s = {events_per_s:.0f}/s, "
+          f"p50 {percentile(app['latencies'], 50):.1f} ms, p99 {percentile(app['latencies'], 99):.1f} ms, "
+          f"{len(app['errors'])} errors, {lost} lost")
+    if app["errors"]:
+        print(f"  first errors: {app['errors'][:5]}")
+    print(f"psycopg: {direct['events']} events in {direct['elapsed']:.1f}s = {direct_per_s:.0f}/s")
+    print(json.dumps({
+        "clients": args.clients,
+        "events_per_s": round(events_per_s, 1),
+        "p50_ms": round(percentile(app["latencies"], 50), 2),
+        "p99_ms": round(percentile(app["latencies"], 99), 2),
+        "errors": len(app["errors"]),
+        "lost": lost,
+        "db_direct_events_per_s": round(direct_per_s, 1),
+        "ratio": round(events_per_s / direct_per_s, 3) if direct_per_s else None,
+    }))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,219 @@
+"""The lineage API.
+
+POST /api/v1/lineage and /api/v1/lineage/batch are plain Django views rather
+than DRF ones: they are the hot path (hundreds of events a second), and DRF's
+request wrapping and content negotiation would cost more than the validation.
+They keep DRF's error shape ({"detail", "code"}) and the bearer-token rules of
+registry.auth.
+
+Status codes follow Marquez, so OpenLineage clients retry when they should:
+201 stored (also for a retried duplicate), 400 unreadable body, 422 a RunEvent
+that breaks the spec (nothing stored), 401 token missing/invalid/revoked,
+403 a token that may not write lineage, 413 over LINEAGE_MAX_BODY_BYTES,
+503 database unavailable (with Retry-After).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import zlib
+from typing import Any
+
+from django.conf import settings
+from django.db import DataError, InterfaceError, OperationalError
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from lineage.graph import GraphError, NodeNotFound, lineage_graph, run_graph
+from lineage.ingest import store_event, store_events
+from lineage.validation import run_event_problems, storage_problems
+from registry.auth import TokenFailed, authenticate_secret
+
+log = logging.getLogger(__name__)
+
+RETRY_AFTER_SECONDS = 5
+MAX_LISTED_PROBLEMS = 50
+
+
+class Refused(Exception):
+    def __init__(self, status: int, detail: str, code: str, **extra: Any):
+        super().__init__(detail)
+        self.status, self.detail, self.code, self.extra = status, detail, code, extra
+
+    def response(self) -> JsonResponse:
+        response = JsonResponse({"detail": self.detail, "code": self.code, **self.extra}, status=self.status)
+        if self.status == 401:
+            response["WWW-Authenticate"] = 'Bearer realm="api"'
+        if self.status == 503:
+            response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
+
+
+def _lineage_writer(request: HttpRequest):
+    """The principal behind a bearer token allowed to write lineage."""
+    header = request.META.get("HTTP_AUTHORIZATION", "")
+    if not header:
+        raise Refused(401, "Authentication required: send 'Authorization: Bearer <token>' with a token that may write lineage.", "token_missing")
+    scheme, _, secret = header.partition(" ")
+    secret = secret.strip()
+    if scheme.lower() != "bearer" or not secret or " " in secret:
+        raise Refused(401, "Malformed Authorization header: expected 'Bearer <token>'.", "token_malformed")
+    try:
+        principal, token = authenticate_secret(secret)
+    except TokenFailed as exc:
+        raise Refused(401, str(exc.detail), exc.get_codes()) from None
+    if not token.can_write_lineage:
+        raise Refused(403, f"Token {token.key_prefix}… may not write lineage; ask an admin for a token with 'can write lineage'.", "token_cannot_write_lineage")
+    return principal
+
+
+def _read_json(request: HttpRequest) -> Any:
+    limit = settings.LINEAGE_MAX_BODY_BYTES
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        raise Refused(400, "Content-Length is not a number.", "bad_request") from None
+    if declared > limit:
+        raise Refused(413, f"The body is {declared} bytes; the limit is {limit} bytes (LINEAGE_MAX_BODY_BYTES). Send fewer events per batch.", "too_large")
+    body = request.body
+    encoding = request.META.get("HTTP_CONTENT_ENCODING", "").strip().lower()
+    if encoding == "gzip":
+        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        try:
+            body = inflater.decompress(body, limit + 1)
+        except zlib.error as exc:
+            raise Refused(400, f"Content-Encoding is gzip but the body is not valid gzip: {exc}.", "bad_gzip") from None
+        if len(body) > limit or inflater.unconsumed_tail:
+            raise Refused(413, f"The body inflates to more than {limit} bytes (LINEAGE_MAX_BODY_BYTES).", "too_large")
+    elif encoding not in ("", "identity"):
+        raise Refused(415, f"Content-Encoding {encoding!r} is not supported; send gzip or no encoding.", "unsupported_encoding")
+    if not body:
+        raise Refused(400, "The body is empty; send a RunEvent as JSON.", "empty_body")
+    try:
+        return json.loads(body)
+    except UnicodeDecodeError:
+        raise Refused(400, "The body is not UTF-8 JSON.", "bad_json") from None
+    except json.JSONDecodeError as exc:
+        raise Refused(400, f"The body is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.", "bad_json") from None
+
+
+def _invalid(problems: list, *, what: str) -> Refused:
+    first = str(problems[0])
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return Refused(
+        422, f"{what} does not follow the OpenLineage 2-0-2 RunEvent spec: {first}{more}.", "invalid_run_event",
+        errors=[p.to_dict() for p in problems[:MAX_LISTED_PROBLEMS]],
+    )
+
+
+def _unstorable(exc: DataError) -> Refused:
+    # Something the checks above let through and the database refused; say so
+    # rather than answer 500, and keep the database's words for the operator.
+    return Refused(422, f"The database refused a value in the event: {str(exc).splitlines()[0]}", "unstorable_value")
+
+
+def _database_unavailable(exc: Exception) -> Refused:
+    log.warning("lineage ingest: database unavailable: %s", exc)
+    return Refused(503, "The database is unavailable; nothing was stored. Retry later.", "database_unavailable")
+
+
+@csrf_exempt
+def ingest(request: HttpRequest) -> JsonResponse:
+    """POST /api/v1/lineage: one RunEvent."""
+    if request.method != "POST":
+        return JsonResponse({"detail": "Method not allowed: POST a RunEvent here, or GET /api/v1/lineage?nodeId=….", "code": "method_not_allowed"}, status=405)
+    try:
+        principal = _lineage_writer(request)
+        event = _read_json(request)
+        if isinstance(event, list):
+            raise Refused(400, "The body is a JSON array; POST arrays of RunEvents to /api/v1/lineage/batch.", "expected_object")
+        problems = run_event_problems(event) or storage_problems(event)
+        if problems:
+            raise _invalid(problems, what="The RunEvent")
+        result = store_event(event, by=principal)
+    except Refused as refused:
+        return refused.response()
+    except (OperationalError, InterfaceError) as exc:
+        return _database_unavailable(exc).response()
+    except DataError as exc:
+        return _unstorable(exc).response()
+    return JsonResponse(result.to_dict(), status=201)
+
+
+@csrf_exempt
+def ingest_batch(request: HttpRequest) -> JsonResponse:
+    """POST /api/v1/lineage/batch: a JSON array of RunEvents.
+
+    Every event is checked before any is stored: one invalid event refuses the
+    batch (422, each problem prefixed with its index) and nothing is stored.
+    Valid batches are stored event by event, each in its own transaction; if
+    the database fails midway the answer is 503 and a retry of the whole batch
+    stores only what is missing."""
+    if request.method != "POST":
+        return JsonResponse({"detail": "Method not allowed: POST a JSON array of RunEvents.", "code": "method_not_allowed"}, status=405)
+    try:
+        principal = _lineage_writer(request)
+        events = _read_json(request)
+        if not isinstance(events, list):
+            raise Refused(400, "A batch is a JSON array of RunEvents; POST a single event to /api/v1/lineage.", "expected_array")
+        if not events:
+            raise Refused(400, "The batch is empty.", "empty_batch")
+        problems = []
+        for i, event in enumerate(events):
+            found = run_event_problems(event) or storage_problems(event)
+            problems.extend(p.__class__(f"[{i}].{p.path}" if p.path else f"[{i}]", p.message) for p in found)
+        if problems:
+            raise _invalid(problems, what=f"The batch of {len(events)} events")
+        results = store_events(events, by=principal)
+    except Refused as refused:
+        return refused.response()
+    except (OperationalError, InterfaceError) as exc:
+        return _database_unavailable(exc).response()
+    except DataError as exc:
+        return _unstorable(exc).response()
+    stored = sum(r.stored for r in results)
+    return JsonResponse({"received": len(results), "stored": stored, "duplicates": len(results) - stored}, status=201)
+
+
+class LineageGraphView(APIView):
+    """GET /api/v1/lineage?nodeId=…&depth=N[&direction=…] or ?runId=…"""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("nodeId", str, description="dataset:<namespace>:<name> or job:<namespace>:<name>"),
+            OpenApiParameter("depth", int, description="How many jobs away to walk (default 20, at most 100)."),
+            OpenApiParameter("direction", str, enum=["upstream", "downstream", "both"], description="Default both."),
+            OpenApiParameter("runId", str, description="Instead of nodeId: what one run read and wrote."),
+        ],
+        responses={200: dict},
+        summary="The lineage graph around a dataset, job or run, in Marquez's shape.",
+    )
+    def get(self, request):
+        params = request.query_params
+        try:
+            if params.get("runId"):
+                graph = run_graph(params["runId"])
+            elif params.get("nodeId"):
+                graph = lineage_graph(params["nodeId"], depth=params.get("depth"), direction=params.get("direction", "both"))
+            else:
+                raise GraphError("Send nodeId=dataset:<namespace>:<name> (or job:…), or runId=<uuid>.")
+        except GraphError as exc:
+            return Response({"detail": str(exc), "code": "bad_request"}, status=400)
+        except NodeNotFound as exc:
+            return Response({"detail": str(exc), "code": "not_found"}, status=404)
+        return Response(graph.to_marquez())
+
+
+_graph_view = LineageGraphView.as_view()
+
+
+@csrf_exempt
+def lineage_endpoint(request: HttpRequest):
+    """One URL, as in Marquez: POST ingests, GET reads the graph."""
+    if request.method == "POST":
+        return ingest(request)
+    return _graph_view(request)

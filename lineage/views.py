@@ -1,0 +1,70 @@
+"""Lineage pages: the dataset-page graph section and the job pages."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.db.models import OuterRef, Subquery
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.template.loader import render_to_string
+
+from lineage.graph import DIRECTIONS, Graph, Node, graph_around
+from lineage.models import Job, Run, RunDataset
+from lineage.svg import layout
+from registry.hooks import dataset_page_section
+
+PAGE_DEPTHS = (1, 2, 3, 4, 5)
+MAX_DRAWN_NODES = 300
+
+
+def _graph_choice(request: HttpRequest) -> tuple[int, str]:
+    try:
+        depth = int(request.GET.get("depth", 2))
+    except ValueError:
+        depth = 2
+    depth = min(max(depth, 1), PAGE_DEPTHS[-1])
+    direction = request.GET.get("direction", "both")
+    return depth, direction if direction in DIRECTIONS else "both"
+
+
+def _drawing_context(request: HttpRequest, start: Node) -> dict:
+    depth, direction = _graph_choice(request)
+    graph: Graph = graph_around(start, depth=depth, direction=direction)
+    too_many = len(graph.nodes) > MAX_DRAWN_NODES
+    return {
+        "depth": depth, "direction": direction, "depths": PAGE_DEPTHS, "directions": DIRECTIONS,
+        "node_count": len(graph.nodes), "too_many": too_many, "max_nodes": MAX_DRAWN_NODES,
+        "drawing": None if too_many or len(graph.nodes) < 2 else layout(graph),
+        "node_id": start.node_id,
+    }
+
+
+@dataset_page_section(order=30)
+def lineage_section(request: HttpRequest, dataset) -> str:
+    """The dataset page's lineage: a server-drawn graph and the latest runs that wrote it."""
+    start = Node("dataset", dataset.pk, dataset.namespace, dataset.name)
+    ctx = _drawing_context(request, start)
+    ctx["writes"] = list(
+        RunDataset.objects.filter(dataset_id=dataset.pk, direction="out")
+        .select_related("run__job").order_by("-run__state_at")[:10]
+    )
+    ctx["anchor_url"] = dataset.get_absolute_url()
+    return render_to_string("lineage/_section.html", ctx, request=request)
+
+
+@login_required
+def job_list(request: HttpRequest) -> HttpResponse:
+    latest = Run.objects.filter(job=OuterRef("pk")).order_by("-state_at")
+    jobs = Job.objects.annotate(
+        last_state=Subquery(latest.values("state")[:1]), last_state_at=Subquery(latest.values("state_at")[:1]),
+    ).order_by("namespace", "name")
+    return render(request, "lineage/job_list.html", {"jobs": jobs})
+
+
+@login_required
+def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    job = get_object_or_404(Job, pk=pk)
+    start = Node("job", job.pk, job.namespace, job.name)
+    ctx = _drawing_context(request, start)
+    ctx.update({"job": job, "runs": Run.objects.of_job(job).recent(20), "anchor_url": job.get_absolute_url()})
+    return render(request, "lineage/job_detail.html", ctx)

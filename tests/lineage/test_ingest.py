@@ -1,0 +1,262 @@
+"""POST /api/v1/lineage and /api/v1/lineage/batch."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lineage.models import Job, JobDataset, Run, RunDataset, RunEvent
+from registry.models import ApiToken, AuditEvent, Dataset
+
+from .conftest import WAREHOUSE, post, run_event
+
+pytestmark = pytest.mark.django_db
+
+
+def counts() -> dict[str, int]:
+    return {m.__name__: m.objects.count() for m in (RunEvent, Job, Run, Dataset, JobDataset, RunDataset)}
+
+
+def test_a_start_event_stores_the_event_job_run_datasets_and_edges(client, lineage_secret):
+    event = run_event("START", inputs=["raw.orders", "raw.customers"], outputs=["mart.orders"])
+    response = post(client, event, lineage_secret)
+    assert response.status_code == 201, response.content
+    assert response.json()["status"] == "stored"
+    run = Run.objects.get()
+    assert str(run.run_uuid) == event["run"]["runId"]
+    assert run.state == "START" and run.started_at is not None and run.ended_at is None
+    assert run.job.name == "etl.load_orders"
+    edges = set(JobDataset.objects.values_list("dataset__name", "direction"))
+    assert edges == {("raw.orders", "in"), ("raw.customers", "in"), ("mart.orders", "out")}
+    assert RunDataset.objects.filter(run=run).count() == 3
+    assert RunEvent.objects.get().payload == event
+
+
+def test_datasets_first_seen_are_created_unowned_and_audited(client, lineage_secret):
+    post(client, run_event(outputs=["mart.orders"]), lineage_secret)
+    created = Dataset.objects.get(name="mart.orders")
+    assert created.namespace == WAREHOUSE and created.owner_team is None
+    audit = AuditEvent.objects.get(action="dataset.first_seen")
+    assert audit.object_id == str(created.pk) and audit.actor_label == "token:airflow@checkout"
+
+
+def test_known_datasets_keep_their_owner(client, lineage_secret, dataset):
+    post(client, run_event(outputs=[{"namespace": dataset.namespace, "name": dataset.name}]), lineage_secret)
+    dataset.refresh_from_db()
+    assert dataset.owner_team is not None
+    assert not AuditEvent.objects.filter(action="dataset.first_seen").exists()
+
+
+def test_run_state_follows_the_event_type_and_a_late_start_does_not_undo_complete(client, lineage_secret):
+    run_id = "0176a8c2-fe01-7439-87e6-56a1a1b4029f"
+    post(client, run_event("START", run_id=run_id, event_time="2026-11-30T01:00:00Z"), lineage_secret)
+    post(client, run_event("RUNNING", run_id=run_id, event_time="2026-11-30T01:01:00Z"), lineage_secret)
+    assert Run.objects.get().state == "RUNNING"
+    post(client, run_event("COMPLETE", run_id=run_id, event_time="2026-11-30T01:05:00Z"), lineage_secret)
+    post(client, run_event("START", run_id=run_id, event_time="2026-11-30T00:59:00Z", job="etl.load_orders"), lineage_secret)
+    run = Run.objects.get()
+    assert run.state == "COMPLETE"
+    assert run.ended_at.isoformat() == "2026-11-30T01:05:00+00:00"
+    assert run.started_at.isoformat() == "2026-11-30T00:59:00+00:00"
+
+
+def test_lineage_appears_at_start_before_the_run_completes(client, lineage_secret):
+    post(client, run_event("START", inputs=["raw.orders"], outputs=["mart.orders"]), lineage_secret)
+    graph = client.get("/api/v1/lineage", {"nodeId": f"dataset:{WAREHOUSE}:raw.orders", "depth": 1},
+                       HTTP_AUTHORIZATION=f"Bearer {lineage_secret}").json()["graph"]
+    assert {n["id"] for n in graph} == {f"dataset:{WAREHOUSE}:raw.orders", "job:airflow:etl.load_orders",
+                                        f"dataset:{WAREHOUSE}:mart.orders"}
+
+
+def test_a_retried_identical_event_stores_nothing_new(client, lineage_secret):
+    event = run_event("COMPLETE", inputs=["raw.orders"], outputs=["mart.orders"])
+    assert post(client, event, lineage_secret).status_code == 201
+    before = counts()
+    audits = AuditEvent.objects.count()
+    response = post(client, event, lineage_secret)
+    assert response.status_code == 201 and response.json()["status"] == "duplicate"
+    assert counts() == before
+    assert AuditEvent.objects.count() == audits
+
+
+def test_gzip_bodies_are_accepted(client, lineage_secret):
+    response = post(client, run_event(outputs=["mart.orders"]), lineage_secret, compress=True)
+    assert response.status_code == 201, response.content
+    assert Dataset.objects.filter(name="mart.orders").exists()
+
+
+def test_a_body_that_claims_gzip_but_is_not_is_a_400(client, lineage_secret):
+    response = client.generic("POST", "/api/v1/lineage", b"{}", content_type="application/json",
+                              HTTP_AUTHORIZATION=f"Bearer {lineage_secret}", HTTP_CONTENT_ENCODING="gzip")
+    assert response.status_code == 400 and response.json()["code"] == "bad_gzip"
+
+
+def test_a_batch_stores_every_event_and_counts_duplicates(client, lineage_secret):
+    first = run_event("START", outputs=["mart.orders"])
+    events = [first, run_event("COMPLETE", run_id=first["run"]["runId"], outputs=["mart.orders"]), first]
+    response = post(client, events, lineage_secret, path="/api/v1/lineage/batch", compress=True)
+    assert response.status_code == 201, response.content
+    assert response.json() == {"received": 3, "stored": 2, "duplicates": 1}
+    assert RunEvent.objects.count() == 2 and Run.objects.get().state == "COMPLETE"
+
+
+def test_a_batch_with_one_invalid_event_stores_nothing_and_names_its_index(client, lineage_secret):
+    bad = run_event()
+    bad["run"]["runId"] = "not-a-uuid"
+    response = post(client, [run_event(outputs=["mart.orders"]), bad], lineage_secret, path="/api/v1/lineage/batch")
+    assert response.status_code == 422
+    assert response.json()["errors"] == [{"path": "[1].run.runId", "message": "'not-a-uuid' is not a UUID (8-4-4-4-12 hex digits)"}]
+    assert counts() == dict.fromkeys(counts(), 0)
+
+
+def test_an_array_sent_to_the_single_endpoint_is_a_400(client, lineage_secret):
+    response = post(client, [run_event()], lineage_secret)
+    assert response.status_code == 400 and "batch" in response.json()["detail"]
+
+
+def test_an_object_sent_to_the_batch_endpoint_is_a_400(client, lineage_secret):
+    response = post(client, run_event(), lineage_secret, path="/api/v1/lineage/batch")
+    assert response.status_code == 400 and response.json()["code"] == "expected_array"
+
+
+def test_invalid_json_is_a_400_saying_where(client, lineage_secret):
+    response = post(client, None, lineage_secret, raw=b'{"eventType": "START",')
+    assert response.status_code == 400
+    assert "line 1" in response.json()["detail"]
+
+
+def test_an_event_breaking_the_spec_is_a_422_pointing_at_the_fields(client, lineage_secret):
+    event = run_event(outputs=["mart.orders"])
+    event["eventTime"] = "2026-11-30T01:00:00"  # no time zone
+    event["outputs"][0]["facets"] = {"schema": {"fields": []}}  # no _producer / _schemaURL
+    del event["producer"]
+    response = post(client, event, lineage_secret)
+    assert response.status_code == 422
+    body = response.json()
+    assert body["code"] == "invalid_run_event"
+    paths = [e["path"] for e in body["errors"]]
+    assert paths == ["eventTime", "", "outputs[0].facets.schema", "outputs[0].facets.schema"]
+    assert "'producer' is required" in [e["message"] for e in body["errors"]]
+    assert body["detail"].startswith("The RunEvent does not follow the OpenLineage 2-0-2 RunEvent spec: eventTime:")
+    assert counts() == dict.fromkeys(counts(), 0)
+
+
+def test_no_token_is_a_401_saying_it_is_missing(client):
+    response = post(client, run_event(), None)
+    assert response.status_code == 401
+    assert response.json()["code"] == "token_missing"
+    assert response["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_an_unknown_token_is_a_401_saying_it_is_invalid(client, db):
+    response = post(client, run_event(), "dr_nonsense")
+    assert response.status_code == 401 and response.json()["code"] == "token_invalid"
+
+
+def test_a_revoked_token_is_a_401_saying_it_was_revoked(client, owner_team):
+    token, secret = ApiToken.issue("old", team=owner_team)
+    token.revoke()
+    response = post(client, run_event(), secret)
+    assert response.status_code == 401 and response.json()["code"] == "token_revoked"
+    assert "revoked" in response.json()["detail"]
+
+
+def test_a_token_that_may_not_write_lineage_is_a_403(client, read_only_secret):
+    response = post(client, run_event(outputs=["mart.orders"]), read_only_secret)
+    assert response.status_code == 403 and response.json()["code"] == "token_cannot_write_lineage"
+    assert not Dataset.objects.exists()
+
+
+def test_a_person_token_may_write_lineage_too(client, owner_token):
+    response = post(client, run_event(outputs=["mart.orders"]), owner_token[1])
+    assert response.status_code == 201
+
+
+def test_a_body_over_the_limit_is_a_413(client, lineage_secret, settings):
+    settings.LINEAGE_MAX_BODY_BYTES = 2048
+    event = run_event(outputs=[f"mart.table_{i}" for i in range(100)])
+    response = post(client, event, lineage_secret)
+    assert response.status_code == 413 and response.json()["code"] == "too_large"
+
+
+def test_a_gzip_body_inflating_over_the_limit_is_a_413(client, lineage_secret, settings):
+    settings.LINEAGE_MAX_BODY_BYTES = 2048
+    event = run_event(outputs=["mart.orders"])
+    event["padding"] = "x" * 100_000  # compresses to a few hundred bytes
+    response = post(client, event, lineage_secret, compress=True)
+    assert response.status_code == 413
+    assert not RunEvent.objects.exists()
+
+
+def test_a_rowcount_sent_as_a_string_is_stored_but_not_trusted(client, lineage_secret):
+    from lineage.signals import dataset_written
+
+    seen = []
+
+    def listener(**kwargs):
+        seen.append(kwargs)
+
+    dataset_written.connect(listener)
+    try:
+        event = run_event("COMPLETE", outputs=["mart.orders"], row_count=5)
+        event["outputs"][0]["outputFacets"]["outputStatistics"]["rowCount"] = "5"
+        assert post(client, event, lineage_secret).status_code == 201
+    finally:
+        dataset_written.disconnect(listener)
+    assert seen[0]["row_count"] is None
+
+
+def test_dataset_written_is_sent_once_per_output_with_its_facets(client, lineage_secret):
+    from lineage.signals import dataset_written
+
+    from .conftest import schema_facet
+
+    seen = []
+
+    def listener(**kwargs):
+        seen.append(kwargs)
+
+    dataset_written.connect(listener)
+    try:
+        event = run_event("COMPLETE", inputs=["raw.orders"], outputs=["mart.orders", "mart.totals"], row_count=42)
+        event["outputs"][0]["facets"] = {"schema": schema_facet(("id", "int64"))}
+        post(client, event, lineage_secret)
+        post(client, event, lineage_secret)  # a retry announces nothing
+    finally:
+        dataset_written.disconnect(listener)
+    assert [s["dataset"].name for s in seen] == ["mart.orders", "mart.totals"]
+    first = seen[0]
+    assert first["succeeded"] is True and first["event_type"] == "COMPLETE" and first["row_count"] == 42
+    assert first["schema_facet"]["fields"] == [{"name": "id", "type": "int64"}]
+    assert first["run"].state == "COMPLETE" and first["job"].name == "etl.load_orders"
+    assert first["event_time"].isoformat() == "2026-11-30T01:00:00+00:00"
+    assert seen[1]["schema_facet"] is None
+
+
+def test_get_on_the_batch_url_is_a_405(client, lineage_secret):
+    assert client.get("/api/v1/lineage/batch").status_code == 405
+
+
+def test_the_stored_payload_is_the_event_as_sent(client, lineage_secret):
+    event = run_event(outputs=["mart.orders"])
+    event["run"]["facets"] = {"nominalTime": {"_producer": "https://x.example/p", "_schemaURL": "https://x.example/s",
+                                              "nominalStartTime": "2026-11-30T00:00:00Z"}}
+    post(client, event, lineage_secret)
+    assert json.dumps(RunEvent.objects.get().payload, sort_keys=True) == json.dumps(event, sort_keys=True)
+    assert Run.objects.get().facets["nominalTime"]["nominalStartTime"] == "2026-11-30T00:00:00Z"
+
+
+def test_names_longer_than_the_registry_stores_are_a_422_naming_the_field(client, lineage_secret):
+    event = run_event(outputs=["x" * 501])
+    response = post(client, event, lineage_secret)
+    assert response.status_code == 422
+    assert response.json()["errors"] == [{"path": "outputs[0].name", "message": "is 501 characters; the registry stores at most 500"}]
+
+
+def test_a_nul_character_is_a_422_not_a_server_error(client, lineage_secret):
+    event = run_event(outputs=["mart.orders"])
+    event["run"]["facets"] = {"x": {"_producer": "https://x.example/p", "_schemaURL": "https://x.example/s", "note": "a\u0000b"}}
+    response = post(client, event, lineage_secret)
+    assert response.status_code == 422 and "NUL" in response.json()["detail"]
+    assert not RunEvent.objects.exists()

@@ -1,0 +1,55 @@
+"""python manage.py prune_lineage_events --older-than 30d"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.utils import timezone
+
+from lineage.graph import lineage_graph
+from lineage.ingest import store_event
+from lineage.models import Job, JobDataset, Run, RunDataset, RunEvent
+from registry.models import AuditEvent, Dataset
+
+from .conftest import WAREHOUSE, run_event
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def old_and_new_events(db):
+    for i in range(7):
+        store_event(run_event("COMPLETE", job=f"old_{i}", inputs=["raw.orders"], outputs=[f"mart.t{i}"]))
+    RunEvent.objects.update(received_at=timezone.now() - timedelta(days=45))
+    store_event(run_event("START", job="recent", inputs=["raw.orders"], outputs=["mart.recent"]))
+
+
+def prune(*args) -> str:
+    out = StringIO()
+    call_command("prune_lineage_events", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_old_events_are_deleted_in_batches_and_the_lineage_stays(old_and_new_events):
+    kept = {m: m.objects.count() for m in (Job, Run, Dataset, JobDataset, RunDataset)}
+    output = prune("--older-than", "30d", "--batch-size", "3")
+    assert RunEvent.objects.count() == 1 and RunEvent.objects.get().job_name == "recent"
+    assert {m: m.objects.count() for m in kept} == kept
+    assert "3/7 deleted" in output and "6/7 deleted" in output and "7/7 deleted" in output
+    assert "Deleted 7 raw events" in output
+    graph = lineage_graph(f"dataset:{WAREHOUSE}:raw.orders", depth=1).to_marquez()
+    assert len(graph["graph"]) == 1 + 8 + 8  # raw.orders, 8 jobs, 8 outputs
+    assert AuditEvent.objects.get(action="lineage.events_pruned").after["deleted"] == 7
+
+
+def test_a_dry_run_only_counts(old_and_new_events):
+    assert "7 events received before" in prune("--older-than", "30d", "--dry-run")
+    assert RunEvent.objects.count() == 8
+
+
+def test_a_bad_age_is_refused_with_an_example():
+    with pytest.raises(CommandError, match="not a duration such as 15s"):
+        prune("--older-than", "a month")
