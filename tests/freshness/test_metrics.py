@@ -160,7 +160,7 @@ def test_a_real_prometheus_scrapes_the_staleness_series_and_fires_the_stale_aler
 
 
 
-def test_a_scrape_still_answers_when_the_database_cannot_be_read(client, monkeypatch):
+def test_a_scrape_still_answers_when_the_database_cannot_be_read(db, client, monkeypatch):
     from django.db import OperationalError
 
     from freshness import metrics
