@@ -223,6 +223,8 @@ def record_write(dataset: Dataset, *, at: datetime, row_count: int | None,
     """
     now = now or timezone.now()
     at = min(at, now)  # a producer's clock ahead of ours must not buy future freshness
+    if connection.vendor == "postgresql" and _record_routine_write(dataset.pk, at, row_count, now):
+        return None
     with transaction.atomic():
         row, _ = DatasetFreshness.objects.select_for_update().get_or_create(dataset=dataset)
         row.dataset = dataset
@@ -238,6 +240,33 @@ def record_write(dataset: Dataset, *, at: datetime, row_count: int | None,
         detail = f" by {run_label}" if run_label else ""
         return _reassess(row, now, source=TransitionSource.WRITE,
                          reason=f"successful write of {rows}{detail} at {at:%Y-%m-%d %H:%M:%S} UTC")
+
+
+def _record_routine_write(dataset_id: int, at: datetime, row_count: int | None, now: datetime) -> bool:
+    """The common write, in one statement: a newer, counting write that leaves the
+    status as it is (fresh stays fresh). It runs on every ingested COMPLETE event,
+    so it must cost the ingest as little as possible. Anything else (no row yet, an
+    empty or late write, a status change) returns False for the full path."""
+    table = DatasetFreshness._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(f"""
+            UPDATE {table} AS f
+               SET last_write_at = %(at)s,
+                   next_check_at = freshness_deadline(f.status, f.max_age, f.warn_after, %(at)s),
+                   evaluated_at = %(now)s
+             WHERE f.dataset_id = %(id)s
+               AND f.last_write_at < %(at)s
+               AND (%(rows)s::bigint IS NULL OR %(rows)s::bigint > 0 OR f.empty_write_counts)
+               AND f.status = freshness_status(f.max_age, f.warn_after, %(at)s, %(now)s)
+            RETURNING f.next_check_at, f.task_eta""", {"id": dataset_id, "at": at, "now": now, "rows": row_count})
+        found = cursor.fetchone()
+    if found is None:
+        return False
+    next_check_at, task_eta = found
+    if (next_check_at is not None and task_eta != next_check_at
+            and next_check_at <= now + settings.FRESHNESS_ETA_HORIZON):
+        schedule_deadline_tasks(now, dataset_ids=[dataset_id])
+    return True
 
 
 def can_edit_slo(user, dataset: Dataset) -> bool:

@@ -112,3 +112,29 @@ def test_a_stale_dataset_becomes_fresh_again_on_its_next_write(dataset, six_hour
 def test_durations_read_like_a_person_would_say_them():
     assert [human_duration(d) for d in (timedelta(seconds=42), 6 * HOUR, timedelta(days=2, hours=3, minutes=5))] == [
         "42s", "6h", "2d 3h"]
+
+
+def test_a_routine_write_costs_the_ingest_one_statement(dataset, six_hour_slo, clock, django_assert_num_queries):
+    record_write(dataset, at=T0 - HOUR, row_count=10, now=T0 - HOUR)
+    # 1. UPDATE … WHERE the write is newer, counts and leaves the status as it is
+    with django_assert_num_queries(1):
+        announce_write(dataset, at=T0)
+    row = DatasetFreshness.objects.get(dataset=dataset)
+    assert (row.status, row.last_write_at, row.next_check_at) == (FreshnessStatus.FRESH, T0, T0 + W4)
+
+
+
+def test_a_routine_write_with_a_near_deadline_still_gets_its_deadline_task(
+        dataset, owner, clock, settings, monkeypatch, django_capture_on_commit_callbacks):
+    from freshness import tasks
+    from freshness.evaluation import set_slo
+
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # as with a broker; publishing is captured below
+    published = []
+    monkeypatch.setattr(tasks.evaluate_dataset, "apply_async",
+                        lambda *, args, eta, expires: published.append((args, eta)))
+    set_slo(dataset, max_age=timedelta(seconds=30), by=owner)
+    record_write(dataset, at=T0 - timedelta(seconds=5), row_count=1, now=T0 - timedelta(seconds=5))
+    with django_capture_on_commit_callbacks(execute=True):
+        record_write(dataset, at=T0, row_count=1)  # the routine path: fresh stays fresh
+    assert published == [([dataset.pk], T0 + timedelta(seconds=30))]
