@@ -6,7 +6,8 @@
 - an SLO edit (`set_slo`).
 
 An evaluation pass (`evaluate`), in batches of FRESHNESS_SWEEP_BATCH:
-1. reads the due rows (`next_check_at <= now`, a partially indexed column);
+1. claims the due rows (`next_check_at <= now`, a partially indexed column)
+   with FOR UPDATE SKIP LOCKED;
 2. applies the status rule to each and computes its next deadline;
 3. updates each row on the condition that its status and deadline are still
    the ones it read, and for each change inserts a transition row and an audit
@@ -17,11 +18,16 @@ rule runs as SQL functions (migration 0002) that mirror freshness/rules.py, so
 with the Python rule and portable ORM statements.
 
 Why concurrent passes are safe (the deadline task and the sweep firing
-together, two sweeps, a write landing mid-pass): nothing is locked while rows
-are read; the UPDATE of a row that another transaction changed waits for it to
-commit, PostgreSQL then re-checks the condition against the committed row, it
-no longer holds, and no transition is recorded for that row. Each transition is
-recorded exactly once.
+together, two sweeps, a write landing mid-pass): a pass skips the rows another
+transaction holds instead of waiting for them, so it never deadlocks with an
+ingest that is writing several datasets; the holder is evaluating that row
+itself (a pass) or re-applies the rule to it (a write). A row claimed after a
+concurrent change is read in its committed state, no longer due, and left
+alone; the UPDATE's condition on the status and deadline read is a second
+guard. Each transition is recorded exactly once.
+
+A routine write (newer, counting, status unchanged: fresh stays fresh) is one
+conditional UPDATE (`_record_routine_write`), since it runs inside every ingest.
 
 No network I/O happens inside a transaction: deadline tasks are published
 with `transaction.on_commit`.
@@ -101,6 +107,7 @@ def _batch_postgresql(now: datetime, dataset_ids: list[int] | None, limit: int,
          WHERE next_check_at <= %(now)s {only}
          ORDER BY next_check_at
          LIMIT %(limit)s
+           FOR UPDATE SKIP LOCKED
     ), updated AS (
         UPDATE {fresh} AS f
            SET status = d.new_status,
@@ -109,7 +116,7 @@ def _batch_postgresql(now: datetime, dataset_ids: list[int] | None, limit: int,
                evaluated_at = %(now)s
           FROM due AS d
          WHERE f.dataset_id = d.dataset_id
-           -- the condition that makes concurrent passes safe: see the module docstring
+           -- a second guard for concurrent passes: see the module docstring
            AND f.status = d.old_status
            AND f.next_check_at = d.old_next
         RETURNING f.dataset_id, d.old_status, d.new_status, d.old_next,

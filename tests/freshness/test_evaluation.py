@@ -160,3 +160,37 @@ def test_two_sweeps_running_at_once_record_each_transition_once():
     assert FreshnessTransition.objects.count() == 400
     assert FreshnessTransition.objects.values("dataset").distinct().count() == 400
     assert AuditEvent.objects.filter(action=AuditAction.TRANSITION).count() == 400
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_sweep_skips_a_row_an_ingest_is_writing_instead_of_waiting_for_it():
+    from django.db import transaction
+
+    held, other = make_datasets(2, prefix="held")
+    DatasetFreshness.objects.bulk_create([
+        DatasetFreshness(dataset=d, max_age=S6, last_write_at=T0 - 7 * HOUR, status=FreshnessStatus.FRESH,
+                         next_check_at=T0 - HOUR) for d in (held, other)
+    ])
+    locked, release = threading.Event(), threading.Event()
+
+    def ingest_holding_the_row() -> None:
+        try:
+            with transaction.atomic():
+                DatasetFreshness.objects.select_for_update().get(dataset=held)
+                locked.set()
+                release.wait(timeout=30)
+        finally:
+            connection.close()
+
+    writer = threading.Thread(target=ingest_holding_the_row)
+    writer.start()
+    try:
+        assert locked.wait(timeout=10)
+        first = evaluate(T0)  # returns at once: the held row is skipped, not waited for
+        assert (first.evaluated, first.transitions) == (1, 1)
+    finally:
+        release.set()
+        writer.join()
+    second = evaluate(T0)
+    assert (second.evaluated, second.transitions) == (1, 1)
+    assert FreshnessTransition.objects.filter(dataset__in=[held, other], to_status="stale").count() == 2
