@@ -40,3 +40,14 @@ def test_the_openapi_document_describes_the_freshness_endpoints(client, owner):
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
     assert {"/api/freshness/", "/api/datasets/{id}/freshness/",
             "/api/datasets/{id}/freshness/transitions/"} <= set(schema["paths"])
+
+
+def test_the_freshness_list_needs_the_same_queries_whatever_the_number_of_rows(client, dataset, owner, owner_team,
+                                                                                clock, django_assert_num_queries):
+    for i in range(20):
+        d = Dataset.objects.create(namespace="s3://lake", name=f"t{i}", owner_team=owner_team, owner=owner)
+        set_slo(d, max_age=HOUR, by=owner)
+    client.force_login(owner)
+    # 1. session, 2. user, 3. count for the page, 4. the page of rows with their datasets
+    with django_assert_num_queries(4):
+        assert len(client.get("/api/freshness/").json()["results"]) == 20

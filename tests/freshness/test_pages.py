@@ -69,3 +69,13 @@ def test_the_overview_counts_datasets_by_status(client, owner_team, owner, clock
     page = client.get("/freshness/").content.decode()
     for label in ("Stale: 1", "Warning: 1", "Fresh: 1", "No SLO: 1", "Unknown (no successful write yet): 1"):
         assert label in page
+
+
+def test_the_overview_needs_the_same_queries_whatever_the_number_of_transitions(client, owner_team, owner, clock,
+                                                                                 django_assert_num_queries):
+    _world(owner_team, owner)
+    client.force_login(owner)
+    # 1. session, 2. user, 3. counts by status, 4. number of datasets, 5. the last sweep,
+    # 6. the latest 50 transitions with their datasets
+    with django_assert_num_queries(6):
+        client.get("/freshness/")
