@@ -1,3 +1,8 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from freshness import views
+
+urlpatterns = [
+    path("freshness/", views.overview, name="freshness-overview"),
+    path("datasets/<int:pk>/freshness/", views.slo_edit, name="freshness-slo"),
+]

@@ -31,6 +31,27 @@ def dataset_page_sections(request, dataset) -> list[SafeString]:
     return [mark_safe(html) for html in rendered if html]  # noqa: S308 - app templates, autoescaped
 
 
+_list_tables: list[Callable] = []
+
+
+def dataset_list_table(fn: Callable) -> Callable:
+    """Register a renderer for the dataset list's table, e.g. grouped by status.
+
+    `fn(request, datasets)` gets the filtered listing queryset and returns HTML,
+    or None to leave the plain table. The last one registered wins.
+    """
+    _list_tables.append(fn)
+    return fn
+
+
+def render_dataset_list_table(request, datasets) -> SafeString | None:
+    for fn in reversed(_list_tables):
+        html = fn(request, datasets)
+        if html:
+            return mark_safe(html)  # noqa: S308 - app templates, autoescaped
+    return None
+
+
 _nav: list[tuple[int, str, str]] = []
 
 

@@ -133,6 +133,8 @@ CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or None
 CELERY_TIMEZONE = "UTC"
 CELERY_TASK_ACKS_LATE = True
 FRESHNESS_SWEEP_INTERVAL = env_duration("FRESHNESS_SWEEP_INTERVAL", "15s")
+# Apps add their beat entries in their own blocks below, by readable name.
+CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
 
 # --- Contract store --------------------------------------------------------
 CONTRACT_STORE = parse_contract_store(
@@ -183,10 +185,27 @@ if CHANGE_REQUEST_REMINDER_BEFORE >= CHANGE_REQUEST_DEADLINE:
         "CHANGE_REQUEST_REMINDER_BEFORE must be shorter than CHANGE_REQUEST_DEADLINE "
         f"(got {CHANGE_REQUEST_REMINDER_BEFORE} and {CHANGE_REQUEST_DEADLINE})"
     )
-CELERY_BEAT_SCHEDULE = {
-    **globals().get("CELERY_BEAT_SCHEDULE", {}),
-    "change-requests-clock": {
-        "task": "contracts_app.change_request_clock",
-        "schedule": CHANGE_REQUEST_CLOCK_INTERVAL.total_seconds(),
-    },
+CELERY_BEAT_SCHEDULE["change-requests-clock"] = {
+    "task": "contracts_app.change_request_clock",
+    "schedule": CHANGE_REQUEST_CLOCK_INTERVAL.total_seconds(),
+}
+
+# --- Freshness ---------------------------------------------------------------
+# FRESHNESS_SWEEP_INTERVAL (above, with Celery): how often beat sweeps for due datasets.
+# Deadlines within FRESHNESS_ETA_HORIZON get a Celery task with that eta; later ones
+# are scheduled by a later sweep (keep it below the broker's visibility timeout).
+FRESHNESS_ETA_HORIZON = env_duration("FRESHNESS_ETA_HORIZON", "2m")
+FRESHNESS_SWEEP_BATCH = env_int("FRESHNESS_SWEEP_BATCH", 10_000, minimum=1)
+# The in-process evaluator (a thread in `runserver`, or `manage.py evaluate_freshness
+# --loop`) runs when no broker is configured; set to 0 to turn the thread off.
+FRESHNESS_IN_PROCESS_EVALUATOR = env_bool("FRESHNESS_IN_PROCESS_EVALUATOR", not CELERY_BROKER_URL)
+if FRESHNESS_SWEEP_INTERVAL.total_seconds() < 1:
+    raise ImproperlyConfigured("FRESHNESS_SWEEP_INTERVAL must be at least 1s")
+SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {})["FreshnessStatusEnum"] = (
+    "freshness.constants.FreshnessStatus")
+CELERY_BEAT_SCHEDULE["freshness-sweep"] = {
+    "task": "freshness.sweep",
+    "schedule": FRESHNESS_SWEEP_INTERVAL.total_seconds(),
+    # A sweep that waited longer than an interval is superseded by the next one.
+    "options": {"expires": FRESHNESS_SWEEP_INTERVAL.total_seconds()},
 }

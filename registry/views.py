@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from registry.forms import ClaimForm, ConsumeForm
-from registry.hooks import dataset_page_sections, nav_items
+from registry.hooks import dataset_page_sections, nav_items, render_dataset_list_table
 from registry.models import Consumer, Dataset, Team
 
 
@@ -30,7 +30,8 @@ def dataset_list(request: HttpRequest) -> HttpResponse:
         datasets = datasets.unowned()
     elif team:
         datasets = datasets.filter(owner_team__slug=team)
-    ctx = {"datasets": datasets, "q": query, "team": team, "teams": Team.objects.all()}
+    ctx = {"datasets": datasets, "q": query, "team": team, "teams": Team.objects.all(),
+           "list_table": render_dataset_list_table(request, datasets)}
     return render(request, "registry/dataset_list.html", ctx)
 
 

@@ -1,0 +1,399 @@
+"""The freshness evaluator: one piece of code for every path that changes a status.
+
+- a successful write (`record_write`, called from lineage's `dataset_written`),
+- the Celery task scheduled for a dataset's own deadline (`evaluate` on one id),
+- the Celery beat sweep and the in-process demo evaluator (`sweep`),
+- an SLO edit (`set_slo`).
+
+An evaluation pass (`evaluate`), in batches of FRESHNESS_SWEEP_BATCH:
+1. claims the due rows (`next_check_at <= now`, a partially indexed column)
+   with FOR UPDATE SKIP LOCKED;
+2. applies the status rule to each and computes its next deadline;
+3. updates each row on the condition that its status and deadline are still
+   the ones it read, and for each change inserts a transition row and an audit
+   event.
+On PostgreSQL the three steps are ONE statement (data-modifying CTEs) and the
+rule runs as SQL functions (migration 0002) that mirror freshness/rules.py, so
+10,000 transitions cost one round trip. On SQLite (the demo) the same steps run
+with the Python rule and portable ORM statements.
+
+Why concurrent passes are safe (the deadline task and the sweep firing
+together, two sweeps, a write landing mid-pass): a pass skips the rows another
+transaction holds instead of waiting for them, so it never deadlocks with an
+ingest that is writing several datasets; the holder is evaluating that row
+itself (a pass) or re-applies the rule to it (a write). A row claimed after a
+concurrent change is read in its committed state, no longer due, and left
+alone; the UPDATE's condition on the status and deadline read is a second
+guard. Each transition is recorded exactly once.
+
+A routine write (newer, counting, status unchanged: fresh stays fresh) is one
+conditional UPDATE (`_record_routine_write`), since it runs inside every ingest.
+
+No network I/O happens inside a transaction: deadline tasks are published
+with `transaction.on_commit`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.db import connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from freshness.constants import EVALUATOR_ACTOR, AuditAction, TransitionSource
+from freshness.models import DatasetFreshness, EvaluatorState, FreshnessTransition
+from freshness.rules import deadline_for, human_duration, reason_for, status_for
+from registry.models import AuditEvent, Dataset, RegistryError, acts_for, is_governance_admin
+
+log = logging.getLogger(__name__)
+
+
+class InvalidSLO(RegistryError):
+    http_status = 400
+
+
+@dataclass
+class PassResult:
+    evaluated: int = 0
+    transitions: int = 0
+    batches: int = 0
+    changed: dict[str, int] = field(default_factory=dict)
+
+
+def evaluate(now: datetime | None = None, *, dataset_ids: list[int] | None = None,
+             source: str = TransitionSource.SWEEP, batch_size: int | None = None) -> PassResult:
+    """Evaluate every due dataset (or the due ones among `dataset_ids`) at `now`.
+
+    Idempotent and safe to run concurrently; see the module docstring.
+    """
+    now = now or timezone.now()
+    batch_size = batch_size or settings.FRESHNESS_SWEEP_BATCH
+    one_batch = _batch_postgresql if connection.vendor == "postgresql" else _batch_portable
+    result = PassResult()
+    while True:
+        with transaction.atomic():
+            evaluated, changed = one_batch(now, dataset_ids, batch_size, str(source))
+        result.evaluated += evaluated
+        result.batches += 1
+        for status, n in changed.items():
+            result.changed[status] = result.changed.get(status, 0) + n
+            result.transitions += n
+        if evaluated < batch_size:
+            return result
+
+
+def _batch_postgresql(now: datetime, dataset_ids: list[int] | None, limit: int,
+                      source: str) -> tuple[int, dict[str, int]]:
+    """One batch in one statement: read the due rows, apply the rule (the SQL
+    functions of migration 0002, which mirror freshness.rules), update them
+    conditionally, and insert a transition row and an audit event per change."""
+    fresh = DatasetFreshness._meta.db_table
+    transitions = FreshnessTransition._meta.db_table
+    audit = AuditEvent._meta.db_table
+    dataset = Dataset._meta.db_table
+    only = "AND dataset_id = ANY(%(ids)s)" if dataset_ids is not None else ""
+    sql = f"""
+    WITH due AS (
+        SELECT dataset_id, status AS old_status, next_check_at AS old_next, last_write_at, max_age, warn_after,
+               freshness_status(max_age, warn_after, last_write_at, %(now)s) AS new_status
+          FROM {fresh}
+         WHERE next_check_at <= %(now)s {only}
+         ORDER BY next_check_at
+         LIMIT %(limit)s
+           FOR UPDATE SKIP LOCKED
+    ), updated AS (
+        UPDATE {fresh} AS f
+           SET status = d.new_status,
+               next_check_at = freshness_deadline(d.new_status, d.max_age, d.warn_after, d.last_write_at),
+               status_since = CASE WHEN d.new_status <> d.old_status THEN %(now)s ELSE f.status_since END,
+               evaluated_at = %(now)s
+          FROM due AS d
+         WHERE f.dataset_id = d.dataset_id
+           -- a second guard for concurrent passes: see the module docstring
+           AND f.status = d.old_status
+           AND f.next_check_at = d.old_next
+        RETURNING f.dataset_id, d.old_status, d.new_status, d.old_next,
+                  CASE WHEN d.new_status <> d.old_status
+                       THEN freshness_reason(d.new_status, d.max_age, d.warn_after, d.last_write_at, %(now)s)
+                  END AS reason
+    ), recorded AS (
+        INSERT INTO {transitions} (dataset_id, from_status, to_status, at, due_at, source, reason)
+        SELECT dataset_id, old_status, new_status, %(now)s, old_next, %(source)s, reason
+          FROM updated WHERE new_status <> old_status
+        RETURNING id, dataset_id, from_status, to_status, due_at, reason
+    ), audited AS (
+        INSERT INTO {audit} (actor_id, actor_label, action, object_type, object_id, object_repr,
+                             before, after, at)
+        SELECT NULL, %(actor)s, %(action)s, %(object_type)s, r.dataset_id::text,
+               left(d.namespace || '/' || d.name, 500),
+               jsonb_build_object('status', r.from_status),
+               jsonb_build_object('status', r.to_status, 'reason', r.reason, 'source', %(source)s,
+                                  'due_at', r.due_at, 'transition', r.id),
+               %(now)s
+          FROM recorded AS r JOIN {dataset} AS d ON d.id = r.dataset_id
+        RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM due),
+           (SELECT coalesce(jsonb_object_agg(to_status, n), '{{}}'::jsonb)
+              FROM (SELECT to_status, count(*) AS n FROM recorded GROUP BY to_status) AS c),
+           (SELECT count(*) FROM audited)
+    """
+    params = {
+        "now": now, "ids": dataset_ids, "limit": limit, "source": source,
+        "actor": EVALUATOR_ACTOR, "action": AuditAction.TRANSITION, "object_type": Dataset._meta.label_lower,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        evaluated, changed, _ = cursor.fetchone()
+    if isinstance(changed, str):
+        changed = json.loads(changed)
+    return evaluated, changed
+
+
+def _batch_portable(now: datetime, dataset_ids: list[int] | None, limit: int,
+                    source: str) -> tuple[int, dict[str, int]]:
+    """The same batch for SQLite (the embedded demo), with the Python rule:
+    a read, conditional UPDATEs, then bulk inserts."""
+    due = DatasetFreshness.objects.due(now)
+    if dataset_ids is not None:
+        due = due.filter(dataset_id__in=dataset_ids)
+    rows = list(due.order_by("next_check_at").values_list(
+        "dataset_id", "status", "next_check_at", "last_write_at", "max_age", "warn_after")[:limit])
+    recorded: list[FreshnessTransition] = []
+    for dataset_id, old, old_next, last_write_at, max_age, warn_after in rows:
+        new = status_for(max_age, warn_after, last_write_at, now)
+        fields = {"status": new, "next_check_at": deadline_for(new, max_age, warn_after, last_write_at),
+                  "evaluated_at": now}
+        if new != old:
+            fields["status_since"] = now
+        updated = DatasetFreshness.objects.filter(
+            dataset_id=dataset_id, status=old, next_check_at=old_next).update(**fields)
+        if updated and new != old:
+            recorded.append(FreshnessTransition(
+                dataset_id=dataset_id, from_status=old, to_status=new, at=now, due_at=old_next, source=source,
+                reason=reason_for(new, max_age, warn_after, last_write_at, now),
+            ))
+    changed: dict[str, int] = {}
+    if recorded:
+        FreshnessTransition.objects.bulk_create(recorded)
+        datasets = Dataset.objects.in_bulk([t.dataset_id for t in recorded])
+        AuditEvent.objects.bulk_create([_audit_row(t, datasets[t.dataset_id]) for t in recorded])
+        for t in recorded:
+            changed[t.to_status] = changed.get(t.to_status, 0) + 1
+    return len(rows), changed
+
+
+def _audit_row(t: FreshnessTransition, dataset: Dataset) -> AuditEvent:
+    return AuditEvent(**AuditEvent.fields_for(
+        EVALUATOR_ACTOR, AuditAction.TRANSITION, dataset,
+        before={"status": t.from_status},
+        after={"status": t.to_status, "reason": t.reason, "source": str(t.source),
+               "due_at": t.due_at.isoformat() if t.due_at else None, "transition": t.pk},
+    ), at=t.at)
+
+
+def _reassess(row: DatasetFreshness, now: datetime, *, source: str, reason: str | None = None,
+              actor=EVALUATOR_ACTOR) -> FreshnessTransition | None:
+    """Re-apply the rule to one locked row after a write or an SLO edit and save it."""
+    new = status_for(row.max_age, row.warn_after, row.last_write_at, now)
+    transition = None
+    if new != row.status:
+        transition = FreshnessTransition.objects.create(
+            dataset_id=row.dataset_id, from_status=row.status, to_status=new, at=now, due_at=None,
+            source=source, reason=reason or reason_for(new, row.max_age, row.warn_after, row.last_write_at, now),
+        )
+        AuditEvent.record(actor, AuditAction.TRANSITION, row.dataset,
+                          before={"status": row.status},
+                          after={"status": new, "reason": transition.reason, "source": str(source),
+                                 "due_at": None, "transition": transition.pk})
+        row.status, row.status_since = new, now
+    row.next_check_at = deadline_for(new, row.max_age, row.warn_after, row.last_write_at)
+    row.evaluated_at = now
+    row.save()
+    schedule_deadline_tasks(now, dataset_ids=[row.dataset_id])
+    return transition
+
+
+def record_write(dataset: Dataset, *, at: datetime, row_count: int | None,
+                 now: datetime | None = None, run_label: str = "") -> FreshnessTransition | None:
+    """A successful (COMPLETE) run wrote `dataset`. Call inside the ingest transaction.
+
+    A write of zero rows refreshes nothing unless the SLO says empty writes count;
+    a missing row count (no outputStatistics facet) is taken as a real write.
+    """
+    now = now or timezone.now()
+    at = min(at, now)  # a producer's clock ahead of ours must not buy future freshness
+    if connection.vendor == "postgresql" and _record_routine_write(dataset.pk, at, row_count, now):
+        return None
+    with transaction.atomic():
+        row, _ = DatasetFreshness.objects.select_for_update().get_or_create(dataset=dataset)
+        row.dataset = dataset
+        if row_count == 0 and not row.empty_write_counts:
+            if row.last_empty_write_at is None or at > row.last_empty_write_at:
+                row.last_empty_write_at = at
+                row.save(update_fields=["last_empty_write_at"])
+            return None
+        if row.last_write_at is not None and at <= row.last_write_at:
+            return None  # an older event arriving late changes nothing
+        row.last_write_at = at
+        rows = "an unknown number of rows" if row_count is None else f"{row_count} rows"
+        detail = f" by {run_label}" if run_label else ""
+        return _reassess(row, now, source=TransitionSource.WRITE,
+                         reason=f"successful write of {rows}{detail} at {at:%Y-%m-%d %H:%M:%S} UTC")
+
+
+def _record_routine_write(dataset_id: int, at: datetime, row_count: int | None, now: datetime) -> bool:
+    """The common write, in one statement: a newer, counting write that leaves the
+    status as it is (fresh stays fresh). It runs on every ingested COMPLETE event,
+    so it must cost the ingest as little as possible. Anything else (no row yet, an
+    empty or late write, a status change) returns False for the full path."""
+    table = DatasetFreshness._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(f"""
+            UPDATE {table} AS f
+               SET last_write_at = %(at)s,
+                   next_check_at = freshness_deadline(f.status, f.max_age, f.warn_after, %(at)s),
+                   evaluated_at = %(now)s
+             WHERE f.dataset_id = %(id)s
+               AND f.last_write_at < %(at)s
+               AND (%(rows)s::bigint IS NULL OR %(rows)s::bigint > 0 OR f.empty_write_counts)
+               AND f.status = freshness_status(f.max_age, f.warn_after, %(at)s, %(now)s)
+            RETURNING f.next_check_at, f.task_eta""", {"id": dataset_id, "at": at, "now": now, "rows": row_count})
+        found = cursor.fetchone()
+    if found is None:
+        return False
+    next_check_at, task_eta = found
+    if (next_check_at is not None and task_eta != next_check_at
+            and next_check_at <= now + settings.FRESHNESS_ETA_HORIZON):
+        schedule_deadline_tasks(now, dataset_ids=[dataset_id])
+    return True
+
+
+def can_edit_slo(user, dataset: Dataset) -> bool:
+    if is_governance_admin(user):
+        return True
+    return dataset.owner_team_id is not None and acts_for(user, dataset.owner_team)
+
+
+def validate_slo(max_age: timedelta | None, warn_after: timedelta | None) -> None:
+    if max_age is not None and max_age <= timedelta(0):
+        raise InvalidSLO("max_age must be longer than zero, e.g. 6h.")
+    if warn_after is not None:
+        if max_age is None:
+            raise InvalidSLO("warn_after needs a max_age: a warning threshold without an SLO means nothing.")
+        if warn_after <= timedelta(0):
+            raise InvalidSLO("warn_after must be longer than zero, e.g. 4h.")
+        if warn_after >= max_age:
+            raise InvalidSLO(
+                f"warn_after ({human_duration(warn_after)}) must be shorter than max_age ({human_duration(max_age)})."
+            )
+
+
+def set_slo(dataset: Dataset, *, max_age: timedelta | None, warn_after: timedelta | None = None,
+            empty_write_counts: bool = False, by, now: datetime | None = None) -> DatasetFreshness:
+    """The owner team (or an admin) sets, changes or removes (max_age=None) a dataset's SLO."""
+    if not can_edit_slo(by, dataset):
+        who = f"team {dataset.owner_team.slug}" if dataset.owner_team_id else "a governance admin (the dataset is unowned)"
+        raise PermissionDenied(f"Only {who} can change the freshness SLO of {dataset}.")
+    validate_slo(max_age, warn_after)
+    now = now or timezone.now()
+    with transaction.atomic():
+        row, _ = DatasetFreshness.objects.select_for_update().get_or_create(dataset=dataset)
+        row.dataset = dataset
+        before = slo_snapshot(row)
+        row.max_age, row.warn_after, row.empty_write_counts = max_age, warn_after, empty_write_counts
+        after = slo_snapshot(row)
+        if before != after:
+            AuditEvent.record(by, AuditAction.SLO_CHANGED, dataset, before=before, after=after)
+            _reassess(row, now, source=TransitionSource.SLO_CHANGE, actor=by,
+                      reason=f"SLO changed: {slo_summary(row)}; "
+                             + reason_for(status_for(max_age, warn_after, row.last_write_at, now),
+                                          max_age, warn_after, row.last_write_at, now))
+    return row
+
+
+def slo_snapshot(row: DatasetFreshness) -> dict:
+    return {
+        "max_age_s": row.max_age.total_seconds() if row.max_age else None,
+        "warn_after_s": row.warn_after.total_seconds() if row.warn_after else None,
+        "empty_write_counts": row.empty_write_counts,
+    }
+
+
+def slo_summary(row: DatasetFreshness) -> str:
+    if row.max_age is None:
+        return "no SLO"
+    text = f"max age {human_duration(row.max_age)}"
+    if row.warn_after:
+        text += f", warning after {human_duration(row.warn_after)}"
+    return text + (", empty writes count" if row.empty_write_counts else ", empty writes do not count")
+
+
+def schedule_deadline_tasks(now: datetime, *, dataset_ids: list[int] | None = None) -> int:
+    """Give every deadline within FRESHNESS_ETA_HORIZON a Celery task with that eta.
+
+    Only near deadlines get a task: an eta task waits in a worker's memory, and a
+    Redis broker redelivers unacknowledged tasks after its visibility timeout, so
+    far deadlines wait for a later sweep to schedule them. Without a broker
+    (tasks run eagerly) nothing is scheduled: the in-process evaluator covers it.
+    """
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        from freshness.runner import wake
+
+        transaction.on_commit(wake)
+        return 0
+    from freshness.tasks import evaluate_dataset
+
+    with transaction.atomic():
+        pending = DatasetFreshness.objects.needing_a_task(now + settings.FRESHNESS_ETA_HORIZON)
+        if dataset_ids is not None:
+            pending = pending.filter(dataset_id__in=dataset_ids)
+        due = list(pending.select_for_update(skip_locked=True).values_list("dataset_id", "next_check_at"))
+        if not due:
+            return 0
+        for ids in _chunks([d for d, _ in due], 5000):
+            # One UPDATE per chunk; task_eta takes the deadline the task is scheduled for.
+            DatasetFreshness.objects.filter(dataset_id__in=ids).update(task_eta=F("next_check_at"))
+
+        def publish() -> None:
+            for dataset_id, eta in due:
+                try:
+                    evaluate_dataset.apply_async(args=[dataset_id], eta=eta, expires=eta + timedelta(minutes=5))
+                except Exception:  # a broker outage must not fail the write; the sweep covers it
+                    log.exception("could not schedule the deadline task of dataset %s", dataset_id)
+                    break
+
+        transaction.on_commit(publish)
+    return len(due)
+
+
+def _chunks(items: list, size: int):
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def sweep(now: datetime | None = None, *, source: str = TransitionSource.SWEEP) -> PassResult:
+    """One beat sweep: evaluate everything due, note the sweep, schedule near deadlines."""
+    started = time.perf_counter()
+    now = now or timezone.now()
+    result = evaluate(now, source=source)
+    EvaluatorState.objects.update_or_create(pk=1, defaults={
+        "last_sweep_at": now, "last_sweep_seconds": time.perf_counter() - started,
+        "last_sweep_transitions": result.transitions,
+    })
+    schedule_deadline_tasks(now)
+    return result
+
+
+def next_deadline() -> datetime | None:
+    """The earliest pending deadline, for the in-process evaluator's sleep."""
+    return (DatasetFreshness.objects.filter(next_check_at__isnull=False)
+            .order_by("next_check_at").values_list("next_check_at", flat=True).first())
+

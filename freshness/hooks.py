@@ -1,0 +1,60 @@
+"""What freshness adds to the core's pages: a section on the dataset page and
+the dataset list grouped by status."""
+
+from __future__ import annotations
+
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from freshness.constants import STATUS_CSS, STATUS_ORDER, FreshnessStatus
+from freshness.evaluation import can_edit_slo
+from freshness.forms import SLOForm
+from freshness.models import DatasetFreshness
+from registry.hooks import dataset_list_table, dataset_page_section
+
+TIMELINE_LENGTH = 20
+
+
+@dataset_page_section(order=30)
+def freshness_section(request, dataset) -> str:
+    row = DatasetFreshness.objects.filter(dataset=dataset).first()
+    transitions = list(dataset.freshness_transitions.all()[:TIMELINE_LENGTH])
+    form = None
+    if can_edit_slo(request.user, dataset):
+        form = SLOForm(initial={
+            "max_age": row.max_age if row else None, "warn_after": row.warn_after if row else None,
+            "empty_write_counts": row.empty_write_counts if row else False,
+        })
+    now = timezone.now()
+    return render_to_string("freshness/_section.html", {
+        "dataset": dataset, "row": row, "status": row.status if row else FreshnessStatus.NO_SLO,
+        "status_css": STATUS_CSS.get(row.status if row else FreshnessStatus.NO_SLO, ""),
+        "age": row.age_at(now) if row else None, "transitions": transitions, "form": form,
+    }, request=request)
+
+
+@dataset_list_table
+def grouped_by_status(request, datasets) -> str:
+    """Stale first, then warning, unknown, fresh and no SLO; within a group, the
+    oldest last write (the most urgent) first. One query, whatever the rows."""
+    now = timezone.now()
+    groups = {status: [] for status in STATUS_ORDER}
+    for dataset in datasets.select_related("freshness"):
+        row = row_of(dataset)
+        dataset.fresh_row = row
+        dataset.fresh_age = row.age_at(now) if row else None
+        groups[row.status if row else FreshnessStatus.NO_SLO].append(dataset)
+    for members in groups.values():
+        members.sort(key=lambda d: (d.fresh_age is None, -(d.fresh_age.total_seconds() if d.fresh_age else 0)))
+    return render_to_string("freshness/_dataset_groups.html", {
+        "groups": [{"status": s, "label": FreshnessStatus(s).label, "css": STATUS_CSS.get(s, ""), "datasets": groups[s]}
+                   for s in STATUS_ORDER if groups[s]],
+    }, request=request)
+
+
+def row_of(dataset) -> DatasetFreshness | None:
+    """The dataset's freshness row, or None (no SLO and never written)."""
+    try:
+        return dataset.freshness
+    except DatasetFreshness.DoesNotExist:
+        return None

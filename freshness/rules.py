@@ -1,0 +1,61 @@
+"""The freshness rule, as plain functions: a pass over many rows needs no model instances."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from freshness.constants import FreshnessStatus
+
+
+def status_for(max_age: timedelta | None, warn_after: timedelta | None,
+               last_write_at: datetime | None, now: datetime) -> str:
+    """The status an SLO gives at `now`: the one rule every evaluator applies."""
+    if max_age is None:
+        return FreshnessStatus.NO_SLO
+    if last_write_at is None:
+        return FreshnessStatus.UNKNOWN
+    age = now - last_write_at
+    if age >= max_age:
+        return FreshnessStatus.STALE
+    if warn_after is not None and age >= warn_after:
+        return FreshnessStatus.WARNING
+    return FreshnessStatus.FRESH
+
+
+def deadline_for(status: str, max_age: timedelta | None, warn_after: timedelta | None,
+                 last_write_at: datetime | None) -> datetime | None:
+    """When `status` next changes if nothing is written (None: never by itself)."""
+    if status == FreshnessStatus.FRESH:
+        return last_write_at + (warn_after or max_age)
+    if status == FreshnessStatus.WARNING:
+        return last_write_at + max_age
+    return None
+
+
+def reason_for(status: str, max_age: timedelta | None, warn_after: timedelta | None,
+               last_write_at: datetime | None, now: datetime) -> str:
+    if status == FreshnessStatus.NO_SLO:
+        return "no freshness SLO"
+    if status == FreshnessStatus.UNKNOWN:
+        return "no successful write recorded yet"
+    age = human_duration(now - last_write_at)
+    if status == FreshnessStatus.STALE:
+        return f"last successful write {age} ago; the SLO allows {human_duration(max_age)}"
+    if status == FreshnessStatus.WARNING:
+        return f"last successful write {age} ago; warning after {human_duration(warn_after)}"
+    return f"last successful write {age} ago, within {human_duration(max_age)}"
+
+
+def human_duration(value: timedelta | None) -> str:
+    """'2d 3h', '6h', '15m', '42s'."""
+    if value is None:
+        return "—"
+    seconds = int(value.total_seconds())
+    if seconds < 60:
+        return f"{seconds}s"
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        amount, seconds = divmod(seconds, size)
+        if amount:
+            parts.append(f"{amount}{unit}")
+    return " ".join(parts[:2])

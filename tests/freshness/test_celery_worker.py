@@ -1,0 +1,134 @@
+"""End to end with real parts: a Celery worker on Redis runs the deadline task."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import redis
+from django.db import connection
+from django.test import override_settings
+from django.utils import timezone
+
+from freshness.constants import FreshnessStatus, TransitionSource
+from freshness.evaluation import set_slo
+from freshness.models import DatasetFreshness, FreshnessTransition
+from registry.celery import app as celery_app
+from tests.freshness.conftest import announce_write
+
+BROKER = os.environ.get("FRESHNESS_TEST_BROKER_URL", "redis://127.0.0.1:6379/2")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    db = connection.settings_dict
+    env = dict(os.environ)
+    env.update({
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "CELERY_BROKER_URL": BROKER,
+        "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'client'}",
+        **(extra or {}),
+    })
+    return env
+
+
+def start_celery(args: list[str], log: Path, env: dict[str, str], ready: str) -> subprocess.Popen:
+    process = subprocess.Popen([sys.executable, "-m", "celery", "-A", "registry", *args, "--loglevel=INFO"],
+                               cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    for _ in range(300):
+        if ready in log.read_text():
+            return process
+        if process.poll() is not None:
+            break
+        time.sleep(0.1)
+    process.kill()
+    pytest.fail(f"celery {args[0]} did not start:\n{log.read_text()[-3000:]}")
+
+
+def stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture
+def broker():
+    """Our Redis database, emptied, and this process publishing to it instead of running tasks eagerly."""
+    client = redis.Redis.from_url(BROKER)
+    client.flushdb()
+    saved = {k: celery_app.conf[k] for k in ("broker_url", "task_always_eager")}
+    celery_app.conf.update(broker_url=BROKER, task_always_eager=False)
+    try:
+        with override_settings(CELERY_TASK_ALWAYS_EAGER=False, CELERY_BROKER_URL=BROKER):
+            yield client
+    finally:
+        celery_app.conf.update(saved)
+        celery_app.pool.force_close_all()
+        client.flushdb()
+        client.close()
+
+
+@pytest.fixture
+def celery_worker(broker, tmp_path):
+    process = start_celery(["worker", "--pool=threads", "--concurrency=2", "--without-gossip",
+                            "--without-mingle", "--without-heartbeat"],
+                           tmp_path / "worker.log", worker_env(), ready="ready.")
+    yield tmp_path / "worker.log"
+    stop(process)
+
+
+def wait_for(predicate, timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_records_the_breach_with_the_task_scheduled_for_the_deadline(celery_worker, dataset, owner):
+    set_slo(dataset, max_age=timedelta(seconds=3), by=owner)
+    written = timezone.now()
+    announce_write(dataset, at=written)  # schedules the deadline task, after commit
+    row = DatasetFreshness.objects.get(dataset=dataset)
+    assert row.task_eta == row.next_check_at == written + timedelta(seconds=3)
+
+    # No beat is running: only the deadline task can record this breach.
+    assert wait_for(lambda: FreshnessTransition.objects.filter(
+        dataset=dataset, to_status=FreshnessStatus.STALE).exists(), timeout=30), celery_worker.read_text()[-3000:]
+    breach = FreshnessTransition.objects.get(dataset=dataset, to_status=FreshnessStatus.STALE)
+    assert breach.source == TransitionSource.DEADLINE
+    assert breach.due_at == written + timedelta(seconds=3)
+    assert breach.at >= breach.due_at
+    assert DatasetFreshness.objects.get(dataset=dataset).status == FreshnessStatus.STALE
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_beat_sweeps_on_its_interval_and_catches_a_deadline_whose_task_was_lost(broker, dataset, owner, tmp_path):
+    set_slo(dataset, max_age=timedelta(seconds=1), by=owner)
+    announce_write(dataset, at=timezone.now())
+    broker.flushdb()  # the deadline task is lost with the broker's data
+    env = worker_env({"FRESHNESS_SWEEP_INTERVAL": "1s"})
+    worker = start_celery(["worker", "--pool=threads", "--concurrency=2", "--without-gossip", "--without-mingle",
+                           "--without-heartbeat", "--beat", f"--schedule={tmp_path / 'beat-schedule'}"],
+                          tmp_path / "worker.log", env, ready="ready.")
+    try:
+        assert wait_for(lambda: FreshnessTransition.objects.filter(
+            dataset=dataset, to_status=FreshnessStatus.STALE).exists(), timeout=30), \
+            (tmp_path / "worker.log").read_text()[-3000:]
+    finally:
+        stop(worker)
+    assert FreshnessTransition.objects.get(dataset=dataset, to_status=FreshnessStatus.STALE).source == \
+        TransitionSource.SWEEP

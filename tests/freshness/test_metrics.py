@@ -1,0 +1,172 @@
+"""Freshness in Prometheus: the /metrics text, the shipped rules, and a real Prometheus scraping us."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+from django.utils import timezone
+from prometheus_client.parser import text_string_to_metric_families
+
+from freshness.evaluation import evaluate, record_write, set_slo, sweep
+from registry.models import Dataset
+from tests.freshness.conftest import HOUR, T0
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "prometheus"
+ORDERS = {"namespace": "postgres://retail-db:5432", "name": "retail.public.orders", "owner_team": "checkout"}
+
+
+def scrape(client) -> dict[tuple[str, frozenset], float]:
+    response = client.get("/metrics")
+    assert response.status_code == 200
+    samples = {}
+    for family in text_string_to_metric_families(response.content.decode()):
+        for sample in family.samples:
+            samples[(sample.name, frozenset(sample.labels.items()))] = sample.value
+    return samples
+
+
+def test_metrics_report_staleness_status_slo_and_transitions_per_dataset(client, dataset, owner, clock):
+    set_slo(dataset, max_age=6 * HOUR, by=owner)
+    record_write(dataset, at=T0 - 7 * HOUR, row_count=3, now=T0 - 7 * HOUR)
+    Dataset.objects.create(namespace="s3://lake", name="raw.clicks")  # unowned, no SLO
+    sweep(T0)
+
+    samples = scrape(client)
+    labels = frozenset(ORDERS.items())
+    assert samples[("dataset_staleness_seconds", labels)] == 7 * 3600
+    assert samples[("dataset_freshness_slo_seconds", labels)] == 6 * 3600
+    assert samples[("dataset_freshness_status", labels | {("status", "stale")})] == 1
+    assert samples[("dataset_freshness_status", labels | {("status", "fresh")})] == 0
+    clicks = frozenset({"namespace": "s3://lake", "name": "raw.clicks", "owner_team": ""}.items())
+    assert samples[("dataset_freshness_status", clicks | {("status", "no_slo")})] == 1
+    assert ("dataset_staleness_seconds", clicks) not in samples
+    assert samples[("dataset_freshness_transitions_total", frozenset({("to_status", "stale")}))] == 1
+    assert samples[("dataset_freshness_transitions_total", frozenset({("to_status", "fresh")}))] == 1
+    assert samples[("freshness_last_sweep_timestamp_seconds", frozenset())] == T0.timestamp()
+    assert samples[("freshness_evaluator_lag_seconds", frozenset())] == 0
+    assert samples[("freshness_metrics_up", frozenset())] == 1
+    assert any(name.startswith("django_http_requests") for name, _ in samples)  # django-prometheus's own
+
+
+def test_the_evaluator_lag_is_how_overdue_the_oldest_unevaluated_deadline_is(client, dataset, owner, clock):
+    set_slo(dataset, max_age=HOUR, by=owner)
+    record_write(dataset, at=T0 - 2 * HOUR, row_count=3, now=T0 - 2 * HOUR)  # due at T0 - 1 h, not evaluated
+    assert scrape(client)[("freshness_evaluator_lag_seconds", frozenset())] == 3600
+    evaluate(T0)
+    assert scrape(client)[("freshness_evaluator_lag_seconds", frozenset())] == 0
+
+
+def test_the_shipped_alert_rules_pass_promtool_check_rules():
+    result = subprocess.run(["promtool", "check", "rules", str(DEPLOY / "alerts.yml")],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS: 5 rules found" in result.stdout
+
+
+def test_the_shipped_alert_rules_fire_as_their_unit_tests_expect():
+    result = subprocess.run(["promtool", "test", "rules", "alerts_test.yml"], cwd=DEPLOY,
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_shipped_scrape_config_is_valid():
+    result = subprocess.run(["promtool", "check", "config", str(DEPLOY / "prometheus.yml")],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get_json(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - loopback test server
+        return json.loads(response.read())
+
+
+@pytest.fixture
+def prometheus(live_server, tmp_path):
+    """A real Prometheus on a free loopback port, scraping the live server every second."""
+    target = live_server.url.removeprefix("http://")
+    config = tmp_path / "prometheus.yml"
+    config.write_text(
+        "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+        f"rule_files: ['{DEPLOY / 'alerts.yml'}']\n"
+        "scrape_configs:\n"
+        "  - job_name: dataset-registry\n"
+        f"    static_configs: [{{targets: ['{target}']}}]\n"
+    )
+    port = free_port()
+    process = subprocess.Popen(
+        ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'data'}",
+         f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
+        stdout=subprocess.DEVNULL, stderr=(tmp_path / "prometheus.log").open("w"),
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"{base}/-/ready", timeout=1)  # noqa: S310
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("Prometheus did not become ready: " + (tmp_path / "prometheus.log").read_text()[-2000:])
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_real_prometheus_scrapes_the_staleness_series_and_fires_the_stale_alert(
+        prometheus, dataset, owner):
+    now = timezone.now()
+    set_slo(dataset, max_age=HOUR, by=owner)
+    record_write(dataset, at=now - 2 * HOUR, row_count=10)  # already stale
+
+    query = urllib.parse.quote('dataset_staleness_seconds{name="retail.public.orders"}')
+    result = []
+    for _ in range(100):
+        result = get_json(f"{prometheus}/api/v1/query?query={query}")["data"]["result"]
+        if result:
+            break
+        time.sleep(0.2)
+    assert result, "Prometheus never stored the staleness series"
+    metric = result[0]["metric"]
+    assert {key: metric[key] for key in ORDERS} == ORDERS
+    assert metric["job"] == "dataset-registry"
+    assert 2 * 3600 <= float(result[0]["value"][1]) < 2 * 3600 + 120
+
+    alerts = []
+    for _ in range(100):
+        alerts = [a for a in get_json(f"{prometheus}/api/v1/alerts")["data"]["alerts"]
+                  if a["labels"]["alertname"] == "DatasetStale"]
+        if alerts:
+            break
+        time.sleep(0.2)
+    assert alerts and alerts[0]["labels"]["name"] == "retail.public.orders"
+    assert alerts[0]["state"] == "firing"
+
+
+
+def test_a_scrape_still_answers_when_the_database_cannot_be_read(db, client, monkeypatch):
+    from django.db import OperationalError
+
+    from freshness import metrics
+
+    def unreadable(self, families):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(metrics.FreshnessCollector, "_fill", unreadable)
+    assert scrape(client)[("freshness_metrics_up", frozenset())] == 0

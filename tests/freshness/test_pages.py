@@ -1,0 +1,81 @@
+"""The dataset list grouped by freshness status, the dataset page's freshness section, the overview."""
+
+from __future__ import annotations
+
+import re
+
+from freshness.evaluation import evaluate, record_write, set_slo
+from registry.models import Dataset
+from tests.freshness.conftest import HOUR, T0
+
+
+def _world(owner_team, owner):
+    """orders: stale; returns: warning; carts: unknown; payments: fresh; refunds: no SLO."""
+    made = {n: Dataset.objects.create(namespace="postgres://retail-db:5432", name=f"retail.public.{n}",
+                                      owner_team=owner_team, owner=owner)
+            for n in ("orders", "returns", "carts", "payments", "refunds")}
+    for name, written_ago in (("orders", 7), ("returns", 5), ("carts", None), ("payments", 1)):
+        set_slo(made[name], max_age=6 * HOUR, warn_after=4 * HOUR, by=owner, now=T0 - 8 * HOUR)
+        if written_ago is not None:
+            written = T0 - written_ago * HOUR
+            record_write(made[name], at=written, row_count=10, now=written)
+    evaluate(T0)  # the sweep that finds orders stale and returns in warning
+    return made
+
+
+def test_the_dataset_list_groups_by_status_stale_first(client, owner_team, owner, clock, django_assert_num_queries):
+    _world(owner_team, owner)
+    client.force_login(owner)
+    # 1. the session, 2. the user, 3. the teams of the filter,
+    # 4. the datasets with owner team, owner, consumer count and freshness row (one query)
+    with django_assert_num_queries(4):
+        page = client.get("/").content.decode()
+    groups = re.findall(r'id="status-(\w+)"', page)
+    assert groups == ["stale", "warning", "unknown", "fresh", "no_slo"]
+    rows = re.findall(r'<tr data-status="(\w+)">\s*<td><a href="[^"]+">retail\.public\.(\w+)</a>', page)
+    assert rows == [("stale", "orders"), ("warning", "returns"), ("unknown", "carts"),
+                    ("fresh", "payments"), ("no_slo", "refunds")]
+    assert "7h" in page and "2026-03-02 08:00" in page  # orders' age, and returns' deadline (04:00 + 6 h)
+
+
+def test_the_number_of_list_queries_does_not_grow_with_the_datasets(client, owner_team, owner, clock,
+                                                                     django_assert_num_queries):
+    _world(owner_team, owner)
+    for i in range(30):
+        d = Dataset.objects.create(namespace="s3://lake", name=f"t{i}", owner_team=owner_team, owner=owner)
+        set_slo(d, max_age=HOUR, by=owner)
+    client.force_login(owner)
+    with django_assert_num_queries(4):  # as above
+        client.get("/")
+
+
+def test_the_dataset_page_shows_the_slo_the_status_and_the_timeline(client, owner_team, owner, consumer, clock):
+    made = _world(owner_team, owner)
+    client.force_login(consumer)
+    page = client.get(made["orders"].get_absolute_url()).content.decode()
+    section = page[page.index('id="freshness"'):]
+    assert 'data-status="stale"' in section
+    assert "at most 6h since the last successful write; warning after 4h; empty writes do not count" in section
+    timeline = re.findall(r"<li><span class=\"muted\">([^<]+)</span>\s*([^<]+?) → <span class=\"tag[^\"]*\">([^<]+)</span>",
+                          section)
+    assert [(frm.strip(), to) for _, frm, to in timeline] == [
+        ("Fresh", "Stale"), ("Unknown (no successful write yet)", "Fresh"), ("No SLO", "Unknown (no successful write yet)")]
+    assert "Beat sweep, 10800.0s after its deadline" in section  # due at the warning threshold, 3 h ago
+
+
+def test_the_overview_counts_datasets_by_status(client, owner_team, owner, clock):
+    _world(owner_team, owner)
+    client.force_login(owner)
+    page = client.get("/freshness/").content.decode()
+    for label in ("Stale: 1", "Warning: 1", "Fresh: 1", "No SLO: 1", "Unknown (no successful write yet): 1"):
+        assert label in page
+
+
+def test_the_overview_needs_the_same_queries_whatever_the_number_of_transitions(client, owner_team, owner, clock,
+                                                                                 django_assert_num_queries):
+    _world(owner_team, owner)
+    client.force_login(owner)
+    # 1. session, 2. user, 3. counts by status, 4. number of datasets, 5. the last sweep,
+    # 6. the latest 50 transitions with their datasets
+    with django_assert_num_queries(6):
+        client.get("/freshness/")
