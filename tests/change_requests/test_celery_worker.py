@@ -13,14 +13,13 @@ from pathlib import Path
 
 import pytest
 import redis
-from django.conf import settings as django_settings
 from django.db import connection
 from django.utils import timezone
 
 from contracts_app.change_requests import open_change_request
 from contracts_app.models import ChangeRequest, Notification
-from registry import celery_app
 from registry.models import AuditEvent
+from tests.celery_broker import publishing_to
 
 from .conftest import proposed_document, report_for
 from .test_clock_and_notifications import Receiver
@@ -63,14 +62,10 @@ def worker(transactional_db, tmp_path):
          "-s", str(tmp_path / "beat-schedule")],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
-    eager = celery_app.conf.task_always_eager
-    celery_app.conf.update(task_always_eager=False, broker_url=BROKER)
-    django_settings.CELERY_TASK_ALWAYS_EAGER = False
     try:
-        yield process
+        with publishing_to(BROKER):
+            yield process
     finally:
-        celery_app.conf.update(task_always_eager=eager)
-        django_settings.CELERY_TASK_ALWAYS_EAGER = eager
         process.terminate()
         try:
             process.wait(timeout=15)

@@ -12,13 +12,12 @@ from pathlib import Path
 import pytest
 import redis
 from django.db import connection
-from django.test import override_settings
 from django.utils import timezone
 
 from freshness.constants import FreshnessStatus, TransitionSource
 from freshness.evaluation import set_slo
 from freshness.models import DatasetFreshness, FreshnessTransition
-from registry.celery import app as celery_app
+from tests.celery_broker import publishing_to
 from tests.freshness.conftest import announce_write
 
 BROKER = os.environ.get("FRESHNESS_TEST_BROKER_URL", "redis://127.0.0.1:6379/2")
@@ -65,14 +64,10 @@ def broker():
     """Our Redis database, emptied, and this process publishing to it instead of running tasks eagerly."""
     client = redis.Redis.from_url(BROKER)
     client.flushdb()
-    saved = {k: celery_app.conf[k] for k in ("broker_url", "task_always_eager")}
-    celery_app.conf.update(broker_url=BROKER, task_always_eager=False)
     try:
-        with override_settings(CELERY_TASK_ALWAYS_EAGER=False, CELERY_BROKER_URL=BROKER):
+        with publishing_to(BROKER):
             yield client
     finally:
-        celery_app.conf.update(saved)
-        celery_app.pool.force_close_all()
         client.flushdb()
         client.close()
 
