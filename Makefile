@@ -22,11 +22,14 @@ install-dev: venv
 	$(BIN)/pip install --quiet -e ./client -e ".[dev]"
 
 ## make demo: the embedded default (SQLite, local contract store, in-process evaluator, demo data).
+# Notification e-mails of the demo are written to var/mail/ instead of the terminal.
+DEMO_ENV := DEBUG=1 SITE_URL=http://127.0.0.1:$(PORT) \
+	EMAIL_BACKEND=django.core.mail.backends.filebased.EmailBackend EMAIL_FILE_PATH=var/mail
 demo: install
-	DEBUG=1 $(BIN)/python manage.py migrate --noinput
-	DEBUG=1 $(BIN)/python manage.py load_demo
-	@echo "Serving http://127.0.0.1:$(PORT)  (Ctrl-C stops it)"
-	DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
+	$(DEMO_ENV) $(BIN)/python manage.py migrate --noinput
+	$(DEMO_ENV) $(BIN)/python manage.py load_demo
+	@echo "Serving http://127.0.0.1:$(PORT)  (Ctrl-C stops it); demo e-mails go to var/mail/"
+	$(DEMO_ENV) $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 ## make test: the whole suite against real PostgreSQL, Redis, S3 (weed), Celery, Prometheus and Chromium.
 test: install-dev apt-packages services
