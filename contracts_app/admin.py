@@ -7,6 +7,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 
 from contracts_app.models import Contract, ContractVersion, DatasetBinding, IntegrationSpec
+from registry.admin import ReadOnlyAdmin
 
 
 class VersionInline(admin.TabularInline):
@@ -32,19 +33,13 @@ class ContractAdmin(admin.ModelAdmin):
 
 
 @admin.register(ContractVersion)
-class ContractVersionAdmin(admin.ModelAdmin):
+class ContractVersionAdmin(ReadOnlyAdmin):
     list_display = ["contract", "version", "published_at", "published_by", "uploaded_at"]
     list_filter = ["contract__schema_type"]
     search_fields = ["contract__name", "version"]
     readonly_fields = ["contract", "version", "checksum", "published_at", "published_by", "store_key", "uploaded_at",
                        "upload_error", "yaml_text"]
     exclude = ["document", "json_schema"]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
 
     def delete_model(self, request, obj: ContractVersion) -> None:
         try:
@@ -70,14 +65,8 @@ class DatasetBindingAdmin(admin.ModelAdmin):
 
 
 @admin.register(IntegrationSpec)
-class IntegrationSpecAdmin(admin.ModelAdmin):
+class IntegrationSpecAdmin(ReadOnlyAdmin):
     list_display = ["contract_version", "source_schema", "source_table", "published_at", "uploaded_at"]
     readonly_fields = ["contract_version", "version", "source_schema", "source_table", "field_to_source",
                        "created_column", "modified_column", "checksum", "published_at", "store_key", "uploaded_at", "yaml_text"]
     exclude = ["document"]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False

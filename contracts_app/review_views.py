@@ -24,6 +24,7 @@ from contracts_app.models.change_requests import (
 )
 from registry.hooks import dataset_page_section
 from registry.models import AuditEvent, Dataset, Team
+from registry.views import act_and_redirect
 
 LIST_LIMIT = 200
 
@@ -152,16 +153,6 @@ def change_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "contracts_app/change_requests/detail.html", ctx)
 
 
-def _act(request: HttpRequest, cr: ChangeRequest, action, success: str) -> HttpResponse:
-    try:
-        action()
-    except (ValidationError, PermissionDenied) as exc:
-        messages.error(request, " ".join(getattr(exc, "messages", None) or [str(exc)]))
-    else:
-        messages.success(request, success)
-    return redirect(cr)
-
-
 @login_required
 @require_POST
 def change_request_review(request: HttpRequest, pk: int) -> HttpResponse:
@@ -173,9 +164,9 @@ def change_request_review(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect(cr)
     team, comment = form.cleaned_data["team"], form.cleaned_data["comment"]
     if request.POST.get("decision") == "object":
-        return _act(request, cr, lambda: cr.object(team, by=request.user, comment=comment),
+        return act_and_redirect(request, cr, lambda: cr.object(team, by=request.user, comment=comment),
                     f"{team.name} objected; everyone can see the objection until {team.name} acknowledges.")
-    return _act(request, cr, lambda: cr.acknowledge(team, by=request.user, comment=comment),
+    return act_and_redirect(request, cr, lambda: cr.acknowledge(team, by=request.user, comment=comment),
                 f"{team.name} acknowledged the change.")
 
 
@@ -183,7 +174,7 @@ def change_request_review(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def change_request_publish(request: HttpRequest, pk: int) -> HttpResponse:
     cr = get_object_or_404(ChangeRequest.objects.select_related("contract"), pk=pk)
-    return _act(request, cr, lambda: cr.publish(by=request.user),
+    return act_and_redirect(request, cr, lambda: cr.publish(by=request.user),
                 f"Published {cr.contract.name} {cr.proposed_version}.")
 
 
@@ -191,7 +182,7 @@ def change_request_publish(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def change_request_withdraw(request: HttpRequest, pk: int) -> HttpResponse:
     cr = get_object_or_404(ChangeRequest.objects.select_related("contract", "owner_team"), pk=pk)
-    return _act(request, cr, lambda: cr.withdraw(by=request.user, comment=request.POST.get("comment", "")),
+    return act_and_redirect(request, cr, lambda: cr.withdraw(by=request.user, comment=request.POST.get("comment", "")),
                 "The request was withdrawn.")
 
 
@@ -199,7 +190,7 @@ def change_request_withdraw(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def change_request_reject(request: HttpRequest, pk: int) -> HttpResponse:
     cr = get_object_or_404(ChangeRequest.objects.select_related("contract"), pk=pk)
-    return _act(request, cr, lambda: cr.reject(by=request.user, comment=request.POST.get("comment", "")),
+    return act_and_redirect(request, cr, lambda: cr.reject(by=request.user, comment=request.POST.get("comment", "")),
                 "The request was rejected.")
 
 
@@ -207,7 +198,7 @@ def change_request_reject(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def change_request_approve(request: HttpRequest, pk: int) -> HttpResponse:
     cr = get_object_or_404(ChangeRequest.objects.select_related("contract"), pk=pk)
-    return _act(request, cr, lambda: cr.approve_over_silence(by=request.user, comment=request.POST.get("comment", "")),
+    return act_and_redirect(request, cr, lambda: cr.approve_over_silence(by=request.user, comment=request.POST.get("comment", "")),
                 "Approved over the teams that did not answer.")
 
 

@@ -3,6 +3,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 
 from freshness.evaluation import set_slo
 from freshness.models import DatasetFreshness, EvaluatorState, FreshnessTransition
+from registry.admin import AppendOnlyAdmin, ReadOnlyAdmin
 
 
 @admin.register(DatasetFreshness)
@@ -35,29 +36,14 @@ class DatasetFreshnessAdmin(admin.ModelAdmin):
 
 
 @admin.register(FreshnessTransition)
-class FreshnessTransitionAdmin(admin.ModelAdmin):
+class FreshnessTransitionAdmin(AppendOnlyAdmin):
     list_display = ["at", "dataset", "from_status", "to_status", "source", "due_at", "reason"]
     list_filter = ["to_status", "source"]
     search_fields = ["dataset__namespace", "dataset__name"]
     list_select_related = ["dataset"]
     date_hierarchy = "at"
 
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
 
 @admin.register(EvaluatorState)
-class EvaluatorStateAdmin(admin.ModelAdmin):
+class EvaluatorStateAdmin(ReadOnlyAdmin):
     list_display = ["last_sweep_at", "last_sweep_seconds", "last_sweep_transitions"]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False

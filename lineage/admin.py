@@ -4,14 +4,7 @@ derived from them are rewritten by the next event."""
 from django.contrib import admin
 
 from lineage.models import Job, Run, RunEvent
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
+from registry.admin import ReadOnlyAdmin
 
 
 @admin.register(Job)

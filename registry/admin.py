@@ -4,6 +4,23 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from registry.models import ApiToken, AuditEvent, Consumer, Dataset, Membership, Team
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows the product writes itself: shown in the admin, never edited there."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class AppendOnlyAdmin(ReadOnlyAdmin):
+    """A record of what happened (audit events, transitions): not even deleted."""
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
 class MembershipInline(admin.TabularInline):
     model = Membership
     extra = 1
@@ -91,17 +108,8 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
+class AuditEventAdmin(AppendOnlyAdmin):
     list_display = ["at", "actor_label", "action", "object_type", "object_repr"]
     list_filter = ["action", "object_type"]
     search_fields = ["object_repr", "actor_label"]
     date_hierarchy = "at"
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -55,14 +57,16 @@ def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "registry/dataset_detail.html", ctx)
 
 
-def _apply(request: HttpRequest, dataset: Dataset, action, success: str) -> HttpResponse:
+def act_and_redirect(request: HttpRequest, to, action: Callable[[], object], success: str) -> HttpResponse:
+    """Run one domain action for a page's button: a refusal becomes an error message
+    that says why, success a confirmation; either way, back to `to`."""
     try:
         action()
     except (ValidationError, PermissionDenied) as exc:
-        messages.error(request, " ".join(getattr(exc, "messages", [str(exc)])))
+        messages.error(request, " ".join(getattr(exc, "messages", None) or [str(exc)]))
     else:
         messages.success(request, success)
-    return redirect(dataset)
+    return redirect(to)
 
 
 @login_required
@@ -74,7 +78,7 @@ def dataset_claim(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, "Choose one of your teams and an owner from it.")
         return redirect(dataset)
     team, owner = form.cleaned_data["team"], form.cleaned_data["owner"]
-    return _apply(request, dataset, lambda: dataset.claim(team, owner=owner, by=request.user),
+    return act_and_redirect(request, dataset, lambda: dataset.claim(team, owner=owner, by=request.user),
                   f"{team} now owns {dataset}.")
 
 
@@ -87,7 +91,7 @@ def dataset_consume(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, "Choose one of your teams.")
         return redirect(dataset)
     team = form.cleaned_data["team"]
-    return _apply(request, dataset, lambda: dataset.register_consumer(team, by=request.user),
+    return act_and_redirect(request, dataset, lambda: dataset.register_consumer(team, by=request.user),
                   f"{team} is now a consumer of {dataset}.")
 
 
@@ -96,7 +100,7 @@ def dataset_consume(request: HttpRequest, pk: int) -> HttpResponse:
 def dataset_unconsume(request: HttpRequest, pk: int) -> HttpResponse:
     dataset = get_object_or_404(Dataset, pk=pk)
     team = get_object_or_404(Team, pk=request.POST.get("team"))
-    return _apply(request, dataset, lambda: dataset.unregister_consumer(team, by=request.user),
+    return act_and_redirect(request, dataset, lambda: dataset.unregister_consumer(team, by=request.user),
                   f"{team} no longer consumes {dataset}.")
 
 
