@@ -224,3 +224,29 @@ def test_a_document_without_schema_type_is_refused():
         to_json_schema({"schema": {"name": "a.b", "version": "1.0"}, "payload": {}})
     with pytest.raises(DocumentError, match="unknown schema_type 'table'"):
         to_json_schema({"schema": {"name": "a.b", "schema_type": "table"}})
+
+
+def test_mutually_recursive_definitions_are_compared_in_rounds_not_by_expanding_every_path():
+    # 30 definitions, each a nullable object pointing at two others: expanding every path
+    # through them would never finish; the fixed point over reference pairs does.
+    def graph(extra=None):
+        defs = {f"d{i}": {"oneOf": [{"type": "null"}, {"type": "object", "properties": {
+            "a": {"$ref": f"#/$defs/d{(i + 1) % 30}"}, "b": {"$ref": f"#/$defs/d{(i + 3) % 30}"}}}]}
+            for i in range(30)}
+        if extra:
+            defs["d17"]["oneOf"][1]["properties"]["c"] = extra
+        return {"$defs": defs, "$ref": "#/$defs/d0"}
+    assert compare(graph(), graph()) == []
+    changes = compare(graph(), graph({"type": "string"}))
+    assert any(c.breaks_backward for c in changes) and not any(c.breaks_forward for c in changes)
+
+
+def test_a_change_behind_a_reference_is_reported_where_it_is_first_used_and_referred_to_after():
+    old = {"$defs": {"id": {"type": "string"}}, "type": "object",
+           "properties": {"a": {"$ref": "#/$defs/id"}, "b": {"$ref": "#/$defs/id"}}}
+    new = {"$defs": {"id": {"type": "integer"}}, "type": "object",
+           "properties": {"a": {"$ref": "#/$defs/id"}, "b": {"$ref": "#/$defs/id"}}}
+    first, second = compare(old, new)
+    assert (first.path, first.kind) == ("/properties/a/type", "type_changed")
+    assert (second.path, second.kind) == ("/properties/b", "reference_changed")
+    assert "as reported at /properties/a" in second.reason

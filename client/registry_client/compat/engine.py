@@ -22,7 +22,7 @@ import json
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from urllib.parse import unquote
 
 from jsonschema import Draft202012Validator
@@ -395,15 +395,41 @@ class Side:
             return None
 
 
-@dataclass
 class Ctx:
-    left: Side
-    right: Side
-    active: set
-    memo: dict
+    """Which document each side of a comparison lives in, plus state shared by the whole walk.
+
+    Reference pairs are decided as a greatest fixed point: every pair of references met
+    starts out assumed compatible; each pair is then compared once with the pairs it meets
+    inside read from the table (never expanded), and the table only ever moves towards
+    "breaking"; the rounds repeat until nothing moves. That is the coinductive argument
+    (documents are finite, so a recursive pair may be assumed while it is proved) without
+    the exponential cost of expanding every path through mutually recursive definitions.
+    """
+
+    def __init__(self, left: Side, right: Side, shared: dict | None = None):
+        self.left, self.right = left, right
+        self.shared = shared if shared is not None else {
+            "pairs": {},      # guard -> RefPair
+            "memo": {},       # proven containments; cleared whenever a pair moves
+            "final": False,   # the reporting walk: expand each differing pair once, in place
+            "reported": {},   # guard -> path where the final walk reported it
+            "proving": 0,     # depth of containment proofs (their wording is never shown)
+        }
+
+    @property
+    def memo(self) -> dict:
+        return self.shared["memo"]
 
     def swapped(self) -> Ctx:
-        return Ctx(self.right, self.left, self.active, self.memo)
+        return Ctx(self.right, self.left, self.shared)
+
+
+class RefPair:
+    __slots__ = ("o", "n", "cx", "bb", "bf")
+
+    def __init__(self, o: dict, n: dict, cx: Ctx):
+        self.o, self.n, self.cx = o, n, cx
+        self.bb = self.bf = False
 
 
 def _resolve_refs(s: dict, side: Side) -> tuple[dict | None, str | None]:
@@ -429,8 +455,38 @@ def _resolve_refs(s: dict, side: Side) -> tuple[dict | None, str | None]:
 def compare(old, new) -> list[Change]:
     """Every difference between two JSON Schemas, each with the directions it may break."""
     left, right = Side(old, "old"), Side(new, "new")
-    cx = Ctx(left, right, set(), {})
+    cx = Ctx(left, right)
+    pairs = cx.shared["pairs"]
+    while True:
+        count = len(pairs)
+        _diff(left.root, right.root, "", cx)  # meets the reference pairs reachable from the roots
+        if len(pairs) == count:
+            break
+        moved = True
+        while moved:
+            count = len(pairs)
+            moved = False
+            for pair in list(pairs.values()):  # pairs met during a round join the next one
+                found = _expand(pair)
+                bb = pair.bb or any(c.breaks_backward for c in found)
+                bf = pair.bf or any(c.breaks_forward for c in found)
+                if (bb, bf) != (pair.bb, pair.bf):
+                    pair.bb, pair.bf = bb, bf
+                    cx.memo.clear()
+                    moved = True
+            moved = moved or len(pairs) != count
+    cx.shared["final"] = True
     return _diff(left.root, right.root, "", cx)
+
+
+def _expand(pair: RefPair, path: str = "") -> list[Change]:
+    """Compare the two schemas a reference pair names (pairs met inside are read, not expanded)."""
+    cx = pair.cx
+    ro, err_o = _resolve_refs(pair.o, cx.left) if "$ref" in pair.o else (pair.o, None)
+    rn, err_n = _resolve_refs(pair.n, cx.right) if "$ref" in pair.n else (pair.n, None)
+    if err_o or err_n:
+        return [Change(_ptr(path, "$ref"), "unresolvable_ref", True, True, (err_o or err_n) + "; treated as breaking both ways")]
+    return _diff_resolved(ro, rn, path, cx)
 
 
 def _sub(a: dict, b: dict, cx: Ctx) -> bool:
@@ -438,7 +494,11 @@ def _sub(a: dict, b: dict, cx: Ctx) -> bool:
     key = (id(cx.left), id(cx.right), _key(a), _key(b))
     if key in cx.memo:
         return cx.memo[key]
-    result = not any(c.breaks_backward for c in _diff(a, b, "", cx))
+    cx.shared["proving"] += 1
+    try:
+        result = not any(c.breaks_backward for c in _diff(a, b, "", cx))
+    finally:
+        cx.shared["proving"] -= 1
     cx.memo[key] = result
     return result
 
@@ -453,21 +513,30 @@ def _diff(o, n, path: str, cx: Ctx) -> list[Change]:
         return []
     if "$ref" in o or "$ref" in n:
         guard = (id(cx.left), id(cx.right), ko, kn)
-        if guard in cx.active:
-            # Already comparing this pair further up: documents are finite, so assuming the
-            # pair compatible while proving it is sound (induction on document depth).
+        pairs = cx.shared["pairs"]
+        pair = pairs.get(guard)
+        if pair is None:
+            pair = pairs[guard] = RefPair(o, n, cx)
+            for side, node in ((cx.left, o), (cx.right, n)):
+                if "$ref" in node and _resolve_refs(node, side)[1]:
+                    if ko == kn:
+                        return []  # the same unresolvable reference on both sides
+                    pair.bb = pair.bf = True
+        if cx.shared["final"] and not cx.shared["proving"]:
+            reported = cx.shared["reported"]
+            if guard not in reported and (pair.bb or pair.bf):
+                reported[guard] = path
+                return _expand(pair, path)
+            if guard in reported:
+                return [Change(path, "reference_changed", pair.bb, pair.bf,
+                               f"the referenced schemas differ as reported at {reported[guard] or '/'}")]
+        if not (pair.bb or pair.bf):
             return []
-        ro, err_o = _resolve_refs(o, cx.left) if "$ref" in o else (o, None)
-        rn, err_n = _resolve_refs(n, cx.right) if "$ref" in n else (n, None)
-        if err_o or err_n:
-            if ko == kn:
-                return []
-            return [Change(_ptr(path, "$ref"), "unresolvable_ref", True, True, (err_o or err_n) + "; treated as breaking both ways")]
-        cx.active.add(guard)
-        try:
-            return _diff(ro, rn, path, cx)
-        finally:
-            cx.active.discard(guard)
+        return [Change(path, "reference_changed", pair.bb, pair.bf, "the schemas the references name differ")]
+    return _diff_resolved(o, n, path, cx)
+
+
+def _diff_resolved(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
     o, n = flatten(o), flatten(n)
     if "$ref" in o or "$ref" in n:  # a flattened allOf branch brought a $ref up
         return _diff(o, n, path, cx)
@@ -1048,6 +1117,8 @@ def _branch_changes(o, n, key, path, cx) -> list[Change]:
 
 
 def _branch_detail(src, dst, i, path, key, cx, backward: bool) -> str:
+    if cx.shared["proving"]:
+        return ""  # inside a containment proof nobody reads the wording: skip the extra walk
     if not isinstance(src, list) or not isinstance(dst, list) or i >= len(src) or i >= len(dst):
         return ""
     a, b = (src[i], dst[i])

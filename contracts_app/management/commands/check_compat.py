@@ -14,7 +14,8 @@ from registry_client.compat.cli import run
 
 
 class Command(BaseCommand):
-    help = "Compare two contract versions (JSON Schema or contract documents, JSON or YAML) and report what breaks whom."
+    help = ("Compare two contract versions (JSON Schema or contract documents, JSON or YAML) and report what "
+            "breaks whom. Exit 0: compatible under the mode; 1: breaking; 2: an input is invalid.")
 
     def add_arguments(self, parser):
         parser.add_argument("old", help="the published version (.json, .yaml)")
