@@ -27,7 +27,7 @@ import yaml
 from django.db import connection, transaction
 from django.utils import timezone
 from packaging.version import InvalidVersion, Version
-from registry_client.compat import CompatibilityReport, check_compatibility
+from registry_client.compat import CompatibilityReport, check_compatibility, version_bump_problem
 
 from contracts_app.gates import validate_document
 from contracts_app.models import (
@@ -313,6 +313,14 @@ def compatibility_modes(contract: Contract | None) -> list[str]:
     return modes or [DEFAULT_MODE]
 
 
+def _latest_published_below(contract: Contract | None, version: str) -> ContractVersion | None:
+    if contract is None:
+        return None
+    proposed = Version(version)
+    earlier = [v for v in contract.versions.all() if Version(v.version) < proposed]
+    return semantic_order(earlier)[-1] if earlier else None
+
+
 def check_against_published(contract: Contract | None, document: dict) -> CompatibilityReport:
     """The checker's report for `document` against the versions below it, in
     every mode required by the datasets bound to the contract (the first
@@ -336,6 +344,8 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
 
     1. gates (structure, identity, canonical dtypes) -> refused;
     2. the version exists: same content -> unchanged, other content -> refused;
+    2b. a version number that understates the change (e.g. a minor bump for a
+       breaking change) -> refused, naming the smallest version that would do;
     3. the checker compares it with the published versions below it ->
        breaking opens a change request that waits for every consumer team
        (contracts_app.change_requests) and nothing is recorded yet;
@@ -361,6 +371,13 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
             errors=["different content under a published version"], contract_version=existing, dry_run=dry_run,
         )
     report = check_against_published(contract, document)
+    below = _latest_published_below(contract, version)
+    understated = below and version_bump_problem(below.version, version, report)
+    if understated:
+        return PublishOutcome(
+            name, version, REFUSED, f"{name} {version}: {understated} (latest published below it: {below.version})",
+            errors=[understated], report=report, dry_run=dry_run,
+        )
     if not report.compatible:
         message = (f"{name} {version} breaks {report.mode} compatibility with the published versions "
                    f"({len(report.changes)} breaking change(s)); it was not published.")

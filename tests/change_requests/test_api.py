@@ -117,7 +117,7 @@ def test_a_compatible_version_is_published_at_once_through_the_api(client, contr
     from registry.models import Dataset
 
     Dataset.objects.filter(pk=dataset.pk).update(compatibility_mode="NONE")
-    response = client.post("/api/change-requests/", {"document": proposed_document("1.1")},
+    response = client.post("/api/change-requests/", {"document": proposed_document("2.0")},
                            content_type="application/json", **bearer(owner))
     assert response.status_code == 200
     assert response.json()["status"] == "published"

@@ -187,8 +187,8 @@ def test_a_root_without_domains_is_refused(tmp_path):
 
 
 def test_an_orphaned_generated_yaml_fails_check(demo_copy):
-    (demo_copy / "domains/retail/crm/customers/v1_1/schema.py").unlink()
-    with pytest.raises(CommandError, match="have no schema.py:\n  domains/retail/crm/customers/v1_1/schema.yaml"):
+    (demo_copy / "domains/retail/crm/customers/v2_0/schema.py").unlink()
+    with pytest.raises(CommandError, match="have no schema.py:\n  domains/retail/crm/customers/v2_0/schema.yaml"):
         run("--check", root=demo_copy)
 
 
