@@ -6,7 +6,7 @@ pipeline's log tells its operator what to fix.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 from django.utils import timezone
 from rest_framework import authentication, exceptions
@@ -49,19 +49,47 @@ class TeamPrincipal:
         return False
 
 
+def bearer_secret(header: str) -> str | None:
+    """The secret of an 'Authorization: Bearer <secret>' header; None for no header
+    or another scheme; TokenFailed for a malformed one."""
+    scheme, _, secret = header.partition(" ")
+    if not header or scheme.lower() != "bearer":
+        return None
+    secret = secret.strip()
+    if not secret or " " in secret:
+        raise TokenFailed("Malformed Authorization header: expected 'Bearer <token>'.", "token_malformed")
+    return secret
+
+
+def check_token_usable(*, key_prefix: str, revoked_at, user_id, user_is_active: bool) -> None:
+    """The rules every bearer token passes, with the messages a pipeline's operator reads."""
+    if revoked_at is not None:
+        raise TokenFailed(f"Bearer token {key_prefix}… was revoked at {revoked_at:%Y-%m-%d %H:%M} UTC.", "token_revoked")
+    if user_id and not user_is_active:
+        raise TokenFailed("Bearer token belongs to an inactive user.", "token_invalid")
+
+
+def note_use(token_id: int, last_used_at) -> None:
+    """Record the token's last use, at most once per LAST_USED_RESOLUTION."""
+    now = timezone.now()
+    if last_used_at is not None and timezone.is_naive(last_used_at):  # SQLite hands back naive values to raw SQL
+        last_used_at = timezone.make_aware(last_used_at, UTC)
+    if last_used_at is None or now - last_used_at > LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=token_id).update(last_used_at=now)
+
+
+def no_such_token() -> TokenFailed:
+    return TokenFailed("Invalid bearer token: no such token.", "token_invalid")
+
+
 def authenticate_secret(secret: str) -> tuple[object, ApiToken]:
     """Resolve a bearer secret to (principal, token) or raise TokenFailed."""
     token = ApiToken.objects.select_related("user", "team").filter(key_hash=hash_token(secret)).first()
     if token is None:
-        raise TokenFailed("Invalid bearer token: no such token.", "token_invalid")
-    if token.revoked_at is not None:
-        raise TokenFailed(f"Bearer token {token.key_prefix}… was revoked at {token.revoked_at:%Y-%m-%d %H:%M} UTC.", "token_revoked")
-    if token.user_id and not token.user.is_active:
-        raise TokenFailed("Bearer token belongs to an inactive user.", "token_invalid")
-    now = timezone.now()
-    if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
-        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-        token.last_used_at = now
+        raise no_such_token()
+    check_token_usable(key_prefix=token.key_prefix, revoked_at=token.revoked_at, user_id=token.user_id,
+                       user_is_active=token.user.is_active if token.user_id else True)
+    note_use(token.pk, token.last_used_at)
     principal = token.user if token.user_id else TeamPrincipal(token)
     return principal, token
 
@@ -70,16 +98,8 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
 
     def authenticate(self, request):
-        header = authentication.get_authorization_header(request).decode("latin-1")
-        if not header:
-            return None
-        scheme, _, secret = header.partition(" ")
-        if scheme.lower() != "bearer":
-            return None
-        secret = secret.strip()
-        if not secret or " " in secret:
-            raise TokenFailed("Malformed Authorization header: expected 'Bearer <token>'.", "token_malformed")
-        return authenticate_secret(secret)
+        secret = bearer_secret(authentication.get_authorization_header(request).decode("latin-1"))
+        return authenticate_secret(secret) if secret else None
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="api"'
