@@ -27,7 +27,15 @@ from contracts_app.models.change_requests import (
     UnfinishedRequestExists,
 )
 from contracts_app.models.contracts import Contract, ContractVersion
-from registry.models import AuditEvent, Dataset, Team, actor_label, acts_for, is_governance_admin
+from registry.models import (
+    AuditEvent,
+    Dataset,
+    Team,
+    actor_label,
+    acts_for,
+    is_governance_admin,
+    person_of,
+)
 
 CLOCK_BATCH = 200
 
@@ -116,7 +124,7 @@ def open_change_request(
                 request = ChangeRequest.objects.create(
                     contract=contract, owner_team=owner_team, base_version=base, proposed_version=version,
                     proposed_document=document, proposed_json_schema=json_schema, report=report, summary=summary,
-                    opened_by=_person(by), opened_by_label=actor_label(by), opened_at=now,
+                    opened_by=person_of(by), opened_by_label=actor_label(by), opened_at=now,
                     deadline_at=deadline_at, remind_at=reminder_time(now, deadline_at),
                 )
         except IntegrityError:
@@ -273,11 +281,6 @@ def _owner_emails(requests: list[ChangeRequest]) -> dict[int, list[str]]:
         emails[r.pk] = sorted(found)
     return emails
 
-
-def _person(user):
-    if user is None or getattr(user, "principal_team_ids", None) is not None:
-        return None
-    return user if getattr(user, "is_authenticated", False) else None
 
 
 def may_publish(user, document: dict) -> bool:

@@ -49,7 +49,7 @@ from contracts_app.store import (
     render_csv,
     store_from_settings,
 )
-from registry.models import AuditEvent, RegistryError, Team
+from registry.models import AuditEvent, RegistryError, Team, person_of
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +146,7 @@ def record_version(document: dict, *, by, yaml_text: str | None = None, store: S
         text = yaml_text if yaml_text is not None else dump_yaml(document)
         cv = ContractVersion.objects.create(
             contract=contract, version=version, document=document, checksum=checksum,
-            published_by=_person(by), store_key=contract_key(contract.path_parts, version), yaml_text=text,
+            published_by=person_of(by), store_key=contract_key(contract.path_parts, version), yaml_text=text,
             json_schema=None,
         )
         AuditEvent.record(by, AuditAction.VERSION_PUBLISHED, cv, after={
@@ -190,9 +190,6 @@ def _next_version(version: str) -> str:
         return "a higher version"
     return f"{v.major}.{v.minor + 1}" if len(v.release) <= 2 else f"{v.major}.{v.minor}.{v.micro + 1}"
 
-
-def _person(user):
-    return user if getattr(user, "is_authenticated", False) and getattr(user, "principal_team_ids", None) is None else None
 
 
 def dump_yaml(document: dict) -> str:
@@ -239,6 +236,22 @@ def index_writer_lock(index_key: str) -> Iterator[None]:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
 
 
+def _put_then_reindex(store: Store, *, what: str, key: str, text: str, index_key: str, columns, row: dict,
+                      other_rows: Callable[[], list[dict]], mark_uploaded: Callable[[], object]) -> None:
+    """Objects first, index last, for versions and specs alike.
+
+    1. put the object (retried);
+    2. under the index writer lock, rebuild the index from every row already in
+       the store plus this one and put it (retried);
+    3. still under the lock, mark the row uploaded, so the next writer's index
+       includes it. Raises StoreError when the retries run out."""
+    _with_retries(lambda: store.put(key, text.encode()), f"upload of {what}")
+    with index_writer_lock(index_key):
+        body = render_csv(columns, [*other_rows(), row])
+        _with_retries(lambda: store.put(index_key, body, "text/csv"), f"rewrite of {index_key}")
+        mark_uploaded()
+
+
 def upload_version(version_pk: int, *, store: Store | None = None) -> bool:
     """Put one version's YAML in the store, then rewrite the schema index.
 
@@ -250,16 +263,19 @@ def upload_version(version_pk: int, *, store: Store | None = None) -> bool:
     """
     store = store or store_from_settings()
     cv = ContractVersion.objects.select_related("contract").get(pk=version_pk)
+
+    def mark_uploaded() -> None:
+        with transaction.atomic():
+            ContractVersion.objects.filter(pk=cv.pk).update(uploaded_at=timezone.now(), upload_error="")
+            AuditEvent.record(None, AuditAction.VERSION_UPLOADED, cv, after={"key": cv.store_key, "store": store.describe()})
+
     try:
-        _with_retries(lambda: store.put(cv.store_key, cv.yaml_text.encode()), f"upload of {cv}")
-        with index_writer_lock(SCHEMA_INDEX_KEY):
-            rows = [_index_row(v) for v in ContractVersion.objects.in_store().exclude(pk=cv.pk).select_related("contract")]
-            rows.append(_index_row(cv))
-            body = render_csv(SCHEMA_INDEX_COLUMNS, rows)
-            _with_retries(lambda: store.put(SCHEMA_INDEX_KEY, body, "text/csv"), "rewrite of the schema index")
-            with transaction.atomic():
-                ContractVersion.objects.filter(pk=cv.pk).update(uploaded_at=timezone.now(), upload_error="")
-                AuditEvent.record(None, AuditAction.VERSION_UPLOADED, cv, after={"key": cv.store_key, "store": store.describe()})
+        _put_then_reindex(
+            store, what=str(cv), key=cv.store_key, text=cv.yaml_text, index_key=SCHEMA_INDEX_KEY,
+            columns=SCHEMA_INDEX_COLUMNS, row=_index_row(cv), mark_uploaded=mark_uploaded,
+            other_rows=lambda: [_index_row(v) for v in
+                                ContractVersion.objects.in_store().exclude(pk=cv.pk).select_related("contract")],
+        )
     except StoreError as exc:
         with transaction.atomic():
             ContractVersion.objects.filter(pk=cv.pk).update(upload_error=str(exc))
@@ -288,15 +304,14 @@ def upload_spec(spec_pk: int, *, store: Store | None = None) -> bool:
     """Put one integration spec in the store, then rewrite the spec index."""
     store = store or store_from_settings()
     spec = IntegrationSpec.objects.select_related("contract_version__contract").get(pk=spec_pk)
+    others = IntegrationSpec.objects.filter(uploaded_at__isnull=False).exclude(pk=spec.pk)
     try:
-        _with_retries(lambda: store.put(spec.store_key, spec.yaml_text.encode()), f"upload of {spec}")
-        with index_writer_lock(SPEC_INDEX_KEY):
-            others = IntegrationSpec.objects.filter(uploaded_at__isnull=False).exclude(pk=spec.pk)
-            rows = [_spec_index_row(s) for s in others.select_related("contract_version__contract")]
-            rows.append(_spec_index_row(spec))
-            body = render_csv(SPEC_INDEX_COLUMNS, rows)
-            _with_retries(lambda: store.put(SPEC_INDEX_KEY, body, "text/csv"), "rewrite of the spec index")
-            IntegrationSpec.objects.filter(pk=spec.pk).update(uploaded_at=timezone.now())
+        _put_then_reindex(
+            store, what=str(spec), key=spec.store_key, text=spec.yaml_text, index_key=SPEC_INDEX_KEY,
+            columns=SPEC_INDEX_COLUMNS, row=_spec_index_row(spec),
+            mark_uploaded=lambda: IntegrationSpec.objects.filter(pk=spec.pk).update(uploaded_at=timezone.now()),
+            other_rows=lambda: [_spec_index_row(s) for s in others.select_related("contract_version__contract")],
+        )
     except StoreError as exc:
         log.error("upload of %s to %s failed: %s", spec, store.describe(), exc)
         return False

@@ -119,7 +119,7 @@ class Dataset(models.Model):
             "owner": self.owner.get_username() if self.owner_id else None,
         }
 
-    def _check_owner_person(self, team: Team, owner) -> None:
+    def _check_ownerperson_of(self, team: Team, owner) -> None:
         if not Membership.objects.filter(team=team, user_id=owner.pk).exists():
             raise RegistryError(f"{owner.get_username()} is not a member of team {team.slug}; the owner must belong to the owning team.")
 
@@ -127,7 +127,7 @@ class Dataset(models.Model):
         """A member of `team` takes an unowned dataset for it, naming the owner person."""
         if not acts_for(by, team):
             raise PermissionDenied(f"Only a member of team {team.slug} can claim a dataset for it.")
-        self._check_owner_person(team, owner)
+        self._check_ownerperson_of(team, owner)
         with transaction.atomic():
             locked = Dataset.objects.select_for_update().get(pk=self.pk)
             if locked.owner_team_id is not None:
@@ -147,7 +147,7 @@ class Dataset(models.Model):
         if team is None and owner is not None:
             raise RegistryError("An owner person needs an owner team.")
         if team is not None and owner is not None:
-            self._check_owner_person(team, owner)
+            self._check_ownerperson_of(team, owner)
         with transaction.atomic():
             locked = Dataset.objects.select_for_update().get(pk=self.pk)
             before = locked._ownership_snapshot()
@@ -167,7 +167,7 @@ class Dataset(models.Model):
                 raise DatasetUnowned(
                     f"{self} has no owner yet; a team must claim it before anyone can register as its consumer."
                 )
-            consumer, created = Consumer.objects.get_or_create(dataset=locked, team=team, defaults={"registered_by": _person(by)})
+            consumer, created = Consumer.objects.get_or_create(dataset=locked, team=team, defaults={"registered_by": person_of(by)})
             if created:
                 AuditEvent.record(by, AuditAction.CONSUMER_REGISTERED, locked, before=None, after={"team": team.slug})
         return consumer
@@ -198,8 +198,8 @@ class Consumer(models.Model):
         return f"{self.team} consumes {self.dataset}"
 
 
-def _person(user):
-    """The Django user behind an actor, or None for a team token."""
+def person_of(user):
+    """The Django user behind an actor, or None for a team token, the system or anonymous."""
     if user is None or getattr(user, "principal_team_ids", None) is not None:
         return None
     return user if getattr(user, "is_authenticated", False) else None
@@ -239,7 +239,7 @@ class AuditEvent(models.Model):
     def fields_for(cls, actor, action: str, obj: models.Model, *, before: Any = None, after: Any = None) -> dict:
         """The column values of one row, for callers that bulk-insert many."""
         return {
-            "actor": _person(actor),
+            "actor": person_of(actor),
             "actor_label": actor_label(actor),
             "action": action,
             "object_type": obj._meta.label_lower,

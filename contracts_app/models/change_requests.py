@@ -34,7 +34,15 @@ from django.urls import reverse
 from django.utils import timezone
 from django_fsm import FSMField, has_transition_perm, transition
 
-from registry.models import AuditEvent, RegistryError, Team, acts_for, is_governance_admin
+from registry.models import (
+    AuditEvent,
+    RegistryError,
+    Team,
+    actor_label,
+    acts_for,
+    is_governance_admin,
+    person_of,
+)
 
 
 class ChangeRequestState(models.TextChoices):
@@ -295,7 +303,7 @@ class ChangeRequest(models.Model):
                 )
             before = {"team": team.slug, "status": review.status}
             review.status, review.comment = status, comment.strip()
-            review.responded_by, review.responded_by_label, review.responded_at = _person(by), _label(by), timezone.now()
+            review.responded_by, review.responded_by_label, review.responded_at = person_of(by), actor_label(by), timezone.now()
             review.save(update_fields=["status", "comment", "responded_by", "responded_by_label", "responded_at"])
             action = ChangeRequestAction.ACKNOWLEDGED if status == ReviewStatus.ACKNOWLEDGED else ChangeRequestAction.OBJECTED
             AuditEvent.record(by, action, locked, before=before, after={"team": team.slug, "status": status, "comment": review.comment})
@@ -353,7 +361,7 @@ class ChangeRequest(models.Model):
             locked._require(method, by, refusal)
             before = locked.snapshot()
             method()
-            locked.finished_by_label, locked.closing_comment = _label(by), comment.strip()
+            locked.finished_by_label, locked.closing_comment = actor_label(by), comment.strip()
             locked.save(update_fields=["state", "finished_at", "finished_by_label", "closing_comment"])
             AuditEvent.record(by, action, locked, before=before, after={**locked.snapshot(), "comment": locked.closing_comment})
         self._refresh_from(locked)
@@ -366,7 +374,7 @@ class ChangeRequest(models.Model):
         before = locked.snapshot()
         locked._publish()
         locked.published_version = version
-        locked.finished_by_label = _label(by)
+        locked.finished_by_label = actor_label(by)
         locked.save(update_fields=["state", "finished_at", "published_version", "finished_by_label"])
         AuditEvent.record(by, ChangeRequestAction.PUBLISHED, locked, before=before,
                           after={**locked.snapshot(), "version_id": version.pk})
@@ -402,17 +410,6 @@ def _may(method, user) -> bool:
     some_transition = next(iter(meta.transitions.values()))
     return some_transition.has_perm(instance, user)
 
-
-def _person(user):
-    if user is None or getattr(user, "principal_team_ids", None) is not None:
-        return None
-    return user if getattr(user, "is_authenticated", False) else None
-
-
-def _label(user) -> str:
-    from registry.models import actor_label
-
-    return actor_label(user)
 
 
 class TeamReview(models.Model):
