@@ -45,9 +45,6 @@ class Team(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    def has_member(self, user) -> bool:
-        return acts_for(user, self)
-
 
 class Membership(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")

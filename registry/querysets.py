@@ -8,9 +8,6 @@ class DatasetQuerySet(models.QuerySet):
     def unowned(self) -> DatasetQuerySet:
         return self.filter(owner_team__isnull=True)
 
-    def owned_by(self, team) -> DatasetQuerySet:
-        return self.filter(owner_team=team)
-
     def matching(self, text: str) -> DatasetQuerySet:
         return self.filter(Q(name__icontains=text) | Q(namespace__icontains=text) | Q(description__icontains=text))
 
