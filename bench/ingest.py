@@ -39,6 +39,7 @@ import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -125,7 +126,7 @@ def _http_worker(port: int, secret: str, threads: int, first_client: int, deadli
         t.start()
     for t in pool:
         t.join()
-    out.put((latencies, acked, errors))
+    out.put((latencies, acked, errors, time.process_time()))
 
 
 def _spread(clients: int) -> list[int]:
@@ -150,13 +151,15 @@ def through_the_app(port: int, secret: str, clients: int, seconds: float) -> dic
     latencies = [x for r in results for x in r[0]]
     acked = [x for r in results for x in r[1]]
     errors = [x for r in results for x in r[2]]
-    return {"latencies": latencies, "acked": acked, "errors": errors, "elapsed": elapsed}
+    return {"latencies": latencies, "acked": acked, "errors": errors, "elapsed": elapsed,
+            "client_cpu": sum(r[3] for r in results)}
 
 
 # --- phase 2: straight into PostgreSQL -------------------------------------------------
 
 def _direct_worker(url: str, threads: int, first_client: int, deadline: float, out: mp.Queue) -> None:
     counts = []
+    backend_cpu = []
     lock = threading.Lock()
 
     def writer(index: int) -> None:
@@ -170,15 +173,18 @@ def _direct_worker(url: str, threads: int, first_client: int, deadline: float, o
                         write_event(conn, event)
                     n += 1
                 seq += 1
+            # The connection's server process lives as long as it: read its CPU before closing.
+            used = process_cpu(conn.info.backend_pid)
         with lock:
             counts.append(n)
+            backend_cpu.append(used)
 
     pool = [threading.Thread(target=writer, args=(first_client + i,)) for i in range(threads)]
     for t in pool:
         t.start()
     for t in pool:
         t.join()
-    out.put(sum(counts))
+    out.put((sum(counts), time.process_time(), sum(backend_cpu)))
 
 
 DATASET_COLUMNS = ("t.id, t.namespace, t.name, t.description, t.owner_team_id, t.owner_id, t.compatibility_mode, "
@@ -264,11 +270,52 @@ def straight_into_postgres(url: str, clients: int, seconds: float) -> dict:
         procs.append(p)
         first += threads
     started = time.time()
-    total = sum(queue.get() for _ in procs)
+    results = [queue.get() for _ in procs]
     elapsed = max(time.time() - started, seconds)
     for p in procs:
         p.join()
-    return {"events": total, "elapsed": elapsed}
+    return {"events": sum(r[0] for r in results), "elapsed": elapsed, "client_cpu": sum(r[1] for r in results),
+            "db_cpu": sum(r[2] for r in results)}
+
+
+# --- where the CPU goes ------------------------------------------------------------------
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _stat(pid: int | str) -> tuple[str, list[str]] | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a live process has used (Linux /proc; 0 elsewhere)."""
+    found = _stat(pid)
+    return (int(found[1][11]) + int(found[1][12])) / _TICK if found else 0.0
+
+
+def group_cpu(pgrp: int) -> float:
+    """CPU seconds used so far by the live processes of a process group (the app server and its workers)."""
+    pids = [p for p in os.listdir("/proc") if p.isdigit()] if os.path.isdir("/proc") else []
+    return sum(process_cpu(int(p)) for p in pids if (found := _stat(p)) and int(found[1][2]) == pgrp)
+
+
+def backends_cpu(database: str) -> float:
+    """CPU seconds used so far by the live PostgreSQL server processes connected to `database`."""
+    total = 0.0
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()) if os.path.isdir("/proc") else []:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                title = f.read().decode(errors="replace")
+        except OSError:
+            continue
+        if title.startswith("postgres: ") and f" {database} " in title:
+            total += process_cpu(int(pid))
+    return total
 
 
 # --- the run ----------------------------------------------------------------------------
@@ -306,6 +353,7 @@ def main() -> None:
                              "on a shared machine falls on both alike (default 4)")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (one per core)")
     parser.add_argument("--threads", type=int, default=32, help="threads per gunicorn worker (gthread); as many as clients, so a worker never queues a kept-alive connection")
+    parser.add_argument("--server", choices=["gunicorn", "granian"], default="gunicorn")
     args = parser.parse_args()
 
     url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/reg_lineage_bench")
@@ -314,26 +362,35 @@ def main() -> None:
     env = django_env(plain_url(url) + "?conn_max_age=600")
     secret = issue_token(env)
     port = free_port()
-    gunicorn = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "registry.wsgi:application", "--bind", f"127.0.0.1:{port}",
-         "--worker-class", "gthread", "--workers", str(args.workers), "--threads", str(args.threads),
-         "--backlog", "2048", "--keep-alive", "30", "--log-level", "warning"],
-        cwd=ROOT, env=env, start_new_session=True)
+    if args.server == "granian":
+        command = [sys.executable, "-m", "granian", "--interface", "wsgi", "registry.wsgi:application",
+                   "--host", "127.0.0.1", "--port", str(port), "--workers", str(args.workers),
+                   "--blocking-threads", str(args.threads), "--backlog", "2048", "--log-level", "warning"]
+    else:
+        command = [sys.executable, "-m", "gunicorn", "registry.wsgi:application", "--bind", f"127.0.0.1:{port}",
+                   "--worker-class", "gthread", "--workers", str(args.workers), "--threads", str(args.threads),
+                   "--backlog", "2048", "--keep-alive", "30", "--log-level", "warning"]
+    gunicorn = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
     slice_seconds = args.seconds / args.rounds
-    app = {"latencies": [], "acked": [], "errors": [], "elapsed": 0.0}
-    direct = {"events": 0, "elapsed": 0.0}
+    app = {"latencies": [], "acked": [], "errors": [], "elapsed": 0.0, "client_cpu": 0.0, "server_cpu": 0.0, "db_cpu": 0.0}
+    direct = {"events": 0, "elapsed": 0.0, "client_cpu": 0.0, "db_cpu": 0.0}
+    database = urlsplit(plain_url(url)).path.lstrip("/")
     try:
         wait_until_up(port, gunicorn)
         print(f"gunicorn on :{port} ({args.workers} workers × {args.threads} threads); {args.clients} clients; "
               f"{args.rounds} rounds of {slice_seconds:.1f}s through the app, then straight into PostgreSQL", flush=True)
         for round_no in range(1, args.rounds + 1):
+            server_before, db_before = group_cpu(gunicorn.pid), backends_cpu(database)
             part = through_the_app(port, secret, args.clients, slice_seconds)
+            app["server_cpu"] += group_cpu(gunicorn.pid) - server_before
+            app["db_cpu"] += backends_cpu(database) - db_before
             for key in ("latencies", "acked", "errors"):
                 app[key].extend(part[key])
-            app["elapsed"] += part["elapsed"]
+            for key in ("elapsed", "client_cpu"):
+                app[key] += part[key]
             part_direct = straight_into_postgres(plain_url(url), args.clients, slice_seconds)
-            direct["events"] += part_direct["events"]
-            direct["elapsed"] += part_direct["elapsed"]
+            for key in ("events", "elapsed", "client_cpu", "db_cpu"):
+                direct[key] += part_direct[key]
             print(f"  round {round_no}: app {len(part['acked']) / part['elapsed']:.0f}/s, "
                   f"psycopg {part_direct['events'] / part_direct['elapsed']:.0f}/s", flush=True)
     finally:
@@ -351,6 +408,12 @@ def main() -> None:
     if app["errors"]:
         print(f"  first errors: {app['errors'][:5]}")
     print(f"psycopg: {direct['events']} events in {direct['elapsed']:.1f}s = {direct_per_s:.0f}/s")
+    if app["acked"] and direct["events"]:
+        per_app = {k: 1000 * app[k] / len(app["acked"]) for k in ("server_cpu", "db_cpu", "client_cpu")}
+        per_direct = {k: 1000 * direct[k] / direct["events"] for k in ("db_cpu", "client_cpu")}
+        print(f"CPU per event: app server {per_app['server_cpu']:.2f} ms + PostgreSQL {per_app['db_cpu']:.2f} ms "
+              f"+ HTTP clients {per_app['client_cpu']:.2f} ms; psycopg writers {per_direct['client_cpu']:.2f} ms "
+              f"+ PostgreSQL {per_direct['db_cpu']:.2f} ms")
     print(json.dumps({
         "clients": args.clients,
         "events_per_s": round(events_per_s, 1),

@@ -23,3 +23,4 @@ class ContractsConfig(AppConfig):
         from contracts_app import drift
 
         drift.register_collector()
+        drift.register_dataset_flag()

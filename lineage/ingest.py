@@ -24,9 +24,10 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import Any
 from uuid import UUID
 
@@ -36,6 +37,7 @@ from django.utils import timezone
 from lineage.db import prepared_cursor
 from lineage.models import Direction, Job, JobDataset, Run, RunDataset, RunEvent, RunState
 from lineage.signals import dataset_written
+from registry.hooks import dataset_flags
 from registry.models import AuditEvent, Dataset
 
 DATASET_FIRST_SEEN = "dataset.first_seen"
@@ -116,14 +118,27 @@ def parse_event_time(value: str) -> datetime:
         return datetime.fromisoformat(text.replace(":60", ":59", 1))
 
 
-def store_event(event: dict, *, by=None) -> StoredEvent:
+@dataclass(frozen=True)
+class Gate:
+    """A check an event must pass in its own transaction, such as the bearer
+    token of the request that sent it. `sql` returns at most one row whose
+    first column is never NULL; on PostgreSQL it travels with the event's first
+    statement (one round trip fewer per event). `check(row or None)` runs right
+    after and raises to refuse the event, which rolls back all it wrote."""
+
+    sql: str
+    params: list
+    check: Callable[[tuple | None], None]
+
+
+def store_event(event: dict | ParsedEvent, *, by=None, gate: Gate | None = None) -> StoredEvent:
     """Store one valid RunEvent in its own transaction (see the module docstring)."""
-    parsed = ParsedEvent.of(event)
+    parsed = event if isinstance(event, ParsedEvent) else ParsedEvent.of(event)
     attempt = 0
     while True:
         try:
             with transaction.atomic():
-                return _store(parsed, by)
+                return _store(parsed, by, gate)
         except OperationalError as exc:
             attempt += 1
             sqlstate = getattr(exc.__cause__, "sqlstate", None)
@@ -143,20 +158,24 @@ def _prep(model, field_name: str, value: Any) -> Any:
     return model._meta.get_field(field_name).get_db_prep_save(value, connection)
 
 
-def _store(parsed: ParsedEvent, by) -> StoredEvent:
+def _store(parsed: ParsedEvent, by, gate: Gate | None) -> StoredEvent:
     now = timezone.now()
     run_uuid = str(parsed.run_uuid)
-    found = _insert_raw_event(parsed, now)
+    found = _insert_raw_event(parsed, now, gate)
     if found is None:
         return StoredEvent(stored=False, run_id=run_uuid)
 
     datasets, created = datasets_for(parsed.dataset_keys, by=by, found=found)
     if connection.vendor == "postgresql":
-        job, run = _upsert_job_run_and_edges(parsed, datasets, now)
+        job_pk, run_pk = _upsert_job_run_and_edges(parsed, datasets, now)
     else:
-        job = _upsert_job(parsed, now)
-        run = _upsert_run(parsed, job, now)
-        _insert_edges(job, run, parsed, datasets, now)
+        job_pk = _upsert_job(parsed, now)
+        run_pk = _upsert_run(parsed, job_pk, now)
+        _insert_edges(job_pk, run_pk, parsed, datasets, now)
+    # What listeners need; the rest of each row loads on first access.
+    job = Job.from_db(connection.alias, ["id", "namespace", "name"], [job_pk, parsed.job_namespace, parsed.job_name])
+    run = Run.from_db(connection.alias, ["id", "run_uuid", "job_id"], [run_pk, parsed.run_uuid, job_pk])
+    run.job = job
 
     succeeded = parsed.event_type == RunState.COMPLETE
     for out in parsed.outputs:
@@ -179,14 +198,10 @@ def _store(parsed: ParsedEvent, by) -> StoredEvent:
     return StoredEvent(stored=True, run_id=run_uuid, datasets_created=created)
 
 
-def _insert_raw_event(parsed: ParsedEvent, now: datetime) -> dict[tuple[str, str], Dataset] | None:
-    """Insert the raw event; None if it was stored before, else the event's
-    datasets that already exist (on PostgreSQL found by the same statement)."""
-    sql = (
-        f"INSERT INTO {RunEvent._meta.db_table} "
-        "(checksum, run_uuid, event_type, event_time, job_namespace, job_name, payload, received_at) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (checksum) DO NOTHING RETURNING id"
-    )
+def _insert_raw_event(parsed: ParsedEvent, now: datetime, gate: Gate | None) -> dict[tuple[str, str], Dataset] | None:
+    """Insert the raw event once the gate passes; None if it was stored before,
+    else the event's datasets that already exist (on PostgreSQL found, and the
+    gate checked, by the same statement)."""
     params = [
         parsed.checksum,
         _prep(RunEvent, "run_uuid", parsed.run_uuid),
@@ -202,27 +217,59 @@ def _insert_raw_event(parsed: ParsedEvent, now: datetime) -> dict[tuple[str, str
     keys = parsed.dataset_keys
     if connection.vendor != "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute(sql, params)
+            if gate is not None:
+                cursor.execute(gate.sql, gate.params)
+                gate.check(cursor.fetchone())
+            cursor.execute(_raw_event_sql(), params)
             if cursor.fetchone() is None:
                 return None
         return _select_datasets(keys) if keys else {}
-    # One prepared round trip: no rows = a duplicate; a row of NULLs = no
-    # dataset known yet. The names go as arrays so the statement's text, and
-    # so its plan, is the same whatever the number of datasets.
-    fields = Dataset._meta.concrete_fields
-    quote = connection.ops.quote_name
-    combined = (
-        f"WITH ev AS ({sql}) SELECT ev.id, d.* FROM ev LEFT JOIN ("
-        f"SELECT {', '.join('t.' + quote(f.column) for f in fields)} FROM {quote(Dataset._meta.db_table)} t "
-        "JOIN unnest(CAST(%s AS text[]), CAST(%s AS text[])) AS k(ns, nm) ON t.namespace = k.ns AND t.name = k.nm"
-        ") d ON true"
-    )
+    names = [[k[0] for k in keys], [k[1] for k in keys]]
     with prepared_cursor() as cursor:
-        cursor.execute(combined, [*params, [k[0] for k in keys], [k[1] for k in keys]])
+        if gate is None:
+            cursor.execute(_raw_event_and_datasets_sql(), [*params, *names])
+        else:
+            cursor.execute(_gated_raw_event_and_datasets_sql(gate.sql), [*gate.params, *params, *names])
         rows = cursor.fetchall()
-    if not rows:
+    width = 1 + len(_DATASET_FIELDS) + len(dataset_flags())
+    if gate is not None:
+        gate_row = rows[0][width:]
+        gate.check(gate_row if gate_row[0] is not None else None)
+    if not rows or rows[0][0] is None:
         return None
-    return _datasets_from_rows([row[1:] for row in rows if row[1] is not None])
+    return _datasets_from_rows([row[1:width] for row in rows if row[1] is not None])
+
+
+@cache
+def _raw_event_sql(*, gated: bool = False) -> str:
+    columns = "checksum, run_uuid, event_type, event_time, job_namespace, job_name, payload, received_at"
+    values = ("SELECT %s, %s, %s, %s, %s, %s, %s, %s WHERE EXISTS (SELECT 1 FROM gate)" if gated
+              else "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)")
+    return (f"INSERT INTO {RunEvent._meta.db_table} ({columns}) {values} "
+            "ON CONFLICT (checksum) DO NOTHING RETURNING id")
+
+
+def _datasets_by_name_sql() -> str:
+    # The names go as arrays so the statement's text, and so its plan, is the
+    # same whatever the number of datasets.
+    return (f"SELECT {_dataset_columns()} FROM {connection.ops.quote_name(Dataset._meta.db_table)} t "
+            "JOIN unnest(CAST(%s AS text[]), CAST(%s AS text[])) AS k(ns, nm) ON t.namespace = k.ns AND t.name = k.nm")
+
+
+@cache
+def _raw_event_and_datasets_sql() -> str:
+    # One prepared round trip: no rows = a duplicate; a row of NULLs = no dataset known yet.
+    return f"WITH ev AS ({_raw_event_sql()}) SELECT ev.id, d.* FROM ev LEFT JOIN ({_datasets_by_name_sql()}) d ON true"
+
+
+@cache
+def _gated_raw_event_and_datasets_sql(gate_sql: str) -> str:
+    # Always one row at least, ending with the gate's columns (NULLs when it found nothing).
+    return (
+        f"WITH gate AS ({gate_sql}), ev AS ({_raw_event_sql(gated=True)}) "
+        "SELECT ev.id, d.*, g.* FROM (SELECT 1) AS one LEFT JOIN gate g ON true LEFT JOIN ev ON true "
+        f"LEFT JOIN ({_datasets_by_name_sql()}) d ON ev.id IS NOT NULL"
+    )
 
 
 def datasets_for(keys: list[tuple[str, str]], *, by=None,
@@ -251,38 +298,38 @@ def datasets_for(keys: list[tuple[str, str]], *, by=None,
     return found, len(created)
 
 
-def _datasets_sql(keys: list[tuple[str, str]]) -> tuple[str, list]:
-    fields = Dataset._meta.concrete_fields
+# What the ingest reads of a dataset; the rest of the row loads on first access.
+_DATASET_FIELDS = ["id", "namespace", "name"]
+
+
+@cache
+def _dataset_columns() -> str:
+    """The select list over a dataset row `t`: the fields above, then the
+    flags other apps asked for (registry.hooks.dataset_flag), so that their
+    listeners need not query again."""
     quote = connection.ops.quote_name
-    where = " OR ".join(["(namespace = %s AND name = %s)"] * len(keys))
-    sql = f"SELECT {', '.join(quote(f.column) for f in fields)} FROM {quote(Dataset._meta.db_table)} WHERE {where}"
-    return sql, [v for key in keys for v in key]
+    return ", ".join([f"t.{quote(f)}" for f in _DATASET_FIELDS]
+                     + [f"({sql}) AS {quote(name)}" for name, sql in dataset_flags().items()])
 
 
 def _select_datasets(keys: list[tuple[str, str]]) -> dict[tuple[str, str], Dataset]:
-    # Plain SQL over every column: this runs for every event, and compiling
-    # the equivalent ORM query costs more than the query itself.
-    sql, params = _datasets_sql(keys)
+    # Plain SQL: this runs for every event on SQLite, and compiling the
+    # equivalent ORM query costs more than the query itself.
+    where = " OR ".join(["(t.namespace = %s AND t.name = %s)"] * len(keys))
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(f"SELECT {_dataset_columns()} FROM {connection.ops.quote_name(Dataset._meta.db_table)} t WHERE {where}",
+                       [v for key in keys for v in key])
         return _datasets_from_rows(cursor.fetchall())
 
 
 def _datasets_from_rows(rows: list) -> dict[tuple[str, str], Dataset]:
-    fields = Dataset._meta.concrete_fields
-    names = [f.attname for f in fields]
-    columns = [f.get_col(Dataset._meta.db_table) for f in fields]
-    # Backend converters (SQLite's text datetimes); none apply on PostgreSQL.
-    converters = [(i, col, connection.ops.get_db_converters(col) + fields[i].get_db_converters(connection))
-                  for i, col in enumerate(columns)]
-    converters = [c for c in converters if c[2]]
+    flags = list(dataset_flags())
+    width = len(_DATASET_FIELDS)
     found = {}
     for row in rows:
-        values = list(row)
-        for i, col, funcs in converters:
-            for func in funcs:
-                values[i] = func(values[i], col, connection)
-        obj = Dataset.from_db(connection.alias, names, values)
+        obj = Dataset.from_db(connection.alias, _DATASET_FIELDS, row[:width])
+        for name, value in zip(flags, row[width:], strict=True):
+            setattr(obj, name, bool(value))
         found[(obj.namespace, obj.name)] = obj
     return found
 
@@ -304,108 +351,73 @@ def _insert_unowned_datasets(keys: list[tuple[str, str]]) -> list[Dataset]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         returned = cursor.fetchall()
-    by_key = {}
-    for pk, namespace, name in returned:
-        obj = Dataset(namespace=namespace, name=name)
-        obj.pk = pk
-        obj._state.adding = False
-        obj._state.db = connection.alias
-        by_key[(namespace, name)] = obj
+    by_key = {(namespace, name): Dataset.from_db(connection.alias, _DATASET_FIELDS, (pk, namespace, name))
+              for pk, namespace, name in returned}
     return [by_key[k] for k in keys if k in by_key]
 
 
-def _job_sql(parsed: ParsedEvent, now: datetime) -> tuple[str, list]:
+@cache
+def _job_sql() -> str:
     table = Job._meta.db_table
-    sql = (
+    return (
         f"INSERT INTO {table} (namespace, name, facets, created_at, updated_at) VALUES (%s, %s, %s, %s, %s) "
         "ON CONFLICT (namespace, name) DO UPDATE SET "
         f"facets = CASE WHEN %s THEN EXCLUDED.facets ELSE {table}.facets END, updated_at = EXCLUDED.updated_at "
-        "RETURNING id, facets, created_at"
+        "RETURNING id"
     )
+
+
+def _job_params(parsed: ParsedEvent, now: datetime) -> list:
     stamp = _prep(Job, "updated_at", now)
-    return sql, [parsed.job_namespace, parsed.job_name, _prep(Job, "facets", parsed.job_facets), stamp, stamp,
-                 bool(parsed.job_facets)]
+    return [parsed.job_namespace, parsed.job_name, _prep(Job, "facets", parsed.job_facets), stamp, stamp,
+            bool(parsed.job_facets)]
 
 
-def _job_from(parsed: ParsedEvent, pk: int, facets: Any, created: Any, now: datetime) -> Job:
-    return _loaded(Job, id=pk, namespace=parsed.job_namespace, name=parsed.job_name,
-                   facets=parsed.job_facets or _decode(facets), created_at=created, updated_at=now)
-
-
-def _upsert_job(parsed: ParsedEvent, now: datetime) -> Job:
-    sql, params = _job_sql(parsed, now)
+def _upsert_job(parsed: ParsedEvent, now: datetime) -> int:
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        pk, facets, created = cursor.fetchone()
-    return _job_from(parsed, pk, facets, created, now)
+        cursor.execute(_job_sql(), _job_params(parsed, now))
+        return cursor.fetchone()[0]
 
 
-def _upsert_job_run_and_edges(parsed: ParsedEvent, datasets: dict, now: datetime) -> tuple[Job, Run]:
-    """PostgreSQL: the job, the run and both edge sets in one statement (one
-    round trip instead of four; each costs more than the statement's work)."""
-    job_sql, job_params = _job_sql(parsed, now)
-    run_sql, run_params = _run_sql(parsed, now, job_id_from="job")
-    edges = _edges(parsed, datasets)
-    directions = [direction for _, direction in edges]
-    dataset_ids = [dataset_id for dataset_id, _ in edges]
-    sql = (
-        f"WITH job AS ({job_sql}), run AS ({run_sql}), "
+@cache
+def _job_run_and_edges_sql() -> str:
+    return (
+        f"WITH job AS ({_job_sql()}), run AS ({_run_sql(job_from_cte=True)}), "
         f"je AS (INSERT INTO {JobDataset._meta.db_table} (job_id, direction, dataset_id, first_seen_at) "
         "SELECT job.id, e.direction, e.dataset_id, %s FROM job, unnest(%s::varchar[], %s::bigint[]) AS e(direction, dataset_id) "
         "ORDER BY e.dataset_id, e.direction ON CONFLICT (job_id, direction, dataset_id) DO NOTHING), "
         f"re AS (INSERT INTO {RunDataset._meta.db_table} (run_id, direction, dataset_id) "
         "SELECT run.id, e.direction, e.dataset_id FROM run, unnest(%s::varchar[], %s::bigint[]) AS e(direction, dataset_id) "
         "ORDER BY e.dataset_id, e.direction ON CONFLICT (run_id, direction, dataset_id) DO NOTHING) "
-        "SELECT job.id, job.facets, job.created_at, run.id, run.state, run.state_at, run.started_at, run.ended_at, "
-        "run.created_at FROM job, run"
+        "SELECT job.id, run.id FROM job, run"
     )
-    params = [*job_params, *run_params, _prep(JobDataset, "first_seen_at", now), directions, dataset_ids,
-              directions, dataset_ids]
+
+
+def _upsert_job_run_and_edges(parsed: ParsedEvent, datasets: dict, now: datetime) -> tuple[int, int]:
+    """PostgreSQL: the job, the run and both edge sets in one statement (one
+    round trip instead of four; each costs more than the statement's work).
+    Returns the job's and the run's pk."""
+    edges = _edges(parsed, datasets)
+    directions = [direction for _, direction in edges]
+    dataset_ids = [dataset_id for dataset_id, _ in edges]
+    params = [*_job_params(parsed, now), *_run_params(parsed, now), _prep(JobDataset, "first_seen_at", now),
+              directions, dataset_ids, directions, dataset_ids]
     with prepared_cursor() as cursor:
-        cursor.execute(sql, params)
-        job_pk, facets, job_created, *run_row = cursor.fetchone()
-    job = _job_from(parsed, job_pk, facets, job_created, now)
-    names = ["id", "state", "state_at", "started_at", "ended_at", "created_at"]
-    run = _loaded(Run, run_uuid=parsed.run_uuid, job_id=job_pk, **dict(zip(names, run_row, strict=True)))
-    run.job = job
-    return job, run
+        cursor.execute(_job_run_and_edges_sql(), params)
+        return cursor.fetchone()
 
 
-def _loaded(model, **values):
-    """An instance of rows we just wrote, without reading them back."""
-    obj = model(**values)
-    obj._state.adding = False
-    obj._state.db = connection.alias
-    return obj
-
-
-def _decode(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
-
-
-def _run_sql(parsed: ParsedEvent, now: datetime, *, job_id_from: str | int) -> tuple[str, list]:
-    """The run upsert; `job_id_from` is the job's pk, or the name of a CTE holding it."""
+@cache
+def _run_sql(*, job_from_cte: bool) -> str:
+    """The run upsert; its job id comes from the CTE `job`, or is the second value."""
     table = Run._meta.db_table
-    state = parsed.event_type if parsed.event_type in _STATE_RANK and parsed.event_type != RunState.NEW else None
-    rank = _STATE_RANK.get(state, -1)
     old_rank = " ".join(f"WHEN '{s}' THEN {r}" for s, r in _STATE_RANK.items())
     # Whether this event moves the run: a higher rank, or the same rank and not older.
     moves = (f"(%s > (CASE {table}.state {old_rank} ELSE 0 END) OR "
              f"(%s = (CASE {table}.state {old_rank} ELSE 0 END) AND EXCLUDED.state_at >= {table}.state_at))")
-    event_time = _prep(Run, "state_at", parsed.event_time)
-    is_start = parsed.event_type in (RunState.START, RunState.RUNNING)
-    values = [
-        _prep(Run, "run_uuid", parsed.run_uuid), state or RunState.NEW, event_time,
-        event_time if is_start else None, event_time if rank == 3 else None,
-        _prep(Run, "facets", parsed.run_facets), _prep(Run, "created_at", now),
-    ]
-    if isinstance(job_id_from, str):
-        source = f"SELECT %s, {job_id_from}.id, %s, %s, %s, %s, %s, %s FROM {job_id_from}"
-        params = values
-    else:
-        source = "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
-        params = [values[0], job_id_from, *values[1:]]
-    sql = (
+    source = ("SELECT %s, job.id, %s, %s, %s, %s, %s, %s FROM job" if job_from_cte
+              else "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)")
+    return (
         f"INSERT INTO {table} (run_uuid, job_id, state, state_at, started_at, ended_at, facets, created_at) "
         f"{source} "
         "ON CONFLICT (run_uuid) DO UPDATE SET "
@@ -415,23 +427,30 @@ def _run_sql(parsed: ParsedEvent, now: datetime, *, job_id_from: str | int) -> t
         f"THEN COALESCE(EXCLUDED.started_at, {table}.started_at) ELSE {table}.started_at END, "
         f"ended_at = COALESCE(EXCLUDED.ended_at, {table}.ended_at), "
         f"facets = CASE WHEN %s THEN EXCLUDED.facets ELSE {table}.facets END "
-        "RETURNING id, job_id, state, state_at, started_at, ended_at, created_at"
+        "RETURNING id"
     )
-    return sql, [*params, rank, rank, rank, rank, bool(parsed.run_facets)]
 
 
-def _upsert_run(parsed: ParsedEvent, job: Job, now: datetime) -> Run:
-    sql, params = _run_sql(parsed, now, job_id_from=job.pk)
+def _run_params(parsed: ParsedEvent, now: datetime, *, job_id: int | None = None) -> list:
+    """Parameters of _run_sql; `job_id` when the job is not the CTE `job`."""
+    state = parsed.event_type if parsed.event_type in _STATE_RANK and parsed.event_type != RunState.NEW else None
+    rank = _STATE_RANK.get(state, -1)
+    event_time = _prep(Run, "state_at", parsed.event_time)
+    is_start = parsed.event_type in (RunState.START, RunState.RUNNING)
+    values = [
+        _prep(Run, "run_uuid", parsed.run_uuid), state or RunState.NEW, event_time,
+        event_time if is_start else None, event_time if rank == 3 else None,
+        _prep(Run, "facets", parsed.run_facets), _prep(Run, "created_at", now),
+    ]
+    if job_id is not None:
+        values.insert(1, job_id)
+    return [*values, rank, rank, rank, rank, bool(parsed.run_facets)]
+
+
+def _upsert_run(parsed: ParsedEvent, job_id: int, now: datetime) -> int:
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
-    names = ["id", "job_id", "state", "state_at", "started_at", "ended_at", "created_at"]
-    run = _loaded(Run, run_uuid=parsed.run_uuid, **dict(zip(names, row, strict=True)))
-    # SQLite hands back text; the model's converters make datetimes of it.
-    if isinstance(run.state_at, str):
-        run.refresh_from_db(fields=["state_at", "started_at", "ended_at", "created_at"])
-    run.job = job
-    return run
+        cursor.execute(_run_sql(job_from_cte=False), _run_params(parsed, now, job_id=job_id))
+        return cursor.fetchone()[0]
 
 
 def _edges(parsed: ParsedEvent, datasets: dict) -> list[tuple[int, str]]:
@@ -440,7 +459,7 @@ def _edges(parsed: ParsedEvent, datasets: dict) -> list[tuple[int, str]]:
                   | {(datasets[(o["namespace"], o["name"])].pk, Direction.OUTPUT.value) for o in parsed.outputs})
 
 
-def _insert_edges(job: Job, run: Run, parsed: ParsedEvent, datasets: dict, now: datetime) -> None:
+def _insert_edges(job_id: int, run_id: int, parsed: ParsedEvent, datasets: dict, now: datetime) -> None:
     edges = _edges(parsed, datasets)
     if not edges:
         return
@@ -451,10 +470,10 @@ def _insert_edges(job: Job, run: Run, parsed: ParsedEvent, datasets: dict, now: 
         cursor.execute(
             f"INSERT INTO {JobDataset._meta.db_table} (job_id, direction, dataset_id, first_seen_at) VALUES {job_rows} "
             "ON CONFLICT (job_id, direction, dataset_id) DO NOTHING",
-            [v for dataset_id, direction in edges for v in (job.pk, direction, dataset_id, stamp)],
+            [v for dataset_id, direction in edges for v in (job_id, direction, dataset_id, stamp)],
         )
         cursor.execute(
             f"INSERT INTO {RunDataset._meta.db_table} (run_id, direction, dataset_id) VALUES {run_rows} "
             "ON CONFLICT (run_id, direction, dataset_id) DO NOTHING",
-            [v for dataset_id, direction in edges for v in (run.pk, direction, dataset_id)],
+            [v for dataset_id, direction in edges for v in (run_id, direction, dataset_id)],
         )

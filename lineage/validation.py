@@ -16,6 +16,8 @@ defensively.
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -144,9 +146,10 @@ def run_event_problems(event: Any) -> list[Problem]:
 NAME_LIMIT = 500  # the namespace/name columns of jobs and datasets
 
 
-def storage_problems(event: dict) -> list[Problem]:
+def storage_problems(event: dict, *, canonical: str | None = None) -> list[Problem]:
     """What a spec-valid event cannot be stored as: over-long names, and NUL
-    characters, which PostgreSQL text and jsonb cannot hold."""
+    characters, which PostgreSQL text and jsonb cannot hold. `canonical`: the
+    event as JSON text (ensure_ascii=False) if the caller has it already."""
     problems = []
     named = [("job", event["job"])]
     for key in ("inputs", "outputs"):
@@ -155,19 +158,16 @@ def storage_problems(event: dict) -> list[Problem]:
         for field in ("namespace", "name"):
             if len(obj[field]) > NAME_LIMIT:
                 problems.append(Problem(f"{path}.{field}", f"is {len(obj[field])} characters; the registry stores at most {NAME_LIMIT}"))
-    if "\x00" in _all_text(event):
+    if canonical is None:
+        canonical = json.dumps(event, ensure_ascii=False)
+    if _ESCAPED_NUL.search(canonical):
         problems.append(Problem("", "contains a NUL character (\\u0000), which the database cannot store"))
     return problems
 
 
-def _all_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        return "".join(_all_text(k) + _all_text(v) for k, v in value.items())
-    if isinstance(value, list):
-        return "".join(_all_text(v) for v in value)
-    return ""
+# In JSON text a NUL is always written \u0000; a backslash before it that is
+# itself escaped (an even run of them) does not make it a literal "\u0000".
+_ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
 
 def _is_uuid(value: str) -> bool:

@@ -18,10 +18,12 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
-    path("api/", include("registry.api.urls")),
     # The apps built on the core are named by string: the core imports none of them.
-    path("api/", include("contracts_app.api_urls")),
+    # Lineage ingest comes first: it is the hot path, and resolving a URL tries
+    # every pattern listed before the one that matches.
     path("api/", include("lineage.api_urls")),
+    path("api/", include("registry.api.urls")),
+    path("api/", include("contracts_app.api_urls")),
     path("api/", include("freshness.api_urls")),
     path("", include("contracts_app.urls")),
     path("", include("lineage.urls")),

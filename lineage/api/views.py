@@ -32,7 +32,7 @@ from rest_framework.views import APIView
 
 from lineage.db import prepared_cursor
 from lineage.graph import GraphError, NodeNotFound, lineage_graph, run_graph
-from lineage.ingest import store_event, store_events
+from lineage.ingest import Gate, ParsedEvent, store_event, store_events
 from lineage.validation import run_event_problems, storage_problems
 from registry.auth import (
     TeamPrincipal,
@@ -64,33 +64,45 @@ class Refused(Exception):
         return response
 
 
-def _lineage_writer(request: HttpRequest):
-    """The principal behind a bearer token allowed to write lineage.
+def _writer_gate(request: HttpRequest) -> tuple[Gate, SimpleLazyObject]:
+    """The check that the request's bearer token may write lineage, and the
+    principal behind it (loaded only if something needs it, such as the audit
+    row of a dataset first seen).
 
     The rules and messages are registry.auth's; only the look-up differs: one
-    plain prepared query, with the principal (user or team) loaded only if
-    something needs it, such as the audit row of a dataset first seen. On this
-    path the ORM look-up cost as much CPU as storing the event."""
+    plain query, which the ingest sends with the event's first statement. On
+    this path the ORM look-up cost as much CPU as storing the event."""
     header = request.META.get("HTTP_AUTHORIZATION", "")
     if not header:
         raise Refused(401, "Authentication required: send 'Authorization: Bearer <token>' with a token that may write lineage.", "token_missing")
-    try:
-        secret = bearer_secret(header)
-        if secret is None:
-            raise TokenFailed("Malformed Authorization header: expected 'Bearer <token>'.", "token_malformed")
-        with prepared_cursor() as cursor:
-            cursor.execute(_TOKEN_SQL, [hash_token(secret)])
-            row = cursor.fetchone()
-        if row is None:
-            raise no_such_token()
-        token_id, key_prefix, can_write, revoked_at, last_used_at, user_id, user_active = row
-        check_token_usable(key_prefix=key_prefix, revoked_at=revoked_at, user_id=user_id, user_is_active=user_active)
-    except TokenFailed as failed:
-        raise Refused(401, str(failed.detail), failed.get_codes()) from None
-    if not can_write:
-        raise Refused(403, f"Token {key_prefix}… may not write lineage; ask an admin for a token with 'can write lineage'.", "token_cannot_write_lineage")
-    note_use(token_id, last_used_at)
-    return SimpleLazyObject(lambda: _principal(token_id))
+    secret = bearer_secret(header)
+    if secret is None:
+        raise Refused(401, "Malformed Authorization header: expected 'Bearer <token>'.", "token_malformed")
+    checked: list[int] = []
+
+    def check(row: tuple | None) -> None:
+        try:
+            if row is None:
+                raise no_such_token()
+            token_id, key_prefix, can_write, revoked_at, last_used_at, user_id, user_active = row
+            check_token_usable(key_prefix=key_prefix, revoked_at=revoked_at, user_id=user_id, user_is_active=user_active)
+        except TokenFailed as failed:
+            raise Refused(401, str(failed.detail), failed.get_codes()) from None
+        if not can_write:
+            raise Refused(403, f"Token {key_prefix}… may not write lineage; ask an admin for a token with 'can write lineage'.", "token_cannot_write_lineage")
+        note_use(token_id, last_used_at)
+        checked.append(token_id)
+
+    return Gate(_TOKEN_SQL, [hash_token(secret)], check), SimpleLazyObject(lambda: _principal(checked[0]))
+
+
+def _lineage_writer(request: HttpRequest):
+    """The principal behind a bearer token allowed to write lineage (its own query)."""
+    gate, principal = _writer_gate(request)
+    with prepared_cursor() as cursor:
+        cursor.execute(gate.sql, gate.params)
+        gate.check(cursor.fetchone())
+    return principal
 
 
 _TOKEN_SQL = (
@@ -161,14 +173,22 @@ def ingest(request: HttpRequest) -> JsonResponse:
     if request.method != "POST":
         return JsonResponse({"detail": "Method not allowed: POST a RunEvent here, or GET /api/v1/lineage?nodeId=….", "code": "method_not_allowed"}, status=405)
     try:
-        principal = _lineage_writer(request)
-        event = _read_json(request)
-        if isinstance(event, list):
-            raise Refused(400, "The body is a JSON array; POST arrays of RunEvents to /api/v1/lineage/batch.", "expected_object")
-        problems = run_event_problems(event) or storage_problems(event)
-        if problems:
-            raise _invalid(problems, what="The RunEvent")
-        result = store_event(event, by=principal)
+        gate, principal = _writer_gate(request)
+        try:
+            event = _read_json(request)
+            if isinstance(event, list):
+                raise Refused(400, "The body is a JSON array; POST arrays of RunEvents to /api/v1/lineage/batch.", "expected_object")
+            problems = run_event_problems(event)
+            parsed = None if problems else ParsedEvent.of(event)
+            problems = problems or storage_problems(event, canonical=parsed.canonical)
+            if problems:
+                raise _invalid(problems, what="The RunEvent")
+        except Refused:
+            # A bad token is reported before a bad body; a good one is checked
+            # with the event's first statement (the gate) instead.
+            _lineage_writer(request)
+            raise
+        result = store_event(parsed, by=principal, gate=gate)
     except Refused as refused:
         return refused.response()
     except (OperationalError, InterfaceError) as exc:
