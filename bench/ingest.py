@@ -14,7 +14,8 @@ into PostgreSQL with psycopg.
 4. Writes the same rows for the same time straight into PostgreSQL with
    psycopg, from the same number of connections, one transaction per event,
    with the statements the app sends (raw event + dataset look-up, job + run +
-   edges). Steps 2 and 4 alternate in `--rounds` slices so that load from other
+   edges, and on a COMPLETE the freshness row of the output; the app's token
+   check is not a row written, so the writer leaves it out). Steps 2 and 4 alternate in `--rounds` slices so that load from other
    processes on a shared machine falls on both alike.
 
 Prints a human summary, then one JSON line (last):
@@ -195,7 +196,8 @@ RANKS = "WHEN 'NEW' THEN 0 WHEN 'START' THEN 1 WHEN 'RUNNING' THEN 2 WHEN 'COMPL
 def write_event(conn: psycopg.Connection, event: dict) -> None:
     """The rows the app writes for one event, with the statements it sends on
     PostgreSQL, prepared as it prepares them: raw event + dataset look-up,
-    missing datasets (rarely), and job + run + edges as one statement."""
+    missing datasets (rarely), job + run + edges as one statement, and on a
+    COMPLETE the freshness row of each output."""
     now = datetime.now(UTC)
     checksum = hashlib.sha256(json.dumps(event, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     run_id = event["run"]["runId"]
@@ -233,7 +235,7 @@ def write_event(conn: psycopg.Connection, event: dict) -> None:
     moves = (f"(%s > (CASE lineage_run.state {RANKS} ELSE 0 END) OR "
              f"(%s = (CASE lineage_run.state {RANKS} ELSE 0 END) AND EXCLUDED.state_at >= lineage_run.state_at))")
     run_facets = event["run"].get("facets") or {}
-    conn.execute(
+    job_and_run = conn.execute(
         "WITH job AS (INSERT INTO lineage_job (namespace, name, facets, created_at, updated_at) VALUES (%s, %s, %s, %s, %s) "
         "ON CONFLICT (namespace, name) DO UPDATE SET facets = CASE WHEN %s THEN EXCLUDED.facets ELSE lineage_job.facets END, "
         "updated_at = EXCLUDED.updated_at RETURNING id, facets, created_at), "
@@ -258,6 +260,25 @@ def write_event(conn: psycopg.Connection, event: dict) -> None:
          run_id, state, event_time, event_time if rank in (1, 2) else None, event_time if rank == 3 else None,
          Jsonb(run_facets), now, rank, rank, rank, rank, bool(run_facets),
          now, directions, dataset_ids, directions, dataset_ids), prepare=True).fetchone()
+    assert job_and_run is not None
+    if state == "COMPLETE":
+        # The freshness row of each output (freshness.evaluation._record_routine_write).
+        for d in event["outputs"]:
+            stats = (d.get("outputFacets") or {}).get("outputStatistics") or {}
+            conn.execute(FRESHNESS_WRITE, {"id": found[(d["namespace"], d["name"])], "at": min(event_time, now),
+                                           "now": now, "rows": stats.get("rowCount")}, prepare=True).fetchone()
+
+
+FRESHNESS_WRITE = """
+    UPDATE freshness_datasetfreshness AS f
+       SET last_write_at = %(at)s,
+           next_check_at = freshness_deadline(f.status, f.max_age, f.warn_after, %(at)s),
+           evaluated_at = %(now)s
+     WHERE f.dataset_id = %(id)s
+       AND f.last_write_at < %(at)s
+       AND (%(rows)s::bigint IS NULL OR %(rows)s::bigint > 0 OR f.empty_write_counts)
+       AND f.status = freshness_status(f.max_age, f.warn_after, %(at)s, %(now)s)
+    RETURNING f.next_check_at, f.task_eta"""
 
 
 def straight_into_postgres(url: str, clients: int, seconds: float) -> dict:

@@ -155,6 +155,11 @@ def store_events(events: Iterable[dict], *, by=None) -> list[StoredEvent]:
 # --- the statements ----------------------------------------------------------
 
 def _prep(model, field_name: str, value: Any) -> Any:
+    """A value as the database takes it. psycopg adapts datetimes and UUIDs
+    itself (most of the ingest's values), so on PostgreSQL only JSON goes
+    through the field; SQLite needs the field's conversions to text."""
+    if isinstance(value, datetime | UUID) and connection.vendor == "postgresql":
+        return value
     return model._meta.get_field(field_name).get_db_prep_save(value, connection)
 
 
@@ -167,10 +172,10 @@ def _store(parsed: ParsedEvent, by, gate: Gate | None) -> StoredEvent:
 
     datasets, created = datasets_for(parsed.dataset_keys, by=by, found=found)
     if connection.vendor == "postgresql":
-        job_pk, run_pk = _upsert_job_run_and_edges(parsed, datasets, now)
+        with prepared_cursor() as cursor:
+            job_pk, run_pk = _upsert_job_run_and_edges(cursor, parsed, datasets, now)
     else:
-        job_pk = _upsert_job(parsed, now)
-        run_pk = _upsert_run(parsed, job_pk, now)
+        job_pk, run_pk = _upsert_job_and_run(parsed, now)
         _insert_edges(job_pk, run_pk, parsed, datasets, now)
     # What listeners need; the rest of each row loads on first access.
     job = Job.from_db(connection.alias, ["id", "namespace", "name"], [job_pk, parsed.job_namespace, parsed.job_name])
@@ -356,67 +361,31 @@ def _insert_unowned_datasets(keys: list[tuple[str, str]]) -> list[Dataset]:
     return [by_key[k] for k in keys if k in by_key]
 
 
+# The job and run statements take named parameters: a name used twice is sent once.
+
 @cache
 def _job_sql() -> str:
     table = Job._meta.db_table
     return (
-        f"INSERT INTO {table} (namespace, name, facets, created_at, updated_at) VALUES (%s, %s, %s, %s, %s) "
+        f"INSERT INTO {table} (namespace, name, facets, created_at, updated_at) "
+        "VALUES (%(job_namespace)s, %(job_name)s, %(job_facets)s, %(now)s, %(now)s) "
         "ON CONFLICT (namespace, name) DO UPDATE SET "
-        f"facets = CASE WHEN %s THEN EXCLUDED.facets ELSE {table}.facets END, updated_at = EXCLUDED.updated_at "
-        "RETURNING id"
+        f"facets = CASE WHEN %(has_job_facets)s THEN EXCLUDED.facets ELSE {table}.facets END, "
+        "updated_at = EXCLUDED.updated_at RETURNING id"
     )
-
-
-def _job_params(parsed: ParsedEvent, now: datetime) -> list:
-    stamp = _prep(Job, "updated_at", now)
-    return [parsed.job_namespace, parsed.job_name, _prep(Job, "facets", parsed.job_facets), stamp, stamp,
-            bool(parsed.job_facets)]
-
-
-def _upsert_job(parsed: ParsedEvent, now: datetime) -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(_job_sql(), _job_params(parsed, now))
-        return cursor.fetchone()[0]
-
-
-@cache
-def _job_run_and_edges_sql() -> str:
-    return (
-        f"WITH job AS ({_job_sql()}), run AS ({_run_sql(job_from_cte=True)}), "
-        f"je AS (INSERT INTO {JobDataset._meta.db_table} (job_id, direction, dataset_id, first_seen_at) "
-        "SELECT job.id, e.direction, e.dataset_id, %s FROM job, unnest(%s::varchar[], %s::bigint[]) AS e(direction, dataset_id) "
-        "ORDER BY e.dataset_id, e.direction ON CONFLICT (job_id, direction, dataset_id) DO NOTHING), "
-        f"re AS (INSERT INTO {RunDataset._meta.db_table} (run_id, direction, dataset_id) "
-        "SELECT run.id, e.direction, e.dataset_id FROM run, unnest(%s::varchar[], %s::bigint[]) AS e(direction, dataset_id) "
-        "ORDER BY e.dataset_id, e.direction ON CONFLICT (run_id, direction, dataset_id) DO NOTHING) "
-        "SELECT job.id, run.id FROM job, run"
-    )
-
-
-def _upsert_job_run_and_edges(parsed: ParsedEvent, datasets: dict, now: datetime) -> tuple[int, int]:
-    """PostgreSQL: the job, the run and both edge sets in one statement (one
-    round trip instead of four; each costs more than the statement's work).
-    Returns the job's and the run's pk."""
-    edges = _edges(parsed, datasets)
-    directions = [direction for _, direction in edges]
-    dataset_ids = [dataset_id for dataset_id, _ in edges]
-    params = [*_job_params(parsed, now), *_run_params(parsed, now), _prep(JobDataset, "first_seen_at", now),
-              directions, dataset_ids, directions, dataset_ids]
-    with prepared_cursor() as cursor:
-        cursor.execute(_job_run_and_edges_sql(), params)
-        return cursor.fetchone()
 
 
 @cache
 def _run_sql(*, job_from_cte: bool) -> str:
-    """The run upsert; its job id comes from the CTE `job`, or is the second value."""
+    """The run upsert; its job id comes from the CTE `job`, or is %(job_id)s."""
     table = Run._meta.db_table
     old_rank = " ".join(f"WHEN '{s}' THEN {r}" for s, r in _STATE_RANK.items())
     # Whether this event moves the run: a higher rank, or the same rank and not older.
-    moves = (f"(%s > (CASE {table}.state {old_rank} ELSE 0 END) OR "
-             f"(%s = (CASE {table}.state {old_rank} ELSE 0 END) AND EXCLUDED.state_at >= {table}.state_at))")
-    source = ("SELECT %s, job.id, %s, %s, %s, %s, %s, %s FROM job" if job_from_cte
-              else "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)")
+    moves = (f"(%(rank)s > (CASE {table}.state {old_rank} ELSE 0 END) OR "
+             f"(%(rank)s = (CASE {table}.state {old_rank} ELSE 0 END) AND EXCLUDED.state_at >= {table}.state_at))")
+    values = "%(run_uuid)s, {job}, %(state)s, %(state_at)s, %(started_at)s, %(ended_at)s, %(run_facets)s, %(now)s"
+    source = (f"SELECT {values.format(job='job.id')} FROM job" if job_from_cte
+              else f"VALUES ({values.format(job='%(job_id)s')})")
     return (
         f"INSERT INTO {table} (run_uuid, job_id, state, state_at, started_at, ended_at, facets, created_at) "
         f"{source} "
@@ -426,31 +395,63 @@ def _run_sql(*, job_from_cte: bool) -> str:
         f"started_at = CASE WHEN {table}.started_at IS NULL OR EXCLUDED.started_at < {table}.started_at "
         f"THEN COALESCE(EXCLUDED.started_at, {table}.started_at) ELSE {table}.started_at END, "
         f"ended_at = COALESCE(EXCLUDED.ended_at, {table}.ended_at), "
-        f"facets = CASE WHEN %s THEN EXCLUDED.facets ELSE {table}.facets END "
+        f"facets = CASE WHEN %(has_run_facets)s THEN EXCLUDED.facets ELSE {table}.facets END "
         "RETURNING id"
     )
 
 
-def _run_params(parsed: ParsedEvent, now: datetime, *, job_id: int | None = None) -> list:
-    """Parameters of _run_sql; `job_id` when the job is not the CTE `job`."""
+def _job_and_run_params(parsed: ParsedEvent, now: datetime) -> dict[str, Any]:
     state = parsed.event_type if parsed.event_type in _STATE_RANK and parsed.event_type != RunState.NEW else None
     rank = _STATE_RANK.get(state, -1)
     event_time = _prep(Run, "state_at", parsed.event_time)
-    is_start = parsed.event_type in (RunState.START, RunState.RUNNING)
-    values = [
-        _prep(Run, "run_uuid", parsed.run_uuid), state or RunState.NEW, event_time,
-        event_time if is_start else None, event_time if rank == 3 else None,
-        _prep(Run, "facets", parsed.run_facets), _prep(Run, "created_at", now),
-    ]
-    if job_id is not None:
-        values.insert(1, job_id)
-    return [*values, rank, rank, rank, rank, bool(parsed.run_facets)]
+    return {
+        "job_namespace": parsed.job_namespace, "job_name": parsed.job_name,
+        "job_facets": _prep(Job, "facets", parsed.job_facets), "has_job_facets": bool(parsed.job_facets),
+        "now": _prep(Run, "created_at", now),
+        "run_uuid": _prep(Run, "run_uuid", parsed.run_uuid), "state": state or RunState.NEW, "rank": rank,
+        "state_at": event_time,
+        "started_at": event_time if parsed.event_type in (RunState.START, RunState.RUNNING) else None,
+        "ended_at": event_time if rank == 3 else None,
+        "run_facets": _prep(Run, "facets", parsed.run_facets), "has_run_facets": bool(parsed.run_facets),
+    }
 
 
-def _upsert_run(parsed: ParsedEvent, job_id: int, now: datetime) -> int:
+@cache
+def _job_run_and_edges_sql() -> str:
+    return (
+        f"WITH job AS ({_job_sql()}), run AS ({_run_sql(job_from_cte=True)}), "
+        f"je AS (INSERT INTO {JobDataset._meta.db_table} (job_id, direction, dataset_id, first_seen_at) "
+        "SELECT job.id, e.direction, e.dataset_id, %(now)s FROM job, "
+        "unnest(%(directions)s::varchar[], %(dataset_ids)s::bigint[]) AS e(direction, dataset_id) "
+        "ORDER BY e.dataset_id, e.direction ON CONFLICT (job_id, direction, dataset_id) DO NOTHING), "
+        f"re AS (INSERT INTO {RunDataset._meta.db_table} (run_id, direction, dataset_id) "
+        "SELECT run.id, e.direction, e.dataset_id FROM run, "
+        "unnest(%(directions)s::varchar[], %(dataset_ids)s::bigint[]) AS e(direction, dataset_id) "
+        "ORDER BY e.dataset_id, e.direction ON CONFLICT (run_id, direction, dataset_id) DO NOTHING) "
+        "SELECT job.id, run.id FROM job, run"
+    )
+
+
+def _upsert_job_run_and_edges(cursor, parsed: ParsedEvent, datasets: dict, now: datetime) -> tuple[int, int]:
+    """PostgreSQL: the job, the run and both edge sets in one statement (one
+    round trip instead of four; each costs more than the statement's work).
+    Returns the job's and the run's pk."""
+    edges = _edges(parsed, datasets)
+    params = _job_and_run_params(parsed, now)
+    params["directions"] = [direction for _, direction in edges]
+    params["dataset_ids"] = [dataset_id for dataset_id, _ in edges]
+    cursor.execute(_job_run_and_edges_sql(), params)
+    return cursor.fetchone()
+
+
+def _upsert_job_and_run(parsed: ParsedEvent, now: datetime) -> tuple[int, int]:
+    """Elsewhere (SQLite): the job, then the run."""
+    params = _job_and_run_params(parsed, now)
     with connection.cursor() as cursor:
-        cursor.execute(_run_sql(job_from_cte=False), _run_params(parsed, now, job_id=job_id))
-        return cursor.fetchone()[0]
+        cursor.execute(_job_sql(), params)
+        params["job_id"] = cursor.fetchone()[0]
+        cursor.execute(_run_sql(job_from_cte=False), params)
+        return params["job_id"], cursor.fetchone()[0]
 
 
 def _edges(parsed: ParsedEvent, datasets: dict) -> list[tuple[int, str]]:

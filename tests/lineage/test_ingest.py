@@ -162,6 +162,26 @@ def test_a_revoked_token_is_a_401_saying_it_was_revoked(client, owner_team):
     assert "revoked" in response.json()["detail"]
 
 
+def test_a_refused_token_stores_nothing_though_its_check_travels_with_the_first_insert(client, owner, owner_team, owner_token):
+    token, revoked = ApiToken.issue("old", team=owner_team)
+    token.revoke()
+    assert post(client, run_event(outputs=["mart.orders"]), revoked).status_code == 401
+    owner.is_active = False
+    owner.save()
+    assert post(client, run_event(outputs=["mart.orders"]), owner_token[1]).status_code == 401
+    assert counts() == dict.fromkeys(counts(), 0)
+    assert not AuditEvent.objects.filter(action="dataset.first_seen").exists()
+
+
+def test_a_bad_token_is_reported_before_a_bad_body(client, owner_team, read_only_secret):
+    token, revoked = ApiToken.issue("old", team=owner_team)
+    token.revoke()
+    invalid = {"eventType": "START"}
+    assert post(client, invalid, "dr_nonsense").json()["code"] == "token_invalid"
+    assert post(client, invalid, revoked).json()["code"] == "token_revoked"
+    assert post(client, invalid, read_only_secret).status_code == 403
+
+
 def test_a_token_that_may_not_write_lineage_is_a_403(client, read_only_secret):
     response = post(client, run_event(outputs=["mart.orders"]), read_only_secret)
     assert response.status_code == 403 and response.json()["code"] == "token_cannot_write_lineage"
