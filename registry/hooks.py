@@ -98,3 +98,16 @@ def dataset_flag(name: str, sql: str) -> None:
 
 def dataset_flags() -> dict[str, str]:
     return dict(_dataset_flags)
+
+
+_hot_paths: dict[str, tuple[str, ...]] = {}
+
+
+def hot_path(url_name: str, methods: tuple[str, ...] = ("POST",)) -> None:
+    """Serve the named URL's `methods` through registry.middleware.HotPathMiddleware:
+    straight to the view, skipping the rest of the middleware (see there)."""
+    _hot_paths[url_name] = tuple(methods)
+
+
+def hot_paths() -> dict[str, tuple[str, ...]]:
+    return dict(_hot_paths)

@@ -316,3 +316,22 @@ def test_the_statements_per_event_do_not_grow_with_its_datasets(django_assert_nu
         store_event(small)
     with django_assert_num_queries(4):
         store_event(big)
+
+
+def test_posted_events_skip_the_page_middleware_while_reading_the_graph_does_not(client, lineage_secret, owner):
+    from prometheus_client import REGISTRY
+
+    def requests_seen() -> float:
+        return REGISTRY.get_sample_value("django_http_requests_before_middlewares_total") or 0.0
+
+    before = requests_seen()
+    for path in ("/api/v1/lineage", "/api/v1/lineage/batch"):
+        event = run_event(outputs=["mart.orders"])
+        response = post(client, [event] if path.endswith("batch") else event, lineage_secret, path=path)
+        assert response.status_code == 201
+        assert "X-Frame-Options" not in response and response["X-Content-Type-Options"] == "nosniff"
+        assert response.resolver_match.url_name in ("api-lineage", "api-lineage-batch")
+    assert requests_seen() == before + 2  # still counted by Prometheus
+    client.force_login(owner)
+    graph = client.get("/api/v1/lineage", {"nodeId": f"dataset:{WAREHOUSE}:mart.orders"})
+    assert graph.status_code == 200 and graph["X-Frame-Options"] == "DENY"
