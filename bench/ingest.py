@@ -1,11 +1,13 @@
-"""Ingest throughput: the app under gunicorn vs the same rows written straight
-into PostgreSQL with psycopg.
+"""Ingest throughput: the app under its production server vs the same rows
+written straight into PostgreSQL with psycopg.
 
-    python bench/ingest.py [--clients 32] [--seconds 20] [--rounds 4] [--workers 2] [--threads 32]
+    python bench/ingest.py [--clients 32] [--seconds 20] [--rounds 4]
+                           [--server granian|gunicorn] [--workers 2] [--threads 8]
 
 1. Creates a scratch database (BENCH_DATABASE_URL, default
    postgres://postgres@127.0.0.1:5432/reg_lineage_bench), migrates it, issues a
-   lineage token, and starts gunicorn (gthread workers) on a free port.
+   lineage token, and starts the production server on a free port: granian
+   (WSGI, as in the Dockerfile) or, for comparison, gunicorn (gthread workers).
 2. `--clients` concurrent clients (threads spread over a few processes, each
    with a keep-alive connection) POST realistic RunEvents for `--seconds`: a
    START and a COMPLETE per run, 2 inputs, 1 output with the schema and
@@ -15,10 +17,12 @@ into PostgreSQL with psycopg.
    psycopg, from the same number of connections, one transaction per event,
    with the statements the app sends (raw event + dataset look-up, job + run +
    edges, and on a COMPLETE the freshness row of the output; the app's token
-   check is not a row written, so the writer leaves it out). Steps 2 and 4 alternate in `--rounds` slices so that load from other
-   processes on a shared machine falls on both alike.
+   check is not a row written, so the writer leaves it out). Steps 2 and 4 alternate
+   in `--rounds` slices so that load from other processes on a shared machine
+   falls on both alike.
 
-Prints a human summary, then one JSON line (last):
+Prints a human summary with the CPU each side used per event (app server,
+PostgreSQL, load generators; Linux), then one JSON line (last):
 {"clients", "events_per_s", "p50_ms", "p99_ms", "errors", "lost",
  "db_direct_events_per_s", "ratio"}
 """
@@ -354,7 +358,7 @@ def wait_until_up(port: int, proc: subprocess.Popen, timeout: float = 30) -> Non
     deadline = time.time() + timeout
     while time.time() < deadline:
         if proc.poll() is not None:
-            raise SystemExit(f"gunicorn exited with {proc.returncode}")
+            raise SystemExit(f"the server exited with {proc.returncode}")
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
             conn.request("GET", "/healthz")
@@ -362,7 +366,7 @@ def wait_until_up(port: int, proc: subprocess.Popen, timeout: float = 30) -> Non
                 return
         except OSError:
             time.sleep(0.2)
-    raise SystemExit("gunicorn did not answer /healthz in time")
+    raise SystemExit("the server did not answer /healthz in time")
 
 
 def main() -> None:
@@ -372,9 +376,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4,
                         help="alternate app and psycopg slices this many times, so load from other processes "
                              "on a shared machine falls on both alike (default 4)")
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (one per core)")
-    parser.add_argument("--threads", type=int, default=32, help="threads per gunicorn worker (gthread); as many as clients, so a worker never queues a kept-alive connection")
-    parser.add_argument("--server", choices=["gunicorn", "granian"], default="gunicorn")
+    parser.add_argument("--server", choices=["granian", "gunicorn"], default="granian",
+                        help="granian (production, see the Dockerfile) or gunicorn with gthread workers")
+    parser.add_argument("--workers", type=int, default=2, help="server worker processes (default 2: one per core)")
+    parser.add_argument("--threads", type=int, default=8, help="threads per worker (granian blocking threads, "
+                        "gunicorn gthread threads); default 8")
     args = parser.parse_args()
 
     url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/reg_lineage_bench")
@@ -391,19 +397,19 @@ def main() -> None:
         command = [sys.executable, "-m", "gunicorn", "registry.wsgi:application", "--bind", f"127.0.0.1:{port}",
                    "--worker-class", "gthread", "--workers", str(args.workers), "--threads", str(args.threads),
                    "--backlog", "2048", "--keep-alive", "30", "--log-level", "warning"]
-    gunicorn = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
+    server = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
     slice_seconds = args.seconds / args.rounds
     app = {"latencies": [], "acked": [], "errors": [], "elapsed": 0.0, "client_cpu": 0.0, "server_cpu": 0.0, "db_cpu": 0.0}
     direct = {"events": 0, "elapsed": 0.0, "client_cpu": 0.0, "db_cpu": 0.0}
     database = urlsplit(plain_url(url)).path.lstrip("/")
     try:
-        wait_until_up(port, gunicorn)
-        print(f"gunicorn on :{port} ({args.workers} workers × {args.threads} threads); {args.clients} clients; "
+        wait_until_up(port, server)
+        print(f"{args.server} on :{port} ({args.workers} workers × {args.threads} threads); {args.clients} clients; "
               f"{args.rounds} rounds of {slice_seconds:.1f}s through the app, then straight into PostgreSQL", flush=True)
         for round_no in range(1, args.rounds + 1):
-            server_before, db_before = group_cpu(gunicorn.pid), backends_cpu(database)
+            server_before, db_before = group_cpu(server.pid), backends_cpu(database)
             part = through_the_app(port, secret, args.clients, slice_seconds)
-            app["server_cpu"] += group_cpu(gunicorn.pid) - server_before
+            app["server_cpu"] += group_cpu(server.pid) - server_before
             app["db_cpu"] += backends_cpu(database) - db_before
             for key in ("latencies", "acked", "errors"):
                 app[key].extend(part[key])
@@ -415,8 +421,8 @@ def main() -> None:
             print(f"  round {round_no}: app {len(part['acked']) / part['elapsed']:.0f}/s, "
                   f"psycopg {part_direct['events'] / part_direct['elapsed']:.0f}/s", flush=True)
     finally:
-        os.killpg(gunicorn.pid, signal.SIGTERM)
-        gunicorn.wait(timeout=30)
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
 
     with psycopg.connect(plain_url(url)) as conn:
         stored = set(conn.execute("SELECT run_uuid::text, event_type FROM lineage_runevent").fetchall())
