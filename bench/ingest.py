@@ -2,7 +2,7 @@
 written straight into PostgreSQL with psycopg.
 
     python bench/ingest.py [--clients 32] [--seconds 20] [--rounds 4]
-                           [--server granian|gunicorn] [--workers 2] [--threads 8]
+                           [--warmup 3] [--server granian|gunicorn] [--workers 2] [--threads 8]
 
 1. Creates a scratch database (BENCH_DATABASE_URL, default
    postgres://postgres@127.0.0.1:5432/reg_lineage_bench), migrates it, issues a
@@ -11,7 +11,8 @@ written straight into PostgreSQL with psycopg.
 2. `--clients` concurrent clients (threads spread over a few processes, each
    with a keep-alive connection) POST realistic RunEvents for `--seconds`: a
    START and a COMPLETE per run, 2 inputs, 1 output with the schema and
-   outputStatistics facets, over a pool of 300 datasets.
+   outputStatistics facets, over a pool of 300 datasets, after `--warmup`
+   seconds that are not counted (the first events create the datasets).
 3. Counts acknowledged (201) events missing from the database (`lost`), at the end.
 4. Writes the same rows for the same time straight into PostgreSQL with
    psycopg, from the same number of connections, one transaction per event,
@@ -376,6 +377,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4,
                         help="alternate app and psycopg slices this many times, so load from other processes "
                              "on a shared machine falls on both alike (default 4)")
+    parser.add_argument("--warmup", type=float, default=3, help="seconds of each side run first and not counted")
     parser.add_argument("--server", choices=["granian", "gunicorn"], default="granian",
                         help="granian (production, see the Dockerfile) or gunicorn with gthread workers")
     parser.add_argument("--workers", type=int, default=2, help="server worker processes (default 2: one per core)")
@@ -406,6 +408,11 @@ def main() -> None:
         wait_until_up(port, server)
         print(f"{args.server} on :{port} ({args.workers} workers × {args.threads} threads); {args.clients} clients; "
               f"{args.rounds} rounds of {slice_seconds:.1f}s through the app, then straight into PostgreSQL", flush=True)
+        if args.warmup > 0:
+            # Not counted: the first events create the datasets, their freshness
+            # rows and each connection's prepared statements.
+            through_the_app(port, secret, args.clients, args.warmup)
+            straight_into_postgres(plain_url(url), args.clients, args.warmup)
         for round_no in range(1, args.rounds + 1):
             server_before, db_before = group_cpu(server.pid), backends_cpu(database)
             part = through_the_app(port, secret, args.clients, slice_seconds)
