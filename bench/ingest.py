@@ -36,8 +36,10 @@ import http.client
 import json
 import multiprocessing as mp
 import os
+import queue
 import random
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -88,51 +90,13 @@ def make_events(rng: random.Random, client: int, seq: int) -> list[dict]:
     return events
 
 
-# --- phase 1: through the app -------------------------------------------------------
+# --- the load: processes of client threads, events built before the clock starts ---------
 
-def _http_worker(port: int, secret: str, threads: int, first_client: int, deadline: float, out: mp.Queue) -> None:
-    latencies: list[float] = []
-    acked: list[tuple[str, str]] = []
-    errors: list[str] = []
-    lock = threading.Lock()
-
-    def client(index: int) -> None:
-        rng = random.Random(index)
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {secret}"}
-        seq = 0
-        mine_lat, mine_ack, mine_err = [], [], []
-        while time.time() < deadline:
-            for event in make_events(rng, index, seq):
-                body = json.dumps(event)
-                started = time.perf_counter()
-                try:
-                    conn.request("POST", "/api/v1/lineage", body, headers)
-                    response = conn.getresponse()
-                    response.read()
-                    status = response.status
-                except (OSError, http.client.HTTPException) as exc:
-                    conn.close()
-                    mine_err.append(type(exc).__name__)
-                    continue
-                mine_lat.append((time.perf_counter() - started) * 1000)
-                if status == 201:
-                    mine_ack.append((event["run"]["runId"], event["eventType"]))
-                else:
-                    mine_err.append(str(status))
-            seq += 1
-        conn.close()
-        with lock:
-            latencies.extend(mine_lat)
-            acked.extend(mine_ack)
-            errors.extend(mine_err)
-
-    pool = [threading.Thread(target=client, args=(first_client + i,)) for i in range(threads)]
-    for t in pool:
-        t.start()
-    for t in pool:
-        t.join()
-    out.put((latencies, acked, errors, time.process_time()))
+def _events_for(index: int, seconds: float, seed: int) -> list[dict]:
+    """More events than one client sends in `seconds` (at most 150 a second),
+    built before the slice starts so that building them costs neither side."""
+    rng = random.Random(seed + index)
+    return [e for seq in range(max(2, int(seconds * 75))) for e in make_events(rng, index, seq)]
 
 
 def _spread(clients: int) -> list[int]:
@@ -140,69 +104,174 @@ def _spread(clients: int) -> list[int]:
     return [clients // processes + (1 if i < clients % processes else 0) for i in range(processes)]
 
 
-def through_the_app(port: int, secret: str, clients: int, seconds: float) -> dict:
-    queue: mp.Queue = mp.Queue()
-    deadline = time.time() + seconds
+def _load(worker, args: tuple, clients: int, seconds: float) -> tuple[list, float]:
+    """Run `worker(*args, threads, first_client, seconds, ready, go, out)` in a few
+    processes; the clock starts once every process has built its events."""
+    ready, out = mp.Queue(), mp.Queue()
+    go = mp.Event()
     procs, first = [], 0
     for threads in _spread(clients):
-        p = mp.Process(target=_http_worker, args=(port, secret, threads, first, deadline, queue))
+        p = mp.Process(target=worker, args=(*args, threads, first, seconds, ready, go, out))
         p.start()
         procs.append(p)
         first += threads
+    for _ in procs:
+        try:
+            ready.get(timeout=120)
+        except queue.Empty:
+            raise SystemExit("a load process died before starting; see its traceback above") from None
     started = time.time()
-    results = [queue.get() for _ in procs]
+    go.set()
+    try:
+        results = [out.get(timeout=seconds + 120) for _ in procs]
+    except queue.Empty:
+        raise SystemExit("a load process died; see its traceback above") from None
     elapsed = max(time.time() - started, seconds)
     for p in procs:
         p.join()
-    latencies = [x for r in results for x in r[0]]
-    acked = [x for r in results for x in r[1]]
-    errors = [x for r in results for x in r[2]]
-    return {"latencies": latencies, "acked": acked, "errors": errors, "elapsed": elapsed,
-            "client_cpu": sum(r[3] for r in results)}
+    return results, elapsed
 
 
-# --- phase 2: straight into PostgreSQL -------------------------------------------------
+def _in_threads(client, threads: int, first_client: int, seconds: float, seed: int, ready: mp.Queue,
+                go: mp.Event) -> tuple[list, float]:
+    """Build each thread's events, wait for the start, run `client(index, events, deadline)`
+    in every thread; returns their results and the CPU this process used meanwhile."""
+    events = {first_client + i: _events_for(first_client + i, seconds, seed) for i in range(threads)}
+    ready.put(True)
+    go.wait()
+    cpu_before, deadline = time.process_time(), time.time() + seconds
+    results: list = [None] * threads
 
-def _direct_worker(url: str, threads: int, first_client: int, deadline: float, out: mp.Queue) -> None:
-    counts = []
-    backend_cpu = []
-    lock = threading.Lock()
+    def run(i: int) -> None:
+        try:
+            results[i] = client(first_client + i, events[first_client + i], deadline)
+        except Exception as exc:  # noqa: BLE001 - report it, don't hang the run
+            results[i] = exc
 
-    def writer(index: int) -> None:
-        rng = random.Random(10_000 + index)
-        n = 0
-        seq = 0
-        with psycopg.connect(url) as conn:
-            while time.time() < deadline:
-                for event in make_events(rng, index, seq):
-                    with conn.transaction():
-                        write_event(conn, event)
-                    n += 1
-                seq += 1
-            # The connection's server process lives as long as it: read its CPU before closing.
-            used = process_cpu(conn.info.backend_pid)
-        with lock:
-            counts.append(n)
-            backend_cpu.append(used)
-
-    pool = [threading.Thread(target=writer, args=(first_client + i,)) for i in range(threads)]
+    pool = [threading.Thread(target=run, args=(i,)) for i in range(threads)]
     for t in pool:
         t.start()
     for t in pool:
         t.join()
-    out.put((sum(counts), time.process_time(), sum(backend_cpu)))
+    failed = [r for r in results if isinstance(r, Exception)]
+    if failed:
+        raise SystemExit(f"a client failed: {failed[0]!r}")
+    return results, time.process_time() - cpu_before
 
 
-DATASET_COLUMNS = ("t.id, t.namespace, t.name, t.description, t.owner_team_id, t.owner_id, t.compatibility_mode, "
-                   "t.created_at")
+# --- phase 1: through the app -------------------------------------------------------
+
+class KeepAlive:
+    """A minimal HTTP/1.1 client on one kept-alive connection: the request's bytes
+    are built ahead, so the load generator takes as little of the shared CPU as it
+    can (http.client took about 0.3 ms a request)."""
+
+    def __init__(self, port: int):
+        self.port, self.sock, self.buffer = port, None, b""
+
+    def send(self, request: bytes) -> int:
+        if self.sock is None:
+            self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=30)
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.buffer = b""
+        self.sock.sendall(request)
+        while b"\r\n\r\n" not in self.buffer:
+            self.buffer += self._recv()
+        head, _, rest = self.buffer.partition(b"\r\n\r\n")
+        fields = dict(line.lower().split(b":", 1) for line in head.split(b"\r\n")[1:])
+        if fields.get(b"transfer-encoding", b"").strip() == b"chunked":
+            while b"0\r\n\r\n" not in rest:
+                rest += self._recv()
+            self.buffer = rest[rest.index(b"0\r\n\r\n") + 5:]
+        else:
+            length = int(fields.get(b"content-length", 0))
+            while len(rest) < length:
+                rest += self._recv()
+            self.buffer = rest[length:]
+        if fields.get(b"connection", b"").strip() == b"close":
+            self.close()
+        return int(head[9:12])
+
+    def _recv(self) -> bytes:
+        chunk = self.sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("the server closed the connection")
+        return chunk
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+
+def _http_worker(port: int, secret: str, threads: int, first_client: int, seconds: float, ready: mp.Queue,
+                 go: mp.Event, out: mp.Queue) -> None:
+    head = (f"POST /api/v1/lineage HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+            f"Authorization: Bearer {secret}\r\nContent-Length: ")
+
+    def client(index: int, events: list[dict], deadline: float) -> tuple[list, list, list]:
+        requests = [(head + f"{len(body)}\r\n\r\n").encode() + body
+                    for body in (json.dumps(e).encode() for e in events)]
+        conn = KeepAlive(port)
+        latencies, acked, errors = [], [], []
+        for event, request in zip(events, requests, strict=True):
+            if time.time() >= deadline:
+                break
+            started = time.perf_counter()
+            try:
+                status = conn.send(request)
+            except OSError as exc:
+                conn.close()
+                errors.append(type(exc).__name__)
+                continue
+            latencies.append((time.perf_counter() - started) * 1000)
+            if status == 201:
+                acked.append((event["run"]["runId"], event["eventType"]))
+            else:
+                errors.append(str(status))
+        conn.close()
+        return latencies, acked, errors
+
+    results, cpu = _in_threads(client, threads, first_client, seconds, 0, ready, go)
+    out.put(([x for r in results for x in r[0]], [x for r in results for x in r[1]], [x for r in results for x in r[2]], cpu))
+
+
+def through_the_app(port: int, secret: str, clients: int, seconds: float) -> dict:
+    results, elapsed = _load(_http_worker, (port, secret), clients, seconds)
+    return {"latencies": [x for r in results for x in r[0]], "acked": [x for r in results for x in r[1]],
+            "errors": [x for r in results for x in r[2]], "elapsed": elapsed, "client_cpu": sum(r[3] for r in results)}
+
+
+# --- phase 2: straight into PostgreSQL -------------------------------------------------
+
+def _direct_worker(url: str, freshness_sql: str, threads: int, first_client: int, seconds: float, ready: mp.Queue, go: mp.Event,
+                   out: mp.Queue) -> None:
+    def writer(index: int, events: list[dict], deadline: float) -> tuple[int, float]:
+        n = 0
+        with psycopg.connect(url) as conn:
+            for event in events:
+                if time.time() >= deadline:
+                    break
+                with conn.transaction():
+                    write_event(conn, event, freshness_sql)
+                n += 1
+            # The connection's server process lives as long as it: read its CPU before closing.
+            return n, process_cpu(conn.info.backend_pid)
+
+    results, cpu = _in_threads(writer, threads, first_client, seconds, 10_000, ready, go)
+    out.put((sum(r[0] for r in results), cpu, sum(r[1] for r in results)))
+
+
+DATASET_COLUMNS = "t.id, t.namespace, t.name"
 RANKS = "WHEN 'NEW' THEN 0 WHEN 'START' THEN 1 WHEN 'RUNNING' THEN 2 WHEN 'COMPLETE' THEN 3 WHEN 'FAIL' THEN 3 WHEN 'ABORT' THEN 3"
 
 
-def write_event(conn: psycopg.Connection, event: dict) -> None:
+def write_event(conn: psycopg.Connection, event: dict, freshness_sql: str) -> None:
     """The rows the app writes for one event, with the statements it sends on
     PostgreSQL, prepared as it prepares them: raw event + dataset look-up,
     missing datasets (rarely), job + run + edges as one statement, and on a
-    COMPLETE the freshness row of each output."""
+    COMPLETE the freshness row of each output with the app's own statement
+    (`freshness_sql`, read from the app)."""
     now = datetime.now(UTC)
     checksum = hashlib.sha256(json.dumps(event, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     run_id = event["run"]["runId"]
@@ -270,36 +339,13 @@ def write_event(conn: psycopg.Connection, event: dict) -> None:
         # The freshness row of each output (freshness.evaluation._record_routine_write).
         for d in event["outputs"]:
             stats = (d.get("outputFacets") or {}).get("outputStatistics") or {}
-            conn.execute(FRESHNESS_WRITE, {"id": found[(d["namespace"], d["name"])], "at": min(event_time, now),
+            conn.execute(freshness_sql, {"id": found[(d["namespace"], d["name"])], "at": min(event_time, now),
                                            "now": now, "rows": stats.get("rowCount")}, prepare=True).fetchone()
 
 
-FRESHNESS_WRITE = """
-    UPDATE freshness_datasetfreshness AS f
-       SET last_write_at = %(at)s,
-           next_check_at = freshness_deadline(f.status, f.max_age, f.warn_after, %(at)s),
-           evaluated_at = %(now)s
-     WHERE f.dataset_id = %(id)s
-       AND f.last_write_at < %(at)s
-       AND (%(rows)s::bigint IS NULL OR %(rows)s::bigint > 0 OR f.empty_write_counts)
-       AND f.status = freshness_status(f.max_age, f.warn_after, %(at)s, %(now)s)
-    RETURNING f.next_check_at, f.task_eta"""
 
-
-def straight_into_postgres(url: str, clients: int, seconds: float) -> dict:
-    queue: mp.Queue = mp.Queue()
-    deadline = time.time() + seconds
-    procs, first = [], 0
-    for threads in _spread(clients):
-        p = mp.Process(target=_direct_worker, args=(url, threads, first, deadline, queue))
-        p.start()
-        procs.append(p)
-        first += threads
-    started = time.time()
-    results = [queue.get() for _ in procs]
-    elapsed = max(time.time() - started, seconds)
-    for p in procs:
-        p.join()
+def straight_into_postgres(url: str, freshness_sql: str, clients: int, seconds: float) -> dict:
+    results, elapsed = _load(_direct_worker, (url, freshness_sql), clients, seconds)
     return {"events": sum(r[0] for r in results), "elapsed": elapsed, "client_cpu": sum(r[1] for r in results),
             "db_cpu": sum(r[2] for r in results)}
 
@@ -346,13 +392,17 @@ def backends_cpu(database: str) -> float:
 
 # --- the run ----------------------------------------------------------------------------
 
-def issue_token(env: dict) -> str:
-    code = ("from registry.models import ApiToken, Team\n"
+def from_the_app(env: dict) -> tuple[str, str]:
+    """A lineage token for the clients, and the app's freshness statement for the writer."""
+    code = ("import json\n"
+            "from freshness.evaluation import _ROUTINE_WRITE_SQL\n"
+            "from registry.models import ApiToken, Team\n"
             "team, _ = Team.objects.get_or_create(slug='pipelines', defaults={'name': 'Pipelines'})\n"
-            "print(ApiToken.issue('bench', team=team)[1])")
+            "print(json.dumps([ApiToken.issue('bench', team=team)[1], _ROUTINE_WRITE_SQL]))")
     out = subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT, env=env, check=True,
                          capture_output=True, text=True)
-    return out.stdout.strip().splitlines()[-1]
+    secret, freshness_sql = json.loads(out.stdout.strip().splitlines()[-1])
+    return secret, freshness_sql
 
 
 def wait_until_up(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
@@ -389,7 +439,7 @@ def main() -> None:
     print(f"Preparing {plain_url(url)} …", flush=True)
     fresh_database(plain_url(url))
     env = django_env(plain_url(url) + "?conn_max_age=600")
-    secret = issue_token(env)
+    secret, freshness_sql = from_the_app(env)
     port = free_port()
     if args.server == "granian":
         command = [sys.executable, "-m", "granian", "--interface", "wsgi", "registry.wsgi:application",
@@ -412,7 +462,7 @@ def main() -> None:
             # Not counted: the first events create the datasets, their freshness
             # rows and each connection's prepared statements.
             through_the_app(port, secret, args.clients, args.warmup)
-            straight_into_postgres(plain_url(url), args.clients, args.warmup)
+            straight_into_postgres(plain_url(url), freshness_sql, args.clients, args.warmup)
         for round_no in range(1, args.rounds + 1):
             server_before, db_before = group_cpu(server.pid), backends_cpu(database)
             part = through_the_app(port, secret, args.clients, slice_seconds)
@@ -422,7 +472,7 @@ def main() -> None:
                 app[key].extend(part[key])
             for key in ("elapsed", "client_cpu"):
                 app[key] += part[key]
-            part_direct = straight_into_postgres(plain_url(url), args.clients, slice_seconds)
+            part_direct = straight_into_postgres(plain_url(url), freshness_sql, args.clients, slice_seconds)
             for key in ("events", "elapsed", "client_cpu", "db_cpu"):
                 direct[key] += part_direct[key]
             print(f"  round {round_no}: app {len(part['acked']) / part['elapsed']:.0f}/s, "

@@ -251,31 +251,50 @@ def record_write(dataset: Dataset, *, at: datetime, row_count: int | None,
 
 
 def _record_routine_write(dataset_id: int, at: datetime, row_count: int | None, now: datetime) -> bool:
-    """The common write, in one statement: a newer, counting write that leaves the
-    status as it is (fresh stays fresh). It runs on every ingested COMPLETE event,
-    so it must cost the ingest as little as possible. Anything else (no row yet, an
-    empty or late write, a status change) returns False for the full path."""
-    table = DatasetFreshness._meta.db_table
-    # Prepared, like the ingest's own statements: planning it costs more than running it.
+    """The common writes, in one statement: a newer, counting write that leaves the
+    status as it is (fresh stays fresh), and a counting write older than the last
+    one (late: it changes nothing). It runs on every ingested COMPLETE event, so it
+    must cost the ingest as little as possible. Anything else (no row yet, an
+    empty write, a status change) returns False for the full path."""
     with prepared_cursor() as cursor:
-        cursor.execute(f"""
-            UPDATE {table} AS f
-               SET last_write_at = %(at)s,
-                   next_check_at = freshness_deadline(f.status, f.max_age, f.warn_after, %(at)s),
-                   evaluated_at = %(now)s
-             WHERE f.dataset_id = %(id)s
-               AND f.last_write_at < %(at)s
-               AND (%(rows)s::bigint IS NULL OR %(rows)s::bigint > 0 OR f.empty_write_counts)
-               AND f.status = freshness_status(f.max_age, f.warn_after, %(at)s, %(now)s)
-            RETURNING f.next_check_at, f.task_eta""", {"id": dataset_id, "at": at, "now": now, "rows": row_count})
+        cursor.execute(_ROUTINE_WRITE_SQL, {"id": dataset_id, "at": at, "now": now, "rows": row_count})
         found = cursor.fetchone()
     if found is None:
         return False
-    next_check_at, task_eta = found
+    late, next_check_at, task_eta, updated = found
+    if late:
+        return True
+    if not updated:
+        return False
     if (next_check_at is not None and task_eta != next_check_at
             and next_check_at <= now + settings.FRESHNESS_ETA_HORIZON):
         schedule_deadline_tasks(now, dataset_ids=[dataset_id])
     return True
+
+
+# Prepared, like the ingest's own statements: planning it costs more than running it.
+# `late` is read from the statement's snapshot: last_write_at only moves forward,
+# so a write older than a committed one stays older.
+_ROUTINE_WRITE_SQL = f"""
+    WITH counts AS (SELECT (%(rows)s::bigint IS NULL OR %(rows)s::bigint > 0) AS counted),
+    cur AS (
+        SELECT f.last_write_at >= %(at)s AND (counts.counted OR f.empty_write_counts) AS late
+          FROM {DatasetFreshness._meta.db_table} AS f, counts
+         WHERE f.dataset_id = %(id)s
+    ),
+    upd AS (
+        UPDATE {DatasetFreshness._meta.db_table} AS f
+           SET last_write_at = %(at)s,
+               next_check_at = freshness_deadline(f.status, f.max_age, f.warn_after, %(at)s),
+               evaluated_at = %(now)s
+          FROM counts
+         WHERE f.dataset_id = %(id)s
+           AND f.last_write_at < %(at)s
+           AND (counts.counted OR f.empty_write_counts)
+           AND f.status = freshness_status(f.max_age, f.warn_after, %(at)s, %(now)s)
+        RETURNING f.next_check_at, f.task_eta, true AS updated
+    )
+    SELECT COALESCE(cur.late, false), upd.next_check_at, upd.task_eta, upd.updated FROM cur LEFT JOIN upd ON true"""
 
 
 def can_edit_slo(user, dataset: Dataset) -> bool:

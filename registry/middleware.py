@@ -34,6 +34,9 @@ class HotPathMiddleware:
         view, match = route
         request.resolver_match = match
         response = view(request)
+        # What CommonMiddleware and SecurityMiddleware would have added.
+        if not response.streaming and "Content-Length" not in response:
+            response.headers["Content-Length"] = str(len(response.content))
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         return response
 

@@ -79,10 +79,19 @@ def test_a_run_that_did_not_complete_refreshes_nothing(dataset, six_hour_slo, cl
     assert DatasetFreshness.objects.get(dataset=dataset).status == FreshnessStatus.UNKNOWN
 
 
-def test_an_older_event_arriving_late_does_not_move_the_last_write_back(dataset, six_hour_slo, clock):
+def test_an_older_event_arriving_late_does_not_move_the_last_write_back(dataset, six_hour_slo, clock,
+                                                                       django_assert_num_queries):
     announce_write(dataset, at=T0)
-    announce_write(dataset, at=T0 - 2 * HOUR)
+    with django_assert_num_queries(1):  # found late by the routine statement itself
+        announce_write(dataset, at=T0 - 2 * HOUR)
     assert DatasetFreshness.objects.get(dataset=dataset).last_write_at == T0
+
+
+def test_a_late_empty_write_still_takes_the_full_path_to_be_remembered(dataset, six_hour_slo, clock):
+    announce_write(dataset, at=T0)
+    record_write(dataset, at=T0 - HOUR, row_count=0)
+    row = DatasetFreshness.objects.get(dataset=dataset)
+    assert (row.last_write_at, row.last_empty_write_at) == (T0, T0 - HOUR)
 
 
 def test_a_producer_clock_ahead_of_ours_buys_no_future_freshness(dataset, six_hour_slo, clock):

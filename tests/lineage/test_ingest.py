@@ -330,6 +330,7 @@ def test_posted_events_skip_the_page_middleware_while_reading_the_graph_does_not
         response = post(client, [event] if path.endswith("batch") else event, lineage_secret, path=path)
         assert response.status_code == 201
         assert "X-Frame-Options" not in response and response["X-Content-Type-Options"] == "nosniff"
+        assert response["Content-Length"] == str(len(response.content))
         assert response.resolver_match.url_name in ("api-lineage", "api-lineage-batch")
     assert requests_seen() == before + 2  # still counted by Prometheus
     client.force_login(owner)
