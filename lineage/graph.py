@@ -132,7 +132,8 @@ class Graph:
                 datasets[dataset_pk]["outEdges"].append(jobs[job_pk])
             else:
                 jobs[job_pk]["outEdges"].append(datasets[dataset_pk])
-        nodes = sorted([*datasets.values(), *jobs.values()], key=_BY_ID)
+        nodes = [*datasets.values(), *jobs.values()]
+        nodes.sort(key=_BY_ID)
         for node in nodes:
             destinations = node["outEdges"]
             if destinations:
