@@ -16,7 +16,8 @@ trying every split against the stored names.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from functools import cached_property
+from operator import itemgetter
 from typing import Any, NamedTuple
 from uuid import UUID
 
@@ -45,7 +46,7 @@ class NodeNotFound(LookupError):
 
 
 class Node(NamedTuple):
-    # A tuple, not a dataclass: graphs build hundreds per request.
+    # A tuple, not a dataclass: a drawing builds hundreds.
     kind: str  # "dataset" | "job"
     pk: int
     namespace: str
@@ -56,38 +57,95 @@ class Node(NamedTuple):
         return f"{self.kind}:{self.namespace}:{self.name}"
 
 
-@dataclass
 class Graph:
-    start: Node | None
-    nodes: dict[tuple[str, int], Node] = field(default_factory=dict)
-    edges: list[tuple[int, int, str]] = field(default_factory=list)  # (job pk, dataset pk, "in"|"out")
-    extra: dict[tuple[str, int], dict] = field(default_factory=dict)
+    """A lineage neighbourhood, kept as the rows the walk returns:
+
+        ("d", pk, None, namespace, name, owner team slug)   a dataset
+        ("j", pk, None, namespace, name, None)              a job
+        ("in" | "out", job pk, dataset pk, None, None, None) an edge: the job reads | writes the dataset
+        ("s", pk, None, None, None, None)                   the start node (of kind `start_kind`)
+
+    The API turns these rows straight into Marquez's answer; `nodes`, `edges`
+    and `start`, which the drawing needs, are built from them on first use.
+    `extra` adds keys to a node's "data" (a run's state, for run graphs)."""
+
+    def __init__(self, rows: list[tuple], *, start_kind: str | None = None,
+                 extra: dict[tuple[str, int], dict] | None = None) -> None:
+        self.rows = rows
+        self.start_kind = start_kind
+        self.extra = extra or {}
+
+    @cached_property
+    def nodes(self) -> dict[tuple[str, int], Node]:
+        nodes = {}
+        for tag, pk, _ref, namespace, name, _team in self.rows:
+            kind = _KINDS.get(tag)
+            if kind:
+                nodes[(kind, pk)] = Node(kind, pk, namespace, name)
+        return nodes
+
+    @cached_property
+    def edges(self) -> list[tuple[int, int, str]]:
+        """(job pk, dataset pk, "in" | "out")"""
+        return [(pk, ref, tag) for tag, pk, ref, *_ in self.rows if tag in _DIRECTIONS]
+
+    @cached_property
+    def start(self) -> Node | None:
+        pk = next((row[1] for row in self.rows if row[0] == "s"), None)
+        return self.nodes.get((self.start_kind, pk)) if pk is not None else None
 
     def to_marquez(self) -> dict[str, Any]:
-        """{"graph": [{"id", "type", "data", "inEdges", "outEdges"}]}, sorted by id.
+        """{"graph": [{"id", "type", "data", "inEdges", "outEdges"}]}, sorted by
+        id, each node's edges sorted by origin then destination.
 
-        Built in one pass over sorted edges (so each node's edge lists come out
-        sorted): this runs for every graph request and is most of its Python."""
-        nodes, extra = self.nodes, self.extra
-        ids = {key: node.node_id for key, node in nodes.items()}
-        entries: dict[tuple[str, int], dict] = {}
-        for key, node in nodes.items():
-            data = {"namespace": node.namespace, "name": node.name, "id": {"namespace": node.namespace, "name": node.name}}
-            more = extra.get(key)
-            if more:
-                data.update(more)
-            entries[key] = {"id": ids[key], "type": _TYPES[node.kind], "data": data, "inEdges": [], "outEdges": []}
-        edges = []
-        for job_pk, dataset_pk, direction in self.edges:
-            job, dataset = ("job", job_pk), ("dataset", dataset_pk)
-            origin, destination = (dataset, job) if direction == "in" else (job, dataset)
-            edges.append((ids[origin], ids[destination], origin, destination))
-        edges.sort()
-        for origin_id, destination_id, origin, destination in edges:
-            edge = {"origin": origin_id, "destination": destination_id}
-            entries[origin]["outEdges"].append(edge)
-            entries[destination]["inEdges"].append(edge)
-        return {"graph": [entries[key] for key in sorted(entries, key=ids.__getitem__)]}
+        Built straight from the rows, with no objects in between: this runs for
+        every graph request and was most of its Python."""
+        datasets: dict[int, dict] = {}
+        jobs: dict[int, dict] = {}
+        links = []
+        for row in self.rows:
+            tag, pk, _ref, namespace, name, team = row
+            if tag == "d":
+                datasets[pk] = {
+                    "id": f"dataset:{namespace}:{name}", "type": "DATASET",
+                    "data": {"namespace": namespace, "name": name, "id": {"namespace": namespace, "name": name},
+                             "ownerTeam": team},
+                    "inEdges": [], "outEdges": [],
+                }
+            elif tag == "j":
+                jobs[pk] = {
+                    "id": f"job:{namespace}:{name}", "type": "JOB",
+                    "data": {"namespace": namespace, "name": name, "id": {"namespace": namespace, "name": name}},
+                    "inEdges": [], "outEdges": [],
+                }
+            elif tag == "in" or tag == "out":
+                links.append(row)
+        for (kind, pk), more in self.extra.items():
+            node = (datasets if kind == "dataset" else jobs).get(pk)
+            if node:
+                node["data"].update(more)
+        # Each outEdges list first collects the destination nodes. Visiting the
+        # origins in id order, each with its destinations in id order, then
+        # fills every inEdges list in order too, without sorting the edges.
+        for direction, job_pk, dataset_pk, _, _, _ in links:
+            if direction == "in":
+                datasets[dataset_pk]["outEdges"].append(jobs[job_pk])
+            else:
+                jobs[job_pk]["outEdges"].append(datasets[dataset_pk])
+        nodes = [*datasets.values(), *jobs.values()]
+        nodes.sort(key=_BY_ID)
+        for node in nodes:
+            destinations = node["outEdges"]
+            if destinations:
+                if len(destinations) > 1:
+                    destinations.sort(key=_BY_ID)
+                origin = node["id"]
+                edges = node["outEdges"] = []
+                for destination in destinations:
+                    edge = {"origin": origin, "destination": destination["id"]}
+                    edges.append(edge)
+                    destination["inEdges"].append(edge)
+        return {"graph": nodes}
 
     def columns(self) -> dict[tuple[str, int], int]:
         """Each node's signed distance from the start (upstream negative), for drawing."""
@@ -115,7 +173,9 @@ class Graph:
         return columns
 
 
-_TYPES = {"dataset": "DATASET", "job": "JOB"}
+_KINDS = {"d": "dataset", "j": "job"}
+_DIRECTIONS = ("in", "out")
+_BY_ID = itemgetter("id")
 
 
 # --- resolving a node id ---------------------------------------------------------
@@ -179,8 +239,8 @@ def _walk_sql(name: str, kind: str, depth_param: str, *, downstream: bool) -> tu
 
 
 def neighbourhood_sql(kind: str, direction: str, *, by_name: bool = False) -> str:
-    """One statement returning the start node's pk ('s'), then edge ('e'),
-    dataset ('d') and job ('j') rows of its neighbourhood.
+    """One statement returning the start node's pk, then the edge, dataset and
+    job rows of its neighbourhood, in the layout `Graph` keeps.
 
     Parameters: %(depth)s, and %(start)s (the start node's pk) or, with
     `by_name` (PostgreSQL), %(namespaces)s and %(names)s: the candidate splits
@@ -211,12 +271,12 @@ def neighbourhood_sql(kind: str, direction: str, *, by_name: bool = False) -> st
     ctes.append(f"jb(id) AS ({' UNION '.join(job_sets)})")
     return (
         f"WITH RECURSIVE {', '.join(ctes)} "
-        "SELECT 's', id, NULL, NULL, NULL FROM start "
-        f"UNION ALL SELECT 'e', e.job_id, CAST(e.dataset_id AS TEXT), e.direction, NULL FROM {EDGES} e "
+        "SELECT 's', id, NULL, NULL, NULL, NULL FROM start "
+        f"UNION ALL SELECT e.direction, e.job_id, e.dataset_id, NULL, NULL, NULL FROM {EDGES} e "
         "WHERE e.job_id IN (SELECT id FROM jb) AND e.dataset_id IN (SELECT id FROM ds) "
-        f"UNION ALL SELECT 'd', d.id, d.namespace, d.name, t.slug FROM {DATASETS} d "
+        f"UNION ALL SELECT 'd', d.id, NULL, d.namespace, d.name, t.slug FROM {DATASETS} d "
         "LEFT JOIN registry_team t ON t.id = d.owner_team_id WHERE d.id IN (SELECT id FROM ds) "
-        f"UNION ALL SELECT 'j', j.id, j.namespace, j.name, NULL FROM {JOBS} j WHERE j.id IN (SELECT id FROM jb)"
+        f"UNION ALL SELECT 'j', j.id, NULL, j.namespace, j.name, NULL FROM {JOBS} j WHERE j.id IN (SELECT id FROM jb)"
     )
 
 
@@ -247,42 +307,24 @@ def lineage_graph(node_id: str, *, depth: int | str | None = DEFAULT_DEPTH, dire
         rows = cursor.fetchall()
     if not rows:
         raise NodeNotFound(f"No {kind} with id {node_id!r} has been seen in lineage.")
-    return _graph_from_rows(kind, rows)
+    return Graph(rows, start_kind=kind)
 
 
 def graph_around(start: Node, *, depth: int, direction: str = "both") -> Graph:
     with _walk_cursor() as cursor:
         cursor.execute(neighbourhood_sql(start.kind, direction), {"start": start.pk, "depth": depth})
         rows = cursor.fetchall()
-    graph = _graph_from_rows(start.kind, rows)
-    # A start node that no longer exists is still the graph's one node.
-    graph.nodes.setdefault((start.kind, start.pk), start)
-    graph.start = graph.nodes[(start.kind, start.pk)]
-    return graph
+    tag = "d" if start.kind == "dataset" else "j"
+    if not any(row[0] == tag and row[1] == start.pk for row in rows):
+        # A start node that no longer exists is still the graph's one node.
+        rows.append((tag, start.pk, None, start.namespace, start.name, None))
+    return Graph(rows, start_kind=start.kind)
 
 
 def _walk_cursor():
     # Planning the recursive query costs about as much as running it on a
     # small neighbourhood: prepared, it is planned once per connection.
     return prepared_cursor()
-
-
-def _graph_from_rows(kind: str, rows: list[tuple]) -> Graph:
-    graph = Graph(start=None)
-    nodes, extra, edges = graph.nodes, graph.extra, graph.edges
-    start_pk = None
-    for tag, pk, a, b, c in rows:
-        if tag == "e":
-            edges.append((pk, int(a), b))
-        elif tag == "d":
-            nodes[("dataset", pk)] = Node("dataset", pk, a, b)
-            extra[("dataset", pk)] = {"ownerTeam": c}
-        elif tag == "j":
-            nodes[("job", pk)] = Node("job", pk, a, b)
-        else:
-            start_pk = pk
-    graph.start = nodes.get((kind, start_pk))
-    return graph
 
 
 def run_graph(run_id: str) -> Graph:
@@ -294,18 +336,16 @@ def run_graph(run_id: str) -> Graph:
     run = Run.objects.select_related("job").filter(run_uuid=run_uuid).first()
     if run is None:
         raise NodeNotFound(f"No run {run_id} has been seen in lineage.")
-    job = Node("job", run.job.pk, run.job.namespace, run.job.name)
-    graph = Graph(start=job)
-    graph.nodes[("job", job.pk)] = job
-    graph.extra[("job", job.pk)] = {
+    job = run.job
+    rows = [("s", job.pk, None, None, None, None), ("j", job.pk, None, job.namespace, job.name, None)]
+    extra = {("job", job.pk): {
         "run": {"runId": str(run.run_uuid), "state": run.state, "stateAt": run.state_at.isoformat(),
                 "startedAt": run.started_at.isoformat() if run.started_at else None,
                 "endedAt": run.ended_at.isoformat() if run.ended_at else None},
-    }
+    }}
     edges = RunDataset.objects.filter(run=run).values_list(
         "dataset_id", "direction", "dataset__namespace", "dataset__name", "dataset__owner_team__slug")
     for dataset_pk, direction, namespace, name, team in edges:
-        graph.nodes[("dataset", dataset_pk)] = Node("dataset", dataset_pk, namespace, name)
-        graph.extra[("dataset", dataset_pk)] = {"ownerTeam": team}
-        graph.edges.append((job.pk, dataset_pk, direction))
-    return graph
+        rows.append(("d", dataset_pk, None, namespace, name, team))
+        rows.append((direction, job.pk, dataset_pk, None, None, None))
+    return Graph(rows, start_kind="job", extra=extra)
