@@ -15,26 +15,33 @@ from __future__ import annotations
 from functools import cache
 
 from django.conf import settings
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 
 _PREPARE_THRESHOLD = 5
 
 
+@cache
+def on_postgresql() -> bool:
+    """Whether the database is PostgreSQL (asked once: the ingest asks per value)."""
+    return connection.vendor == "postgresql"
+
+
 def use_prepared() -> bool:
-    return connection.vendor == "postgresql" and settings.LINEAGE_PREPARED_STATEMENTS
+    return on_postgresql() and settings.LINEAGE_PREPARED_STATEMENTS
 
 
 def prepared_cursor():
     """A Django-wrapped cursor (logged, counted, errors translated) whose
     statements are prepared; Django's own cursor where that does not apply."""
+    db = connections[DEFAULT_DB_ALIAS]  # once: each use of the `connection` proxy costs a look-up
     if not use_prepared():
-        return connection.cursor()
-    connection.ensure_connection()
-    pg = connection.connection
+        return db.cursor()
+    db.ensure_connection()
+    pg = db.connection
     if pg.prepare_threshold is None:
         # ClientCursor, Django's default, never prepares whatever this says.
         pg.prepare_threshold = _PREPARE_THRESHOLD
-    return connection._prepare_cursor(prepared_cursor_class()(pg))
+    return db._prepare_cursor(prepared_cursor_class()(pg))
 
 
 @cache

@@ -31,10 +31,10 @@ from functools import cache
 from typing import Any
 from uuid import UUID
 
-from django.db import OperationalError, connection, transaction
+from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, transaction
 from django.utils import timezone
 
-from lineage.db import prepared_cursor
+from lineage.db import on_postgresql, prepared_cursor
 from lineage.models import Direction, Job, JobDataset, Run, RunDataset, RunEvent, RunState
 from lineage.signals import dataset_written
 from registry.hooks import dataset_flags
@@ -158,7 +158,7 @@ def _prep(model, field_name: str, value: Any) -> Any:
     """A value as the database takes it. psycopg adapts datetimes and UUIDs
     itself (most of the ingest's values), so on PostgreSQL only JSON goes
     through the field; SQLite needs the field's conversions to text."""
-    if isinstance(value, datetime | UUID) and connection.vendor == "postgresql":
+    if isinstance(value, datetime | UUID) and on_postgresql():
         return value
     return model._meta.get_field(field_name).get_db_prep_save(value, connection)
 
@@ -171,15 +171,15 @@ def _store(parsed: ParsedEvent, by, gate: Gate | None) -> StoredEvent:
         return StoredEvent(stored=False, run_id=run_uuid)
 
     datasets, created = datasets_for(parsed.dataset_keys, by=by, found=found)
-    if connection.vendor == "postgresql":
+    if on_postgresql():
         with prepared_cursor() as cursor:
             job_pk, run_pk = _upsert_job_run_and_edges(cursor, parsed, datasets, now)
     else:
         job_pk, run_pk = _upsert_job_and_run(parsed, now)
         _insert_edges(job_pk, run_pk, parsed, datasets, now)
     # What listeners need; the rest of each row loads on first access.
-    job = Job.from_db(connection.alias, ["id", "namespace", "name"], [job_pk, parsed.job_namespace, parsed.job_name])
-    run = Run.from_db(connection.alias, ["id", "run_uuid", "job_id"], [run_pk, parsed.run_uuid, job_pk])
+    job = Job.from_db(DEFAULT_DB_ALIAS, ["id", "namespace", "name"], [job_pk, parsed.job_namespace, parsed.job_name])
+    run = Run.from_db(DEFAULT_DB_ALIAS, ["id", "run_uuid", "job_id"], [run_pk, parsed.run_uuid, job_pk])
     run.job = job
 
     succeeded = parsed.event_type == RunState.COMPLETE
@@ -220,7 +220,7 @@ def _insert_raw_event(parsed: ParsedEvent, now: datetime, gate: Gate | None) -> 
         _prep(RunEvent, "received_at", now),
     ]
     keys = parsed.dataset_keys
-    if connection.vendor != "postgresql":
+    if not on_postgresql():
         with connection.cursor() as cursor:
             if gate is not None:
                 cursor.execute(gate.sql, gate.params)
@@ -332,7 +332,7 @@ def _datasets_from_rows(rows: list) -> dict[tuple[str, str], Dataset]:
     width = len(_DATASET_FIELDS)
     found = {}
     for row in rows:
-        obj = Dataset.from_db(connection.alias, _DATASET_FIELDS, row[:width])
+        obj = Dataset.from_db(DEFAULT_DB_ALIAS, _DATASET_FIELDS, row[:width])
         for name, value in zip(flags, row[width:], strict=True):
             setattr(obj, name, bool(value))
         found[(obj.namespace, obj.name)] = obj
@@ -356,7 +356,7 @@ def _insert_unowned_datasets(keys: list[tuple[str, str]]) -> list[Dataset]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         returned = cursor.fetchall()
-    by_key = {(namespace, name): Dataset.from_db(connection.alias, _DATASET_FIELDS, (pk, namespace, name))
+    by_key = {(namespace, name): Dataset.from_db(DEFAULT_DB_ALIAS, _DATASET_FIELDS, (pk, namespace, name))
               for pk, namespace, name in returned}
     return [by_key[k] for k in keys if k in by_key]
 
