@@ -98,11 +98,10 @@ def main() -> None:
         with psycopg.connect(urls[n]) as conn:
             starts[n] = build(conn, n, rng)
     sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
+    # Load the app as the production server does (registry.wsgi: set-up, then gc.freeze()).
     from django.db import connection
 
+    import registry.wsgi  # noqa: F401
     from lineage.graph import lineage_graph, neighbourhood_sql, parse_node_id
 
     raw = {n: psycopg.connect(urls[n], autocommit=True) for n in SIZES}
