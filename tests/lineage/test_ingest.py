@@ -336,3 +336,12 @@ def test_posted_events_skip_the_page_middleware_while_reading_the_graph_does_not
     client.force_login(owner)
     graph = client.get("/api/v1/lineage", {"nodeId": f"dataset:{WAREHOUSE}:mart.orders"})
     assert graph.status_code == 200 and graph["X-Frame-Options"] == "DENY"
+
+
+def test_without_prepared_statements_the_ingest_stores_the_same_rows(client, lineage_secret, settings):
+    settings.LINEAGE_PREPARED_STATEMENTS = False  # behind a transaction-pooling PgBouncer
+    event = run_event("COMPLETE", inputs=["raw.orders"], outputs=["mart.orders"], row_count=3)
+    assert post(client, event, lineage_secret).status_code == 201
+    assert post(client, event, lineage_secret).json()["status"] == "duplicate"
+    assert post(client, run_event(outputs=["mart.orders"]), "dr_nonsense").status_code == 401
+    assert counts() == {"RunEvent": 1, "Job": 1, "Run": 1, "Dataset": 2, "JobDataset": 2, "RunDataset": 2}
