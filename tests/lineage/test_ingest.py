@@ -86,6 +86,14 @@ def test_gzip_bodies_are_accepted(client, lineage_secret):
     assert Dataset.objects.filter(name="mart.orders").exists()
 
 
+def test_an_encoding_other_than_gzip_is_a_415_naming_what_to_send(client, lineage_secret):
+    response = client.generic("POST", "/api/v1/lineage", json.dumps(run_event()).encode(), content_type="application/json",
+                              HTTP_AUTHORIZATION=f"Bearer {lineage_secret}", HTTP_CONTENT_ENCODING="br")
+    assert response.status_code == 415 and response.json()["code"] == "unsupported_encoding"
+    assert "gzip" in response.json()["detail"]
+    assert not RunEvent.objects.exists()
+
+
 def test_a_body_that_claims_gzip_but_is_not_is_a_400(client, lineage_secret):
     response = client.generic("POST", "/api/v1/lineage", b"{}", content_type="application/json",
                               HTTP_AUTHORIZATION=f"Bearer {lineage_secret}", HTTP_CONTENT_ENCODING="gzip")
