@@ -130,6 +130,11 @@ class Gate:
     params: list
     check: Callable[[tuple | None], None]
 
+    def run_alone(self, cursor) -> None:
+        """The gate as a query of its own (SQLite, or before reading a body)."""
+        cursor.execute(self.sql, self.params)
+        self.check(cursor.fetchone())
+
 
 def store_event(event: dict | ParsedEvent, *, by=None, gate: Gate | None = None) -> StoredEvent:
     """Store one valid RunEvent in its own transaction (see the module docstring)."""
@@ -223,8 +228,7 @@ def _insert_raw_event(parsed: ParsedEvent, now: datetime, gate: Gate | None) -> 
     if not on_postgresql():
         with connection.cursor() as cursor:
             if gate is not None:
-                cursor.execute(gate.sql, gate.params)
-                gate.check(cursor.fetchone())
+                gate.run_alone(cursor)
             cursor.execute(_raw_event_sql(), params)
             if cursor.fetchone() is None:
                 return None

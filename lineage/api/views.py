@@ -102,8 +102,7 @@ def _lineage_writer(request: HttpRequest):
     """The principal behind a bearer token allowed to write lineage (its own query)."""
     gate, principal = _writer_gate(request)
     with prepared_cursor() as cursor:
-        cursor.execute(gate.sql, gate.params)
-        gate.check(cursor.fetchone())
+        gate.run_alone(cursor)
     return principal
 
 
