@@ -152,7 +152,7 @@ def store_event(event: dict | ParsedEvent, *, by=None, gate: Gate | None = None)
             time.sleep(0.01 * attempt)
 
 
-def store_events(events: Iterable[dict], *, by=None) -> list[StoredEvent]:
+def store_events(events: Iterable[dict | ParsedEvent], *, by=None) -> list[StoredEvent]:
     """A batch: each event in its own transaction, in order."""
     return [store_event(event, by=by) for event in events]
 

@@ -90,8 +90,12 @@ def authenticate_secret(secret: str) -> tuple[object, ApiToken]:
     check_token_usable(key_prefix=token.key_prefix, revoked_at=token.revoked_at, user_id=token.user_id,
                        user_is_active=token.user.is_active if token.user_id else True)
     note_use(token.pk, token.last_used_at)
-    principal = token.user if token.user_id else TeamPrincipal(token)
-    return principal, token
+    return principal_of(token), token
+
+
+def principal_of(token: ApiToken):
+    """Who acts with a token: its person, or its team (select the user and team with it)."""
+    return token.user if token.user_id else TeamPrincipal(token)
 
 
 class BearerTokenAuthentication(authentication.BaseAuthentication):

@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import logging
 import zlib
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
 
 from django.conf import settings
@@ -35,12 +37,12 @@ from lineage.graph import GraphError, NodeNotFound, lineage_graph, run_graph
 from lineage.ingest import Gate, ParsedEvent, store_event, store_events
 from lineage.validation import run_event_problems, storage_problems
 from registry.auth import (
-    TeamPrincipal,
     TokenFailed,
     bearer_secret,
     check_token_usable,
     no_such_token,
     note_use,
+    principal_of,
 )
 from registry.models import ApiToken, hash_token
 
@@ -75,9 +77,12 @@ def _writer_gate(request: HttpRequest) -> tuple[Gate, SimpleLazyObject]:
     header = request.META.get("HTTP_AUTHORIZATION", "")
     if not header:
         raise Refused(401, "Authentication required: send 'Authorization: Bearer <token>' with a token that may write lineage.", "token_missing")
-    secret = bearer_secret(header)
-    if secret is None:
-        raise Refused(401, "Malformed Authorization header: expected 'Bearer <token>'.", "token_malformed")
+    try:
+        secret = bearer_secret(header)
+        if secret is None:
+            raise TokenFailed("Malformed Authorization header: expected 'Bearer <token>'.", "token_malformed")
+    except TokenFailed as failed:
+        raise _unauthorized(failed) from None
     checked: list[int] = []
 
     def check(row: tuple | None) -> None:
@@ -89,13 +94,17 @@ def _writer_gate(request: HttpRequest) -> tuple[Gate, SimpleLazyObject]:
             user_active = user_id is None or get_user_model().objects.filter(pk=user_id, is_active=True).exists()
             check_token_usable(key_prefix=key_prefix, revoked_at=revoked_at, user_id=user_id, user_is_active=user_active)
         except TokenFailed as failed:
-            raise Refused(401, str(failed.detail), failed.get_codes()) from None
+            raise _unauthorized(failed) from None
         if not can_write:
             raise Refused(403, f"Token {key_prefix}… may not write lineage; ask an admin for a token with 'can write lineage'.", "token_cannot_write_lineage")
         note_use(token_id, last_used_at)
         checked.append(token_id)
 
     return Gate(_TOKEN_SQL, [hash_token(secret)], check), SimpleLazyObject(lambda: _principal(checked[0]))
+
+
+def _unauthorized(failed: TokenFailed) -> Refused:
+    return Refused(401, str(failed.detail), failed.get_codes())
 
 
 def _lineage_writer(request: HttpRequest):
@@ -112,8 +121,7 @@ _TOKEN_SQL = (f"SELECT t.id, t.key_prefix, t.can_write_lineage, t.revoked_at, t.
 
 
 def _principal(token_id: int):
-    token = ApiToken.objects.select_related("user", "team").get(pk=token_id)
-    return token.user if token.user_id else TeamPrincipal(token)
+    return principal_of(ApiToken.objects.select_related("user", "team").get(pk=token_id))
 
 
 def _read_json(request: HttpRequest) -> Any:
@@ -166,38 +174,55 @@ def _database_unavailable(exc: Exception) -> Refused:
     return Refused(503, "The database is unavailable; nothing was stored. Retry later.", "database_unavailable")
 
 
+def _answers_errors(view: Callable[[HttpRequest], JsonResponse]) -> Callable[[HttpRequest], JsonResponse]:
+    """The ingest views' refusals and database failures as JSON answers."""
+    @wraps(view)
+    def answer(request: HttpRequest) -> JsonResponse:
+        try:
+            return view(request)
+        except Refused as refused:
+            return refused.response()
+        except (OperationalError, InterfaceError) as exc:
+            return _database_unavailable(exc).response()
+        except DataError as exc:
+            return _unstorable(exc).response()
+    return answer
+
+
+def _checked(event: Any) -> tuple[ParsedEvent | None, list]:
+    """The event ready to store, or the problems that refuse it."""
+    problems = run_event_problems(event)
+    if problems:
+        return None, problems
+    parsed = ParsedEvent.of(event)
+    return parsed, storage_problems(event, canonical=parsed.canonical)
+
+
 @csrf_exempt
+@_answers_errors
 def ingest(request: HttpRequest) -> JsonResponse:
     """POST /api/v1/lineage: one RunEvent."""
     if request.method != "POST":
         return JsonResponse({"detail": "Method not allowed: POST a RunEvent here, or GET /api/v1/lineage?nodeId=….", "code": "method_not_allowed"}, status=405)
+    gate, principal = _writer_gate(request)
     try:
-        gate, principal = _writer_gate(request)
-        try:
-            event = _read_json(request)
-            if isinstance(event, list):
-                raise Refused(400, "The body is a JSON array; POST arrays of RunEvents to /api/v1/lineage/batch.", "expected_object")
-            problems = run_event_problems(event)
-            parsed = None if problems else ParsedEvent.of(event)
-            problems = problems or storage_problems(event, canonical=parsed.canonical)
-            if problems:
-                raise _invalid(problems, what="The RunEvent")
-        except Refused:
-            # A bad token is reported before a bad body; a good one is checked
-            # with the event's first statement (the gate) instead.
-            _lineage_writer(request)
-            raise
-        result = store_event(parsed, by=principal, gate=gate)
-    except Refused as refused:
-        return refused.response()
-    except (OperationalError, InterfaceError) as exc:
-        return _database_unavailable(exc).response()
-    except DataError as exc:
-        return _unstorable(exc).response()
+        event = _read_json(request)
+        if isinstance(event, list):
+            raise Refused(400, "The body is a JSON array; POST arrays of RunEvents to /api/v1/lineage/batch.", "expected_object")
+        parsed, problems = _checked(event)
+        if problems:
+            raise _invalid(problems, what="The RunEvent")
+    except Refused:
+        # A bad token is reported before a bad body; a good one is checked
+        # with the event's first statement (the gate) instead.
+        _lineage_writer(request)
+        raise
+    result = store_event(parsed, by=principal, gate=gate)
     return JsonResponse(result.to_dict(), status=201)
 
 
 @csrf_exempt
+@_answers_errors
 def ingest_batch(request: HttpRequest) -> JsonResponse:
     """POST /api/v1/lineage/batch: a JSON array of RunEvents.
 
@@ -208,26 +233,20 @@ def ingest_batch(request: HttpRequest) -> JsonResponse:
     stores only what is missing."""
     if request.method != "POST":
         return JsonResponse({"detail": "Method not allowed: POST a JSON array of RunEvents.", "code": "method_not_allowed"}, status=405)
-    try:
-        principal = _lineage_writer(request)
-        events = _read_json(request)
-        if not isinstance(events, list):
-            raise Refused(400, "A batch is a JSON array of RunEvents; POST a single event to /api/v1/lineage.", "expected_array")
-        if not events:
-            raise Refused(400, "The batch is empty.", "empty_batch")
-        problems = []
-        for i, event in enumerate(events):
-            found = run_event_problems(event) or storage_problems(event)
-            problems.extend(p.__class__(f"[{i}].{p.path}" if p.path else f"[{i}]", p.message) for p in found)
-        if problems:
-            raise _invalid(problems, what=f"The batch of {len(events)} events")
-        results = store_events(events, by=principal)
-    except Refused as refused:
-        return refused.response()
-    except (OperationalError, InterfaceError) as exc:
-        return _database_unavailable(exc).response()
-    except DataError as exc:
-        return _unstorable(exc).response()
+    principal = _lineage_writer(request)
+    events = _read_json(request)
+    if not isinstance(events, list):
+        raise Refused(400, "A batch is a JSON array of RunEvents; POST a single event to /api/v1/lineage.", "expected_array")
+    if not events:
+        raise Refused(400, "The batch is empty.", "empty_batch")
+    parsed, problems = [], []
+    for i, event in enumerate(events):
+        ready, found = _checked(event)
+        parsed.append(ready)
+        problems.extend(p.__class__(f"[{i}].{p.path}" if p.path else f"[{i}]", p.message) for p in found)
+    if problems:
+        raise _invalid(problems, what=f"The batch of {len(events)} events")
+    results = store_events(parsed, by=principal)
     stored = sum(r.stored for r in results)
     return JsonResponse({"received": len(results), "stored": stored, "duplicates": len(results) - stored}, status=201)
 

@@ -157,6 +157,13 @@ def test_no_token_is_a_401_saying_it_is_missing(client):
     assert response["WWW-Authenticate"].startswith("Bearer")
 
 
+def test_a_malformed_bearer_header_is_a_401_saying_so(client, db):
+    for header in ("Bearer ", "Bearer two words"):
+        response = client.generic("POST", "/api/v1/lineage", json.dumps(run_event()), content_type="application/json",
+                                  HTTP_AUTHORIZATION=header)
+        assert response.status_code == 401 and response.json()["code"] == "token_malformed"
+
+
 def test_an_unknown_token_is_a_401_saying_it_is_invalid(client, db):
     response = post(client, run_event(), "dr_nonsense")
     assert response.status_code == 401 and response.json()["code"] == "token_invalid"
