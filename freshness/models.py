@@ -1,6 +1,6 @@
 """Freshness: each dataset's SLO, its current status and a row per status change.
 
-The status rule lives in `DatasetFreshness.status_at`; every path that changes a
+The status rule lives in `freshness.rules` (and its SQL twin); every path that changes a
 status (a write, a deadline task, the beat sweep, an SLO edit) goes through
 `freshness.evaluation`, which applies it.
 """
@@ -14,7 +14,6 @@ from django.utils import timezone
 
 from freshness.constants import STATUS_CSS, FreshnessStatus, TransitionSource
 from freshness.querysets import DatasetFreshnessQuerySet, TransitionQuerySet
-from freshness.rules import deadline_for, status_for
 from registry.models import Dataset
 
 
@@ -69,34 +68,14 @@ class DatasetFreshness(models.Model):
         return f"{self.dataset_id}: {self.status}"
 
     @property
-    def has_slo(self) -> bool:
-        return self.max_age is not None
-
-    def status_at(self, now: datetime) -> str:
-        """The status this SLO gives at `now`."""
-        return status_for(self.max_age, self.warn_after, self.last_write_at, now)
-
-    def deadline_after(self, status: str) -> datetime | None:
-        return deadline_for(status, self.max_age, self.warn_after, self.last_write_at)
-
-    @property
     def stale_at(self) -> datetime | None:
         if self.max_age is None or self.last_write_at is None:
             return None
         return self.last_write_at + self.max_age
 
-    @property
-    def warning_at(self) -> datetime | None:
-        if self.warn_after is None or self.last_write_at is None:
-            return None
-        return self.last_write_at + self.warn_after
-
     def age_at(self, now: datetime) -> timedelta | None:
         return None if self.last_write_at is None else max(now - self.last_write_at, timedelta(0))
 
-    @property
-    def css(self) -> str:
-        return STATUS_CSS.get(self.status, "")
 
 
 class FreshnessTransition(models.Model):

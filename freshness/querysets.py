@@ -10,9 +10,6 @@ class DatasetFreshnessQuerySet(models.QuerySet):
         """Rows whose next deadline has passed: their status may have changed."""
         return self.filter(next_check_at__lte=now)
 
-    def with_slo(self) -> DatasetFreshnessQuerySet:
-        return self.filter(max_age__isnull=False)
-
     def needing_a_task(self, until: datetime) -> DatasetFreshnessQuerySet:
         """Deadlines before `until` that have no deadline task scheduled for them yet."""
         return (self.filter(next_check_at__lte=until)

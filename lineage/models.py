@@ -11,7 +11,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
-from lineage.querysets import JobQuerySet, RunEventQuerySet, RunQuerySet
+from lineage.querysets import RunEventQuerySet, RunQuerySet
 
 
 class RunState(models.TextChoices):
@@ -23,9 +23,6 @@ class RunState(models.TextChoices):
     COMPLETE = "COMPLETE", "Complete"
     FAIL = "FAIL", "Failed"
     ABORT = "ABORT", "Aborted"
-
-
-TERMINAL_STATES = frozenset({RunState.COMPLETE, RunState.FAIL, RunState.ABORT})
 
 
 class Direction(models.TextChoices):
@@ -40,7 +37,6 @@ class Job(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
-    objects = JobQuerySet.as_manager()
 
     class Meta:
         ordering = ["namespace", "name"]
@@ -52,9 +48,6 @@ class Job(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("lineage-job-detail", args=[self.pk])
 
-    @property
-    def node_id(self) -> str:
-        return f"job:{self.namespace}:{self.name}"
 
 
 class Run(models.Model):
@@ -75,10 +68,6 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_uuid} of {self.job_id}"
-
-    @property
-    def is_finished(self) -> bool:
-        return self.state in TERMINAL_STATES
 
 
 class RunEvent(models.Model):

@@ -5,11 +5,6 @@ from datetime import datetime
 from django.db import models
 
 
-class JobQuerySet(models.QuerySet):
-    def named(self, namespace: str, name: str) -> JobQuerySet:
-        return self.filter(namespace=namespace, name=name)
-
-
 class RunQuerySet(models.QuerySet):
     def of_job(self, job) -> RunQuerySet:
         return self.filter(job=job)

@@ -295,10 +295,6 @@ class ApiToken(models.Model):
         owner = self.user.get_username() if self.user_id else f"team {self.team.slug}" if self.team_id else "?"
         return f"{self.name} ({owner})"
 
-    @property
-    def is_revoked(self) -> bool:
-        return self.revoked_at is not None
-
     @classmethod
     def issue(cls, name: str, *, user=None, team: Team | None = None, by=None, can_write_lineage: bool = True) -> tuple[ApiToken, str]:
         """Create a token and return it with its secret, which is never stored."""

@@ -26,7 +26,6 @@ __all__ = [
     "validate_version",
     "version_to_folder",
     "folder_to_version",
-    "is_version_folder",
     "parse_version",
     "is_prerelease",
 ]
@@ -89,14 +88,6 @@ def folder_to_version(folder: str) -> str:
     if match.group("dev") is not None:
         version += f".dev{match.group('dev')}"
     return validate_version(version)
-
-
-def is_version_folder(folder: str) -> bool:
-    try:
-        folder_to_version(folder)
-    except InvalidVersionError:
-        return False
-    return True
 
 
 def parse_version(version: str) -> Version:

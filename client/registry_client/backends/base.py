@@ -16,6 +16,12 @@ class IndexEntry:
     date: str = ""
     schema_type: str = ""
 
+    @classmethod
+    def from_row(cls, row: dict) -> IndexEntry:
+        """An entry from an index row (a CSV row of the store, or the API's JSON)."""
+        return cls(name=row["name"], version=row["version"], key=row["key"], date=row.get("date", ""),
+                   schema_type=row.get("schema_type", ""))
+
 
 class Backend:
     """Reads an index once per instance and caches it until `refresh()`."""
@@ -58,8 +64,4 @@ class Backend:
             # A store nobody has published to yet is empty, not broken.
             return []
         text = self.read_bytes(key).decode()
-        return [
-            IndexEntry(name=row["name"], version=row["version"], key=row["key"], date=row.get("date", ""),
-                       schema_type=row.get("schema_type", ""))
-            for row in csv.DictReader(io.StringIO(text))
-        ]
+        return [IndexEntry.from_row(row) for row in csv.DictReader(io.StringIO(text))]

@@ -5,7 +5,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from registry_client.backends.base import Backend, IndexEntry
+from registry_client.backends.base import SCHEMA_INDEX_KEY, Backend, IndexEntry
 from registry_client.errors import RegistryClientError, StoreUnreachable
 
 
@@ -39,23 +39,12 @@ class HttpBackend(Backend):
         except (urllib.error.URLError, OSError) as exc:
             raise StoreUnreachable(f"Could not reach {self.describe()}: {exc}") from exc
 
-    def _index(self, kind: str) -> list[IndexEntry]:
+    def _load_index(self, key: str) -> list[IndexEntry]:
+        # One request answers for both indexes: keep both.
         data = json.loads(self._get("contracts/index/"))
-        return [
-            IndexEntry(name=row["name"], version=row["version"], key=row["key"], date=row.get("date", ""),
-                       schema_type=row.get("schema_type", ""))
-            for row in data[kind]
-        ]
-
-    def schema_index(self) -> list[IndexEntry]:
-        if self._schemas is None:
-            self._schemas = self._index("contracts")
-        return self._schemas
-
-    def spec_index(self) -> list[IndexEntry]:
-        if self._specs is None:
-            self._specs = self._index("specs")
-        return self._specs
+        self._schemas = [IndexEntry.from_row(row) for row in data["contracts"]]
+        self._specs = [IndexEntry.from_row(row) for row in data["specs"]]
+        return self._schemas if key == SCHEMA_INDEX_KEY else self._specs
 
     def read_document(self, entry: IndexEntry) -> bytes:
         name, version = urllib.parse.quote(entry.name), urllib.parse.quote(entry.version)

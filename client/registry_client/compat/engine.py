@@ -290,8 +290,6 @@ def merge(a: dict, b: dict) -> dict:
             out[k] = max(cur, v)
         elif k in ("maximum", "maxLength", "maxItems", "maxProperties") and _num(cur) and _num(v):
             out[k] = min(cur, v)
-        elif k in DEFINITIONS:
-            return fallback
         else:
             return fallback
     return out
@@ -596,8 +594,8 @@ def _implied_by_conjunct(o: dict, n: dict, cx: Ctx, changes: list[Change]) -> li
     if not changes:
         return changes
     lo, ln = o.get("allOf") or [], n.get("allOf") or []
-    n_base = {k: v for k, v in n.items() if k not in ("allOf", "anyOf", "oneOf", "not", *_GROUP_KEYS)}
-    o_base = {k: v for k, v in o.items() if k not in ("allOf", "anyOf", "oneOf", "not", *_GROUP_KEYS)}
+    n_base = {k: v for k, v in n.items() if k not in _COMBINATORS}
+    o_base = {k: v for k, v in o.items() if k not in _COMBINATORS}
     bb_ok = bool(lo) and any(c.breaks_backward for c in changes) and any(_sub(a, n_base, cx) for a in lo)
     bf_ok = bool(ln) and any(c.breaks_forward for c in changes) and any(_sub(b, o_base, cx.swapped()) for b in ln)
     if bb_ok or bf_ok:
