@@ -132,11 +132,12 @@ def _load(worker, args: tuple, clients: int, seconds: float) -> tuple[list, floa
     return results, elapsed
 
 
-def _in_threads(client, threads: int, first_client: int, seconds: float, seed: int, ready: mp.Queue,
+def _in_threads(client, prepare, threads: int, first_client: int, seconds: float, seed: int, ready: mp.Queue,
                 go: mp.Event) -> tuple[list, float]:
-    """Build each thread's events, wait for the start, run `client(index, events, deadline)`
-    in every thread; returns their results and the CPU this process used meanwhile."""
-    events = {first_client + i: _events_for(first_client + i, seconds, seed) for i in range(threads)}
+    """Build each thread's events and `prepare(events)` them (encode, connect), wait for
+    the start, run `client(index, prepared, deadline)` in every thread; returns their
+    results and the CPU this process used meanwhile."""
+    work = {first_client + i: prepare(_events_for(first_client + i, seconds, seed)) for i in range(threads)}
     ready.put(True)
     go.wait()
     cpu_before, deadline = time.process_time(), time.time() + seconds
@@ -144,7 +145,7 @@ def _in_threads(client, threads: int, first_client: int, seconds: float, seed: i
 
     def run(i: int) -> None:
         try:
-            results[i] = client(first_client + i, events[first_client + i], deadline)
+            results[i] = client(first_client + i, work[first_client + i], deadline)
         except Exception as exc:  # noqa: BLE001 - report it, don't hang the run
             results[i] = exc
 
@@ -169,11 +170,14 @@ class KeepAlive:
     def __init__(self, port: int):
         self.port, self.sock, self.buffer = port, None, b""
 
+    def connect(self) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=30)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buffer = b""
+
     def send(self, request: bytes) -> int:
         if self.sock is None:
-            self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=30)
-            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self.buffer = b""
+            self.connect()
         self.sock.sendall(request)
         while b"\r\n\r\n" not in self.buffer:
             self.buffer += self._recv()
@@ -209,12 +213,16 @@ def _http_worker(port: int, secret: str, threads: int, first_client: int, second
     head = (f"POST /api/v1/lineage HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
             f"Authorization: Bearer {secret}\r\nContent-Length: ")
 
-    def client(index: int, events: list[dict], deadline: float) -> tuple[list, list, list]:
-        requests = [(head + f"{len(body)}\r\n\r\n").encode() + body
-                    for body in (json.dumps(e).encode() for e in events)]
+    def prepare(events: list[dict]) -> tuple[KeepAlive, list[tuple[dict, bytes]]]:
         conn = KeepAlive(port)
+        conn.connect()
+        return conn, [(e, (head + f"{len(body)}\r\n\r\n").encode() + body)
+                      for e, body in ((e, json.dumps(e).encode()) for e in events)]
+
+    def client(index: int, work: tuple, deadline: float) -> tuple[list, list, list]:
+        conn, requests = work
         latencies, acked, errors = [], [], []
-        for event, request in zip(events, requests, strict=True):
+        for event, request in requests:
             if time.time() >= deadline:
                 break
             started = time.perf_counter()
@@ -232,7 +240,7 @@ def _http_worker(port: int, secret: str, threads: int, first_client: int, second
         conn.close()
         return latencies, acked, errors
 
-    results, cpu = _in_threads(client, threads, first_client, seconds, 0, ready, go)
+    results, cpu = _in_threads(client, prepare, threads, first_client, seconds, 0, ready, go)
     out.put(([x for r in results for x in r[0]], [x for r in results for x in r[1]], [x for r in results for x in r[2]], cpu))
 
 
@@ -246,9 +254,10 @@ def through_the_app(port: int, secret: str, clients: int, seconds: float) -> dic
 
 def _direct_worker(url: str, freshness_sql: str, threads: int, first_client: int, seconds: float, ready: mp.Queue, go: mp.Event,
                    out: mp.Queue) -> None:
-    def writer(index: int, events: list[dict], deadline: float) -> tuple[int, float]:
+    def writer(index: int, work: tuple, deadline: float) -> tuple[int, float]:
+        conn, events = work
         n = 0
-        with psycopg.connect(url) as conn:
+        with conn:
             for event in events:
                 if time.time() >= deadline:
                     break
@@ -258,7 +267,9 @@ def _direct_worker(url: str, freshness_sql: str, threads: int, first_client: int
             # The connection's server process lives as long as it: read its CPU before closing.
             return n, process_cpu(conn.info.backend_pid)
 
-    results, cpu = _in_threads(writer, threads, first_client, seconds, 10_000, ready, go)
+    # Connected before the clock starts, as the app's server keeps its connections.
+    results, cpu = _in_threads(writer, lambda events: (psycopg.connect(url), events), threads, first_client, seconds,
+                               10_000, ready, go)
     out.put((sum(r[0] for r in results), cpu, sum(r[1] for r in results)))
 
 
