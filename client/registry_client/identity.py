@@ -8,7 +8,7 @@ everywhere.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .versions import InvalidVersionError, validate_version, version_to_folder
@@ -194,7 +194,7 @@ class SchemaMeta:
     def to_dict(self) -> dict[str, Any]:
         """The ``meta`` section: only the keys that are set, in a fixed order."""
         out: dict[str, Any] = {}
-        for key in ("tier", "alignment", "contract_type", "source_system", "stage"):
+        for key in META_KEYS:
             value = getattr(self, key)
             if value is None:
                 continue
@@ -206,7 +206,7 @@ class SchemaMeta:
         section = section or {}
         if not isinstance(section, Mapping):
             raise InvalidIdentityError("the meta section must be a mapping")
-        unknown = sorted(set(section) - {"tier", "alignment", "contract_type", "source_system", "stage"})
+        unknown = sorted(set(section) - set(META_KEYS))
         if unknown:
             raise InvalidIdentityError(f"unknown meta keys: {', '.join(map(str, unknown))}")
         return cls(**dict(section))
@@ -222,3 +222,7 @@ class SchemaMeta:
             elif getattr(self, key) != value:
                 return False
         return True
+
+
+# The meta section's keys, in the order they are written.
+META_KEYS = tuple(f.name for f in fields(SchemaMeta))

@@ -24,11 +24,11 @@ import yaml
 
 from registry_client.backends import Backend, HttpBackend, IndexEntry, LocalBackend, S3Backend
 from registry_client.errors import InvalidContract, UnknownContract, UnknownVersion
+from registry_client.identity import META_KEYS
 from registry_client.pandera_models import build_model
 from registry_client.resolution import latest_release, semantic_sort
 
 LATEST = "latest"
-META_KEYS = ("tier", "alignment", "contract_type", "source_system", "stage")
 ENV_URL = "REGISTRY_URL"
 ENV_TOKEN = "REGISTRY_TOKEN"  # noqa: S105 - the variable's name, not a secret
 ENV_S3_ENDPOINT = "REGISTRY_S3_ENDPOINT_URL"
