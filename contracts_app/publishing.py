@@ -23,7 +23,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
 from django.db import connection, transaction
 from django.utils import timezone
 from packaging.version import InvalidVersion, Version
@@ -49,6 +48,7 @@ from contracts_app.store import (
     render_csv,
     store_from_settings,
 )
+from contracts_app.yamlio import dump_plain_yaml
 from registry.models import AuditEvent, RegistryError, Team, person_of
 
 log = logging.getLogger(__name__)
@@ -130,12 +130,11 @@ def record_version(document: dict, *, by, yaml_text: str | None = None, store: S
     if errors:
         raise InvalidDocument(name, errors)
     schema = document["schema"]
-    checksum = document_checksum(document)
     with transaction.atomic():
         contract = _upsert_contract(document, by=by)
         existing = ContractVersion.objects.filter(contract=contract, version=version).first()
         if existing is not None:
-            if existing.checksum != checksum:
+            if not existing.same_content_as(document):
                 raise ContentChanged(
                     f"{name} {version} is already published with different content; published versions are "
                     f"immutable: publish the change as a new version (e.g. {_next_version(version)})."
@@ -143,7 +142,8 @@ def record_version(document: dict, *, by, yaml_text: str | None = None, store: S
             if not existing.is_in_store:
                 _schedule_upload(existing.pk, store)
             return existing
-        text = yaml_text if yaml_text is not None else dump_yaml(document)
+        text = yaml_text if yaml_text is not None else dump_plain_yaml(document)
+        checksum = document_checksum(document)
         cv = ContractVersion.objects.create(
             contract=contract, version=version, document=document, checksum=checksum,
             published_by=person_of(by), store_key=contract_key(contract.path_parts, version), yaml_text=text,
@@ -189,11 +189,6 @@ def _next_version(version: str) -> str:
     except InvalidVersion:
         return "a higher version"
     return f"{v.major}.{v.minor + 1}" if len(v.release) <= 2 else f"{v.major}.{v.minor}.{v.micro + 1}"
-
-
-
-def dump_yaml(document: dict) -> str:
-    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, default_flow_style=False)
 
 
 # --- uploading -----------------------------------------------------------------
@@ -328,28 +323,24 @@ def compatibility_modes(contract: Contract | None) -> list[str]:
     return modes or [DEFAULT_MODE]
 
 
-def _latest_published_below(contract: Contract | None, version: str) -> ContractVersion | None:
+def _published_below(contract: Contract | None, version: str) -> list[ContractVersion]:
+    """The contract's published versions below `version`, in semantic order."""
     if contract is None:
-        return None
+        return []
     proposed = Version(version)
-    earlier = [v for v in contract.versions.all() if Version(v.version) < proposed]
-    return semantic_order(earlier)[-1] if earlier else None
+    return semantic_order([v for v in contract.versions.all() if Version(v.version) < proposed])
 
 
-def check_against_published(contract: Contract | None, document: dict) -> CompatibilityReport:
-    """The checker's report for `document` against the versions below it, in
+def check_in_required_modes(contract: Contract | None, previous_documents: list[dict],
+                            document: dict) -> CompatibilityReport:
+    """The checker's report for `document` against `previous_documents` in
     every mode required by the datasets bound to the contract (the first
-    incompatible report wins)."""
-    previous: list[dict] = []
-    if contract is not None:
-        proposed = Version(document["schema"]["version"])
-        earlier = [v for v in contract.versions.all() if Version(v.version) < proposed]
-        previous = [v.document for v in semantic_order(earlier)]
+    incompatible report wins; otherwise the last mode's report)."""
     report = None
     for mode in compatibility_modes(contract):
-        report = check_compatibility(previous, document, mode=mode)
+        report = check_compatibility(previous_documents, document, mode=mode)
         if not report.compatible:
-            return report
+            break
     return report
 
 
@@ -373,7 +364,7 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
     contract = Contract.objects.filter(name=name).first()
     existing = contract.versions.filter(version=version).first() if contract else None
     if existing is not None:
-        if existing.checksum == document_checksum(document):
+        if existing.same_content_as(document):
             if not existing.is_in_store and not dry_run:
                 upload_version(existing.pk, store=store)
                 existing.refresh_from_db()
@@ -385,12 +376,13 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
             f"publish the change as a new version (e.g. {_next_version(version)})",
             errors=["different content under a published version"], contract_version=existing, dry_run=dry_run,
         )
-    report = check_against_published(contract, document)
-    below = _latest_published_below(contract, version)
-    understated = below and version_bump_problem(below.version, version, report)
+    below = _published_below(contract, version)
+    report = check_in_required_modes(contract, [v.document for v in below], document)
+    latest_below = below[-1] if below else None
+    understated = latest_below and version_bump_problem(latest_below.version, version, report)
     if understated:
         return PublishOutcome(
-            name, version, REFUSED, f"{name} {version}: {understated} (latest published below it: {below.version})",
+            name, version, REFUSED, f"{name} {version}: {understated} (latest published below it: {latest_below.version})",
             errors=[understated], report=report, dry_run=dry_run,
         )
     if not report.compatible:

@@ -22,6 +22,7 @@ from contracts_app.models.change_requests import (
     ReviewStatus,
     TeamReview,
 )
+from contracts_app.yamlio import dump_plain_yaml
 from registry.hooks import dataset_page_section
 from registry.models import AuditEvent, Dataset, Team
 from registry.views import act_and_redirect
@@ -225,7 +226,7 @@ def change_request_propose(request: HttpRequest) -> HttpResponse:
     """Publish a new version through the gate: compatible -> published, breaking -> a request opens."""
     from contracts_app.change_requests import latest_version, submit_version
     from contracts_app.models import Contract
-    from contracts_app.publishing import BREAKING, PUBLISHED, REFUSED, UNCHANGED, dump_yaml
+    from contracts_app.publishing import BREAKING, PUBLISHED, REFUSED, UNCHANGED
 
     errors: list[str] = []
     if request.method == "POST":
@@ -250,7 +251,7 @@ def change_request_propose(request: HttpRequest) -> HttpResponse:
         if contract is not None:
             latest = latest_version(contract)
             if latest is not None:
-                initial["document"] = latest.yaml_text or dump_yaml(latest.document)
+                initial["document"] = latest.yaml_text or dump_plain_yaml(latest.document)
         form = ProposeForm(initial=initial)
     return render(request, "contracts_app/change_requests/propose.html", {"form": form, "errors": errors})
 

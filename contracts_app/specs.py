@@ -39,6 +39,7 @@ from contracts_app.models import (
     document_checksum,
 )
 from contracts_app.store import Store, spec_key
+from contracts_app.yamlio import dump_plain_yaml
 from registry.models import AuditEvent, RegistryError
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_$ ]*$")
@@ -113,7 +114,7 @@ def record_spec(document: dict, *, by, yaml_text: str = "", store: Store | None 
             contract_version=cv, version=cv.version, document=document, source_schema=source["schema"],
             source_table=source["table"], field_to_source=document.get("field_to_source") or {},
             created_column=source["created_column"], modified_column=source.get("modified_column") or "",
-            checksum=checksum, store_key=spec_key(cv.contract.path_parts, cv.version), yaml_text=yaml_text or _dump(document),
+            checksum=checksum, store_key=spec_key(cv.contract.path_parts, cv.version), yaml_text=yaml_text or dump_plain_yaml(document),
         )
         AuditEvent.record(by, AuditAction.SPEC_PUBLISHED, spec, after={"contract": cv.contract.name, "version": cv.version,
                                                                       "table": f"{spec.source_schema}.{spec.source_table}"})
@@ -125,12 +126,6 @@ def _schedule(spec_pk: int, store: Store | None) -> None:
     from contracts_app.publishing import upload_spec
 
     transaction.on_commit(lambda: upload_spec(spec_pk, store=store))
-
-
-def _dump(document: dict) -> str:
-    import yaml
-
-    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+# The index keys are the client's own: the registry writes the indexes the client reads.
+from registry_client.backends.base import SCHEMA_INDEX_KEY, SPEC_INDEX_KEY  # noqa: F401 - re-exported
 from registry_client.versions import version_to_folder as version_folder
 
-SCHEMA_INDEX_KEY = "contracts/index/schema_index.csv"
-SPEC_INDEX_KEY = "integrations/index/spec_index.csv"
 SCHEMA_INDEX_COLUMNS = ("name", "key", "version", "date", "schema_type")
 SPEC_INDEX_COLUMNS = ("name", "key", "version", "date", "source_schema", "source_table")
 

@@ -7,12 +7,11 @@ from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
-from registry_client.compat import check_compatibility
 from registry_client.resolution import latest_release, semantic_sort
 
 from contracts_app.diff import structural_diff
 from contracts_app.models import Contract, ContractVersion
-from contracts_app.publishing import compatibility_modes
+from contracts_app.publishing import check_in_required_modes
 from registry.hooks import dataset_page_section
 
 
@@ -104,11 +103,7 @@ def contract_diff(request: HttpRequest, name: str) -> HttpResponse:
     if old not in by_version or new not in by_version:
         raise Http404(f"{name}: choose two published versions to compare.")
     before, after = by_version[old], by_version[new]
-    report = None
-    for mode in compatibility_modes(contract):
-        report = check_compatibility([before.document], after.document, mode=mode)
-        if not report.compatible:
-            break
+    report = check_in_required_modes(contract, [before.document], after.document)
     ctx = {
         "contract": contract, "versions": versions, "old": old, "new": new,
         "changes": structural_diff(before.document, after.document), "report": report,

@@ -8,7 +8,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
-from registry_client.compat import check_compatibility
 from rest_framework import generics, renderers, status
 from rest_framework.exceptions import APIException, NotFound, ParseError
 from rest_framework.response import Response
@@ -17,7 +16,8 @@ from rest_framework.views import APIView
 from contracts_app.api.serializers import ContractSerializer, SpecSerializer, VersionSerializer
 from contracts_app.diff import structural_diff
 from contracts_app.models import Contract, ContractVersion, IntegrationSpec
-from contracts_app.publishing import compatibility_modes
+from contracts_app.publishing import check_in_required_modes
+from contracts_app.yamlio import dump_plain_yaml
 
 
 class Refused(APIException):
@@ -36,9 +36,7 @@ class YAMLRenderer(renderers.BaseRenderer):
     def render(self, data, accepted_media_type=None, renderer_context=None):
         if isinstance(data, str):
             return data.encode()
-        import yaml
-
-        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True).encode()
+        return dump_plain_yaml(data).encode()
 
 
 def contracts_with_versions():
@@ -179,11 +177,7 @@ class VersionDiff(APIView):
         if not old or not new:
             raise ParseError("Give the two versions to compare: ?from=1.0&to=2.0")
         before, after = get_version(name, old), get_version(name, new)
-        report = None
-        for mode in compatibility_modes(before.contract):
-            report = check_compatibility([before.document], after.document, mode=mode)
-            if not report.compatible:
-                break
+        report = check_in_required_modes(before.contract, [before.document], after.document)
         return Response({
             "contract": name, "from": old, "to": new,
             "changes": [c.to_dict() for c in structural_diff(before.document, after.document)],

@@ -98,9 +98,6 @@ class ContractVersionQuerySet(models.QuerySet):
         """Versions whose object and index entry are in the contract store."""
         return self.filter(uploaded_at__isnull=False)
 
-    def awaiting_upload(self) -> ContractVersionQuerySet:
-        return self.filter(uploaded_at__isnull=True)
-
 
 class ContractVersion(models.Model):
     contract = models.ForeignKey(Contract, on_delete=models.PROTECT, related_name="versions")

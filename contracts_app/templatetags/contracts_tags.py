@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
 from django import template
+
+from contracts_app.yamlio import dump_plain_yaml
 
 register = template.Library()
 
@@ -32,4 +33,4 @@ def check_text(check: Any) -> str:
 
 @register.filter
 def as_yaml(value: Any) -> str:
-    return yaml.safe_dump(value, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    return dump_plain_yaml(value)

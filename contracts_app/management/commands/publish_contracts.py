@@ -30,7 +30,7 @@ from contracts_app.publishing import (
     PublishOutcome,
     publish_document,
 )
-from contracts_app.specs import InvalidSpec, record_spec
+from contracts_app.specs import InvalidSpec, record_spec, spec_errors
 from contracts_app.store import store_from_settings
 from contracts_app.yamlio import ContractYamlError, load_yaml
 
@@ -131,13 +131,10 @@ class Command(BaseCommand):
             try:
                 document = load_yaml(text)
                 if dry_run:
-                    from contracts_app.specs import spec_errors
-
                     errors = spec_errors(document)
                     if errors:
                         raise InvalidSpec(str(rel), errors)
                     self.stdout.write(f"  spec ok        {rel}")
-                    counts["unchanged"] += 0
                     continue
                 spec, created = record_spec(document, by=by, yaml_text=text, store=store)
             except (ContractYamlError, InvalidSpec, ContentChanged) as exc:
