@@ -8,6 +8,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
+from registry_client.identity import META_KEYS
 from rest_framework import generics, renderers, status
 from rest_framework.exceptions import APIException, NotFound, ParseError
 from rest_framework.response import Response
@@ -25,7 +26,6 @@ class Refused(APIException):
     default_code = "refused"
 
 
-META_FILTERS = ("tier", "alignment", "contract_type", "source_system", "stage")
 
 
 class YAMLRenderer(renderers.BaseRenderer):
@@ -88,7 +88,7 @@ class DomainList(APIView):
         return Response([{**d, "subdomains": sorted(d["subdomains"])} for _, d in sorted(domains.items())])
 
 
-@extend_schema(parameters=[OpenApiParameter(k, str, description=f"meta.{k} equals (list-valued meta: any member)") for k in META_FILTERS]
+@extend_schema(parameters=[OpenApiParameter(k, str, description=f"meta.{k} equals (list-valued meta: any member)") for k in META_KEYS]
                + [OpenApiParameter("domain", str), OpenApiParameter("schema_type", str)])
 class ContractList(generics.ListAPIView):
     serializer_class = ContractSerializer
@@ -100,7 +100,7 @@ class ContractList(generics.ListAPIView):
             qs = qs.filter(domain=params["domain"])
         if params.get("schema_type"):
             qs = qs.filter(schema_type=params["schema_type"])
-        for key in META_FILTERS:
+        for key in META_KEYS:
             value = params.get(key)
             if value:
                 # meta.source_system may be a string or a list of strings.
