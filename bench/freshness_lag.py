@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,27 +29,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "client")]
 
+from bench._common import percentile  # noqa: E402
 from bench.sweep import DEFAULT_URL, recreate_database, setup_django  # noqa: E402
+from tests.celery_broker import start_celery, stop  # noqa: E402
 
 INTERVAL_S = 15
-
-
-def start(args: list[str], log: Path, env: dict, ready: str) -> subprocess.Popen:
-    process = subprocess.Popen([sys.executable, "-m", "celery", "-A", "registry", *args, "--loglevel=INFO"],
-                               cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
-    for _ in range(600):
-        if ready in log.read_text():
-            return process
-        if process.poll() is not None:
-            break
-        time.sleep(0.1)
-    process.kill()
-    sys.exit(f"celery {args[0]} did not start:\n{log.read_text()[-3000:]}")
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def main() -> None:
@@ -83,10 +66,10 @@ def main() -> None:
            "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'client'}"}
     workdir = Path(tempfile.mkdtemp(prefix="freshness-lag-"))
     print(f"starting a Celery worker and beat (logs in {workdir})…", flush=True)
-    worker = start(["worker", "--pool=threads", "--concurrency=4", "--without-gossip", "--without-mingle",
-                    "--without-heartbeat"], workdir / "worker.log", env, ready="ready.")
-    beat = start(["beat", f"--schedule={workdir / 'beat-schedule'}"], workdir / "beat.log", env,
-                 ready="beat: Starting")
+    worker = start_celery(["worker", "--pool=threads", "--concurrency=4", "--without-gossip", "--without-mingle",
+                           "--without-heartbeat"], workdir / "worker.log", env, ready="ready.", attempts=600)
+    beat = start_celery(["beat", f"--schedule={workdir / 'beat-schedule'}"], workdir / "beat.log", env,
+                        ready="beat: Starting", attempts=600)
     try:
         from django.contrib.auth import get_user_model
 
@@ -101,11 +84,11 @@ def main() -> None:
             record_write(dataset, at=written, row_count=100, now=written)  # schedules the deadline task
         if args.lose_tasks:
             time.sleep(0.5)  # let the worker take the tasks off the queue, then restart it without them
-            worker.terminate()
-            worker.wait(timeout=20)
+            stop(worker)
             redis.Redis.from_url(broker).flushdb()
-            worker = start(["worker", "--pool=threads", "--concurrency=4", "--without-gossip", "--without-mingle",
-                            "--without-heartbeat"], workdir / "worker2.log", env, ready="ready.")
+            worker = start_celery(["worker", "--pool=threads", "--concurrency=4", "--without-gossip",
+                                   "--without-mingle", "--without-heartbeat"], workdir / "worker2.log", env,
+                                  ready="ready.", attempts=600)
         last_deadline = written + timedelta(seconds=args.lead + args.spread)
         wait_until = last_deadline + timedelta(seconds=INTERVAL_S + 5)
         print(f"{n} datasets, deadlines from +{args.lead:.0f} s to +{args.lead + args.spread:.0f} s; "
@@ -120,8 +103,7 @@ def main() -> None:
                         .values_list("at", "due_at", "source"))
     finally:
         for process in (beat, worker):
-            process.terminate()
-            process.wait(timeout=20)
+            stop(process)
         redis.Redis.from_url(broker).flushdb()
 
     lags = [(at - due).total_seconds() for at, due, _ in breaches]
@@ -131,7 +113,7 @@ def main() -> None:
         "datasets": n,
         "interval_s": INTERVAL_S,
         "lag_p50_s": round(statistics.median(lags), 3) if lags else None,
-        "lag_p95_s": round(percentile(lags, 0.95), 3) if lags else None,
+        "lag_p95_s": round(percentile(lags, 95), 3) if lags else None,
         "missed": n - len(breaches),
     }
     print(f"breaches recorded: {len(breaches)} of {n} ({by_task} by their deadline task, {by_sweep} by the sweep); "

@@ -20,6 +20,11 @@ def make_user(username: str, **extra):
     return get_user_model().objects.create_user(username, f"{username}@example.com", "pw", **extra)
 
 
+def bearer(secret: str) -> dict[str, str]:
+    """Django test client keyword arguments sending `secret` as a bearer token."""
+    return {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+
+
 def make_team(name: str, slug: str, *members) -> Team:
     team = Team.objects.create(name=name, slug=slug)
     for member in members:
@@ -85,9 +90,3 @@ def dataset(unowned_dataset, owner_team, owner, consumer_team):
 def owner_token(owner):
     """(token, secret) for alice."""
     return ApiToken.issue("alice's laptop", user=owner)
-
-
-@pytest.fixture
-def api(client):
-    """A Django test client that speaks JSON."""
-    return client

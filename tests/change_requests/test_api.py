@@ -6,6 +6,7 @@ import pytest
 
 from contracts_app.models import ChangeRequest, ContractVersion
 from registry.models import ApiToken
+from tests.conftest import bearer as bearer_header
 
 from .conftest import proposed_document
 
@@ -13,8 +14,9 @@ pytestmark = pytest.mark.django_db
 
 
 def bearer(user=None, team=None) -> dict:
+    """Bearer headers with a new token for `user` or `team`."""
     _, secret = ApiToken.issue("test", user=user, team=team)
-    return {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+    return bearer_header(secret)
 
 
 def test_the_owner_proposes_a_breaking_version_and_gets_the_request(client, contract, owner):

@@ -9,17 +9,15 @@ import subprocess
 import sys
 import time
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 import redis
-from django.db import connection
 from django.utils import timezone
 
 from contracts_app.change_requests import open_change_request
 from contracts_app.models import ChangeRequest, Notification
 from registry.models import AuditEvent
-from tests.celery_broker import publishing_to
+from tests.celery_broker import ROOT, database_url, publishing_to, stop, wait_for
 
 from .conftest import proposed_document, report_for
 from .test_clock_and_notifications import Receiver
@@ -27,28 +25,16 @@ from .test_clock_and_notifications import Receiver
 pytestmark = pytest.mark.slow
 
 BROKER = os.environ.get("TEST_CHANGE_REQUEST_BROKER_URL", "redis://127.0.0.1:6379/3")
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def wait_for(condition, timeout: float = 30.0, what: str = "the condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 @pytest.fixture
 def worker(transactional_db, tmp_path):
     """`celery worker -B` (solo pool) against the test database, beat every second."""
     redis.Redis.from_url(BROKER).flushdb()
-    db = connection.settings_dict
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}",
+        "DATABASE_URL": database_url(),
         "CELERY_BROKER_URL": BROKER,
         "CHANGE_REQUEST_CLOCK_INTERVAL": "1s",
         "CHANGE_REQUEST_RETRY_BACKOFF": "1s",
@@ -66,12 +52,7 @@ def worker(transactional_db, tmp_path):
         with publishing_to(BROKER):
             yield process
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
         log.close()
         print((tmp_path / "worker.log").read_text()[-3000:])
 
@@ -85,11 +66,11 @@ def test_a_real_worker_retries_a_failing_webhook_and_beat_escalates_once(worker,
         doc = proposed_document()
         request = open_change_request(contract, doc, by=owner, report=report_for(doc))  # committed: the task is sent
 
-        wait_for(lambda: len(receiver.calls) >= 1, what="the first webhook attempt")
+        assert wait_for(lambda: len(receiver.calls) >= 1), "timed out after 30.0s waiting for the first webhook attempt"
         receiver.status = 200
         hook = Notification.objects.get(event="opened", channel="webhook")
-        wait_for(lambda: Notification.objects.filter(pk=hook.pk, sent_at__isnull=False).exists(),
-                 what="the retried webhook to be marked sent")
+        assert wait_for(lambda: Notification.objects.filter(pk=hook.pk, sent_at__isnull=False).exists()), \
+            "timed out after 30.0s waiting for the retried webhook to be marked sent"
         opened_calls = list(receiver.calls)
         assert {json.loads(c["body"])["event"] for c in opened_calls} == {"change_request.opened"}
         assert {json.loads(c["body"])["delivery"] for c in opened_calls} == {hook.pk}
@@ -99,8 +80,8 @@ def test_a_real_worker_retries_a_failing_webhook_and_beat_escalates_once(worker,
         assert len(opened_calls) >= 2
 
         ChangeRequest.objects.filter(pk=request.pk).update(deadline_at=timezone.now() - timedelta(seconds=1))
-        wait_for(lambda: any(json.loads(c["body"])["event"] == "change_request.escalated" for c in receiver.calls),
-                 what="beat to escalate the request")
+        assert wait_for(lambda: any(json.loads(c["body"])["event"] == "change_request.escalated"
+                                    for c in receiver.calls)), "timed out after 30.0s waiting for beat to escalate the request"
         time.sleep(3)  # three more beat ticks
         events = [json.loads(c["body"])["event"] for c in receiver.calls]
         assert events.count("change_request.escalated") == 1

@@ -6,11 +6,12 @@ import threading
 
 import psycopg
 import pytest
-from django.db import connection, connections
+from django.db import connections
 
 from contracts_app.change_requests import open_change_request
 from contracts_app.models import ChangeRequest
 from contracts_app.models.change_requests import UnfinishedRequestExists
+from tests.celery_broker import database_url
 
 from .conftest import proposed_document, report_for
 
@@ -47,11 +48,6 @@ def test_the_database_itself_refuses_a_second_unfinished_request(change_request)
                                      deadline_at=change_request.deadline_at, remind_at=change_request.remind_at)
 
 
-def _dsn() -> str:
-    s = connection.settings_dict
-    return f"host={s['HOST']} port={s['PORT'] or 5432} user={s['USER']} dbname={s['NAME']}"
-
-
 def test_two_connections_inserting_at_once_exactly_one_wins(transactional_db, change_request):
     """Raw SQL from two PostgreSQL sessions: the second INSERT waits on the index, then fails."""
     ChangeRequest.objects.filter(pk=change_request.pk).update(state="withdrawn")
@@ -59,7 +55,7 @@ def test_two_connections_inserting_at_once_exactly_one_wins(transactional_db, ch
               " summary, opened_by_label, opened_at, deadline_at, remind_at, finished_by_label, closing_comment)"
               " VALUES (%s, 'open', %s, '{}', '{}', '', '', now(), now(), now(), '', '')")
     contract_id = change_request.contract_id
-    first, second = psycopg.connect(_dsn()), psycopg.connect(_dsn())
+    first, second = psycopg.connect(database_url()), psycopg.connect(database_url())
     outcome: dict[str, object] = {}
     try:
         first.execute(insert, (contract_id, "3.0"))  # in an open transaction, not committed

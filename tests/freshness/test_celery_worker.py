@@ -3,60 +3,31 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import time
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 import redis
-from django.db import connection
 from django.utils import timezone
 
 from freshness.constants import FreshnessStatus, TransitionSource
 from freshness.evaluation import set_slo
 from freshness.models import DatasetFreshness, FreshnessTransition
-from tests.celery_broker import publishing_to
+from tests.celery_broker import ROOT, database_url, publishing_to, start_celery, stop, wait_for
 from tests.freshness.conftest import announce_write
 
 BROKER = os.environ.get("FRESHNESS_TEST_BROKER_URL", "redis://127.0.0.1:6379/2")
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    db = connection.settings_dict
     env = dict(os.environ)
     env.update({
         "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "DATABASE_URL": database_url(),
         "CELERY_BROKER_URL": BROKER,
         "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'client'}",
         **(extra or {}),
     })
     return env
-
-
-def start_celery(args: list[str], log: Path, env: dict[str, str], ready: str) -> subprocess.Popen:
-    process = subprocess.Popen([sys.executable, "-m", "celery", "-A", "registry", *args, "--loglevel=INFO"],
-                               cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
-    for _ in range(300):
-        if ready in log.read_text():
-            return process
-        if process.poll() is not None:
-            break
-        time.sleep(0.1)
-    process.kill()
-    pytest.fail(f"celery {args[0]} did not start:\n{log.read_text()[-3000:]}")
-
-
-def stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 @pytest.fixture
@@ -79,15 +50,6 @@ def celery_worker(broker, tmp_path):
                            tmp_path / "worker.log", worker_env(), ready="ready.")
     yield tmp_path / "worker.log"
     stop(process)
-
-
-def wait_for(predicate, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 @pytest.mark.slow

@@ -5,22 +5,16 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
-import pytest
 from django.utils import timezone
 
 from freshness.constants import FreshnessStatus
 from freshness.evaluation import set_slo
 from freshness.models import DatasetFreshness, FreshnessTransition
-from registry.models import ApiToken
+from tests.lineage import conftest as lineage_conftest
 from tests.lineage.conftest import dataset as ol_dataset
 from tests.lineage.conftest import post, run_event
 
-
-@pytest.fixture
-def lineage_secret(owner_team) -> str:
-    """The Checkout team's pipeline token."""
-    return ApiToken.issue("airflow", team=owner_team)[1]
-
+lineage_secret = lineage_conftest.lineage_secret  # the fixture: the Checkout team's pipeline token
 
 ORDERS = ol_dataset("retail.public.orders", namespace="postgres://retail-db:5432")
 

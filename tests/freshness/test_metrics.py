@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import time
 import urllib.parse
@@ -17,6 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from freshness.evaluation import evaluate, record_write, set_slo, sweep
 from registry.models import Dataset
 from tests.freshness.conftest import HOUR, T0
+from tests.servers import free_port
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "prometheus"
 ORDERS = {"namespace": "postgres://retail-db:5432", "name": "retail.public.orders", "owner_team": "checkout"}
@@ -80,12 +80,6 @@ def test_the_shipped_scrape_config_is_valid():
     result = subprocess.run(["promtool", "check", "config", str(DEPLOY / "prometheus.yml")],
                             capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get_json(url: str) -> dict:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 
 import pytest
@@ -11,6 +10,7 @@ from django.test import Client
 
 from lineage.models import Job, JobDataset, RunEvent
 from registry.models import AuditEvent, Dataset
+from tests.servers import free_port
 
 from .conftest import post, run_event
 
@@ -48,18 +48,12 @@ def test_concurrent_events_first_seeing_the_same_datasets_all_succeed(lineage_se
     assert AuditEvent.objects.filter(action="dataset.first_seen").count() == 3 + clients
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.django_db(transaction=True)
 def test_an_unreachable_database_is_a_503_so_the_client_retries(client, lineage_secret):
     default = connections["default"]
     default.close()
     saved = default.settings_dict["PORT"]
-    default.settings_dict["PORT"] = str(_free_port())  # nothing listens there
+    default.settings_dict["PORT"] = str(free_port())  # nothing listens there
     try:
         response = post(client, run_event(outputs=["mart.orders"]), lineage_secret)
     finally:

@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from lineage.models import RunEvent
+from tests.celery_broker import database_url
 from tests.servers import free_port
 
 from .conftest import run_event
@@ -52,9 +52,8 @@ def production_server(tmp_path, db):
     command = with_option(with_option(with_option(command, "--host", "127.0.0.1"), "--port", str(port)),
                           "--static-path-mount", str(static))
     command = with_option(command, "--workers", "1")
-    db_settings = connection.settings_dict
     env = {**os.environ, "DEBUG": "0", "SECRET_KEY": "tests-only-secret", "ALLOWED_HOSTS": "127.0.0.1",
-           "DATABASE_URL": f"postgres://{db_settings['USER']}@{db_settings['HOST']}:{db_settings['PORT']}/{db_settings['NAME']}",
+           "DATABASE_URL": database_url(),
            "DJANGO_SETTINGS_MODULE": "registry.settings"}
     server = subprocess.Popen([sys.executable, "-m", *command], cwd=ROOT, env=env, start_new_session=True,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -1,10 +1,7 @@
 import pytest
 
 from registry.models import ApiToken, hash_token
-
-
-def bearer(secret: str) -> dict:
-    return {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+from tests.conftest import bearer
 
 
 def test_a_token_is_stored_hashed_and_its_secret_shown_once(owner):
