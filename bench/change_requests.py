@@ -47,15 +47,10 @@ def main() -> None:
     from django.test.utils import CaptureQueriesContext
     from django.utils import timezone
 
-    from contracts_app import notifications
-    from contracts_app.change_requests import open_change_request, run_clock
-    from contracts_app.models import (
-        ChangeRequest,
-        Contract,
-        ContractVersion,
-        DatasetBinding,
-        Notification,
-    )
+    from change_requests import notifications
+    from change_requests.models import ChangeRequest, Notification
+    from change_requests.workflows import open_change_request, run_clock
+    from contracts_app.models import Contract, ContractVersion, DatasetBinding
     from registry.models import Consumer, Dataset, Membership, Team
 
     User = get_user_model()

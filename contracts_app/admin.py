@@ -39,7 +39,7 @@ class ContractVersionAdmin(ReadOnlyAdmin):
     search_fields = ["contract__name", "version"]
     readonly_fields = ["contract", "version", "checksum", "published_at", "published_by", "store_key", "uploaded_at",
                        "upload_error", "yaml_text"]
-    exclude = ["document", "json_schema"]
+    exclude = ["document"]
 
     def delete_model(self, request, obj: ContractVersion) -> None:
         try:

@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 
 from contracts_app import drift_api
-from contracts_app.api import change_requests, views
+from contracts_app.api import views
 
 # Contract names are dotted and versions may hold dots too, so both match [^/]+.
 NAME = r"(?P<name>[^/]+)"
@@ -22,15 +22,4 @@ urlpatterns = [
     # Schema drift (the contracts side's reaction to lineage).
     path("datasets/<int:pk>/drift/", drift_api.DatasetDriftList.as_view(), name="api-dataset-drift"),
     path("drift/", drift_api.LatestDriftList.as_view(), name="api-drift-latest"),
-]
-
-urlpatterns += [
-    path("change-requests/", change_requests.ChangeRequestList.as_view(), name="api-change-request-list"),
-    path("change-requests/<int:pk>/", change_requests.ChangeRequestDetail.as_view(), name="api-change-request-detail"),
-    path("change-requests/<int:pk>/acknowledge/", change_requests.Acknowledge.as_view(), name="api-change-request-acknowledge"),
-    path("change-requests/<int:pk>/object/", change_requests.Object.as_view(), name="api-change-request-object"),
-    path("change-requests/<int:pk>/publish/", change_requests.Publish.as_view(), name="api-change-request-publish"),
-    path("change-requests/<int:pk>/withdraw/", change_requests.Withdraw.as_view(), name="api-change-request-withdraw"),
-    path("change-requests/<int:pk>/reject/", change_requests.Reject.as_view(), name="api-change-request-reject"),
-    path("change-requests/<int:pk>/approve/", change_requests.ApproveOverSilence.as_view(), name="api-change-request-approve"),
 ]

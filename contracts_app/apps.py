@@ -6,18 +6,11 @@ class ContractsConfig(AppConfig):
     verbose_name = "Contracts"
 
     def ready(self) -> None:
-        # Each import registers something: change-request admin pages, the demo step, dataset-page sections.
-        from contracts_app import (  # noqa: F401
-            change_request_admin,
-            change_request_demo,
-            demo,
-            review_views,
-            views,
-        )
+        # Each import registers something: the demo step, dataset-page sections.
+        from contracts_app import demo, views  # noqa: F401
         from registry.hooks import nav_item
 
         nav_item("Contracts", "contract-catalogue", order=20)
-        nav_item("Change requests", "change-request-list", order=30)
 
         # Schema drift listens to lineage's dataset_written and adds a dataset-page section and a metric.
         from contracts_app import drift

@@ -23,15 +23,20 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterable
 from typing import Any
 
 from django.db import DatabaseError, connection
 from django.dispatch import receiver
 from django.template.loader import render_to_string
-from packaging.version import InvalidVersion, Version
+from registry_client.versions import latest_release
 
-from contracts_app.models import Contract, ContractVersion, DatasetBinding, SchemaDriftCheck
+from contracts_app.models import (
+    Contract,
+    ContractVersion,
+    DatasetBinding,
+    SchemaDriftCheck,
+    version_of,
+)
 from contracts_app.models.drift import DriftSeverity
 from lineage.signals import dataset_written
 from registry.hooks import dataset_flag, dataset_page_section
@@ -201,18 +206,6 @@ def compare(schema_facet: dict, document: dict) -> list[dict]:
     return findings
 
 
-def latest_published(versions: Iterable[ContractVersion]) -> ContractVersion | None:
-    """The highest semantic version; pre- and dev releases only if there is nothing else."""
-    ranked = []
-    for v in versions:
-        try:
-            parsed = Version(v.version)
-        except InvalidVersion:
-            continue
-        ranked.append((not (parsed.is_prerelease or parsed.is_devrelease), parsed, v))
-    return max(ranked, key=lambda r: (r[0], r[1]))[2] if ranked else None
-
-
 def bound_versions(dataset_pk: int) -> list[ContractVersion]:
     """The versions of the contract bound to the dataset (one query).
 
@@ -238,7 +231,7 @@ def bound_versions(dataset_pk: int) -> list[ContractVersion]:
 def check_written_schema(*, dataset, run, job, event_type: str, event_time, schema_facet: dict) -> SchemaDriftCheck | None:
     """Compare and record; None when the dataset has no contract with a published version."""
     versions = bound_versions(dataset.pk)
-    version = latest_published(versions)
+    version = latest_release(versions, key=version_of)
     if version is None:
         return None
     findings = compare(schema_facet, version.document or {})

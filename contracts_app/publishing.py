@@ -29,6 +29,7 @@ from packaging.version import InvalidVersion, Version
 from registry_client.compat import CompatibilityReport, check_compatibility, version_bump_problem
 
 from contracts_app.gates import validate_document
+from contracts_app.hooks import announce_breaking_version
 from contracts_app.models import (
     AuditAction,
     ContentChanged,
@@ -78,7 +79,7 @@ class PublishOutcome:
     errors: list[str] = field(default_factory=list)
     dry_run: bool = False
     upload_error: str = ""
-    change_request: Any = None  # the ChangeRequest a breaking version opened (or the one it waits behind)
+    change_request: Any = None  # what holds a breaking version: the listener's change request (or None)
 
     @property
     def ok(self) -> bool:
@@ -147,7 +148,6 @@ def record_version(document: dict, *, by, yaml_text: str | None = None, store: S
         cv = ContractVersion.objects.create(
             contract=contract, version=version, document=document, checksum=checksum,
             published_by=person_of(by), store_key=contract_key(contract.path_parts, version), yaml_text=text,
-            json_schema=None,
         )
         AuditEvent.record(by, AuditAction.VERSION_PUBLISHED, cv, after={
             "contract": name, "version": version, "checksum": checksum, "schema_type": schema["schema_type"],
@@ -353,8 +353,9 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
     2b. a version number that understates the change (e.g. a minor bump for a
        breaking change) -> refused, naming the smallest version that would do;
     3. the checker compares it with the published versions below it ->
-       breaking opens a change request that waits for every consumer team
-       (contracts_app.change_requests) and nothing is recorded yet;
+       breaking is announced (contracts_app.hooks.breaking_version_proposed;
+       change_requests opens a request that waits for the consumer teams) and
+       nothing is recorded yet;
     4. record_version, then the upload after commit.
     """
     name, version = _identity(document)
@@ -391,9 +392,7 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
         if dry_run:
             return PublishOutcome(name, version, BREAKING, message + " Publishing it would open a change request.",
                                   report=report, dry_run=True)
-        from contracts_app.change_requests import propose_breaking_version
-
-        request, detail = propose_breaking_version(contract, document, report, by=by)
+        request, detail = announce_breaking_version(contract, document, report, by=by)
         return PublishOutcome(name, version, BREAKING, f"{message} {detail}", report=report, change_request=request)
     if dry_run:
         return PublishOutcome(name, version, PUBLISHED, f"{name} {version} would be published", report=report, dry_run=True)

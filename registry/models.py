@@ -32,8 +32,6 @@ class Team(models.Model):
     name = models.CharField(max_length=100, unique=True)
     slug = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True)
-    webhook_url = models.URLField(blank=True, help_text="Optional: change-request notifications are POSTed here, signed.")
-    webhook_secret = models.CharField(max_length=128, blank=True)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="teams")
     created_at = models.DateTimeField(default=timezone.now)
 
@@ -239,12 +237,17 @@ class AuditEvent(models.Model):
             "actor": person_of(actor),
             "actor_label": actor_label(actor),
             "action": action,
-            "object_type": obj._meta.label_lower,
+            "object_type": audit_type(obj),
             "object_id": str(obj.pk),
             "object_repr": str(obj)[:500],
             "before": before,
             "after": after,
         }
+
+
+def audit_type(obj: models.Model | type[models.Model]) -> str:
+    """The type an audit row names: the model's label, unless the model keeps an older one."""
+    return getattr(obj, "audit_type", None) or obj._meta.label_lower
 
 
 def actor_label(actor) -> str:

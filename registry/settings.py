@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "django_prometheus",
     "registry",
     "contracts_app",
+    "change_requests",
     "lineage",
     "freshness",
 ]

@@ -6,6 +6,10 @@ from collections.abc import Iterable
 
 from packaging.version import InvalidVersion, Version
 
+from registry_client.versions import latest_release
+
+__all__ = ["latest_release", "semantic_sort"]
+
 
 def semantic_sort(versions: Iterable[str]) -> list[str]:
     """Oldest first, by semantic order (10.0 after 9.0); unparsable ones last, as text."""
@@ -16,18 +20,3 @@ def semantic_sort(versions: Iterable[str]) -> list[str]:
         except InvalidVersion:
             unparsable.append(v)
     return [v for _, v in sorted(parsed)] + sorted(unparsable)
-
-
-def latest_release(versions: Iterable[str]) -> str | None:
-    """The highest version that is neither a pre-release nor a dev release."""
-    releases = []
-    for v in versions:
-        try:
-            parsed = Version(v)
-        except InvalidVersion:
-            continue
-        # 2.0.0rc1 can be pinned explicitly; nothing asking for "latest" picks it up by accident.
-        if parsed.is_prerelease or parsed.is_devrelease:
-            continue
-        releases.append((parsed, v))
-    return max(releases)[1] if releases else None

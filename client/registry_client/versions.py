@@ -18,8 +18,12 @@ and every folder exactly one version.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from packaging.version import InvalidVersion, Version
+
+T = TypeVar("T")
 
 __all__ = [
     "InvalidVersionError",
@@ -28,6 +32,7 @@ __all__ = [
     "folder_to_version",
     "parse_version",
     "is_prerelease",
+    "latest_release",
 ]
 
 _NUMBER = r"(?:0|[1-9][0-9]*)"
@@ -99,3 +104,24 @@ def is_prerelease(version: str) -> bool:
     """Pre-releases and dev releases are never chosen as "latest"."""
     parsed = parse_version(version)
     return parsed.is_prerelease or parsed.is_devrelease
+
+
+def latest_release(versions: Iterable[T], *, key: Callable[[T], str] = str) -> T | None:
+    """The one rule for "the latest version": the highest release in semantic order.
+
+    Pre-releases and dev releases never count (2.0rc1 can be pinned, but nothing
+    asking for "latest" picks it up by accident), nor do unparsable strings; None
+    when no release is left. `key` reads the version string of each item, so the
+    same rule serves strings, database rows and index entries alike.
+    """
+    best: tuple[Version, T] | None = None
+    for item in versions:
+        try:
+            parsed = Version(key(item))
+        except InvalidVersion:
+            continue
+        if parsed.is_prerelease or parsed.is_devrelease:
+            continue
+        if best is None or parsed > best[0]:
+            best = (parsed, item)
+    return best[1] if best else None

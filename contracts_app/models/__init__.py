@@ -1,11 +1,3 @@
-from contracts_app.models.change_requests import (
-    ChangeRequest,
-    ChangeRequestState,
-    Notification,
-    ReviewPolicy,
-    ReviewStatus,
-    TeamReview,
-)
 from contracts_app.models.contracts import (
     AuditAction,
     ContentChanged,
@@ -16,11 +8,11 @@ from contracts_app.models.contracts import (
     SchemaType,
     VersionInUse,
     document_checksum,
+    version_of,
 )
 from contracts_app.models.drift import SchemaDriftCheck
 
 __all__ = [
-    "AuditAction", "ChangeRequest", "ChangeRequestState", "ContentChanged", "Contract", "ContractVersion",
-    "DatasetBinding", "IntegrationSpec", "Notification", "ReviewPolicy", "ReviewStatus", "SchemaDriftCheck",
-    "SchemaType", "TeamReview", "VersionInUse", "document_checksum",
+    "AuditAction", "ContentChanged", "Contract", "ContractVersion", "DatasetBinding", "IntegrationSpec",
+    "SchemaDriftCheck", "SchemaType", "VersionInUse", "document_checksum", "version_of",
 ]

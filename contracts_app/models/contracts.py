@@ -14,6 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
+from registry_client.versions import latest_release
 
 from registry.models import AuditEvent, RegistryError
 
@@ -92,6 +93,10 @@ class Contract(models.Model):
     def has_dependent_consumers(self) -> bool:
         return self.bindings.filter(dataset__consumers__isnull=False).exists()
 
+    def latest_version(self) -> ContractVersion | None:
+        """The latest published version, by the client's one rule (releases only, semantic order)."""
+        return latest_release(self.versions.all(), key=version_of)
+
 
 class ContractVersionQuerySet(models.QuerySet):
     def in_store(self) -> ContractVersionQuerySet:
@@ -103,8 +108,7 @@ class ContractVersion(models.Model):
     contract = models.ForeignKey(Contract, on_delete=models.PROTECT, related_name="versions")
     version = models.CharField(max_length=50)
     document = models.JSONField(help_text="The canonical contract document, as exported.")
-    json_schema = models.JSONField(null=True, blank=True, help_text="The JSON Schema derived from the document, for the checker.")
-    checksum = models.CharField(max_length=64, help_text="SHA-256 of the canonical YAML.")
+    checksum = models.CharField(max_length=64, help_text="SHA-256 of the document's canonical JSON (keys sorted; see document_checksum).")
     published_at = models.DateTimeField(default=timezone.now)
     published_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     store_key = models.CharField(max_length=500, blank=True, help_text="Where the YAML lives in the contract store.")
@@ -184,3 +188,8 @@ class DatasetBinding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.dataset} → {self.contract}"
+
+
+def version_of(version: ContractVersion) -> str:
+    """The version string of a row, for registry_client.versions.latest_release."""
+    return version.version

@@ -12,7 +12,7 @@ import copy
 import pytest
 from registry_client.compat import check_compatibility
 
-from contracts_app.change_requests import open_change_request
+from change_requests.workflows import open_change_request
 from contracts_app.publishing import record_version
 from registry.env import parse_contract_store
 

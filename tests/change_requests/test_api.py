@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from contracts_app.models import ChangeRequest, ContractVersion
+from change_requests.models import ChangeRequest
+from contracts_app.models import ContractVersion
 from registry.models import ApiToken
 from tests.conftest import bearer as bearer_header
 

@@ -14,8 +14,8 @@ import pytest
 import redis
 from django.utils import timezone
 
-from contracts_app.change_requests import open_change_request
-from contracts_app.models import ChangeRequest, Notification
+from change_requests.models import ChangeRequest, Notification, TeamChannel
+from change_requests.workflows import open_change_request
 from registry.models import AuditEvent
 from tests.celery_broker import ROOT, database_url, publishing_to, stop, wait_for
 
@@ -61,8 +61,7 @@ def test_a_real_worker_retries_a_failing_webhook_and_beat_escalates_once(worker,
     receiver = Receiver(status=503)
     try:
         for team in (consumer_team, owner_team):
-            team.webhook_url, team.webhook_secret = receiver.url, "s3cret"
-            team.save()
+            TeamChannel.objects.add_webhook(team, url=receiver.url, secret="s3cret")
         doc = proposed_document()
         request = open_change_request(contract, doc, by=owner, report=report_for(doc))  # committed: the task is sent
 

@@ -14,8 +14,8 @@ import time_machine
 from django.core import mail
 from django.utils import timezone
 
-from contracts_app.change_requests import open_change_request, run_clock
-from contracts_app.models import ChangeRequest, Notification, ReviewPolicy
+from change_requests.models import ChangeRequest, Notification, ReviewPolicy, TeamChannel
+from change_requests.workflows import open_change_request, run_clock
 from registry.models import AuditEvent
 from tests.conftest import make_user
 
@@ -87,8 +87,7 @@ def test_every_member_of_each_required_team_is_emailed_when_a_request_opens(open
 
 
 def test_the_team_webhook_receives_a_signed_body(start, contract, owner, consumer_team, receiver, django_capture_on_commit_callbacks):
-    consumer_team.webhook_url, consumer_team.webhook_secret = receiver.url, "s3cret"
-    consumer_team.save()
+    TeamChannel.objects.add_webhook(consumer_team, url=receiver.url, secret="s3cret")
     doc = proposed_document()
     with django_capture_on_commit_callbacks(execute=True):
         request = open_change_request(contract, doc, by=owner, report=report_for(doc))
@@ -112,12 +111,11 @@ def test_nothing_is_sent_before_the_transaction_commits(start, contract, owner):
 def test_a_failed_webhook_is_retried_and_sent_once_it_answers(start, contract, owner, consumer_team, django_capture_on_commit_callbacks):
     from celery.exceptions import Retry
 
-    from contracts_app.tasks import deliver_change_request_notifications as deliver_task
+    from change_requests.tasks import deliver_change_request_notifications as deliver_task
 
     failing = Receiver(status=503)
     try:
-        consumer_team.webhook_url, consumer_team.webhook_secret = failing.url, "s3cret"
-        consumer_team.save()
+        TeamChannel.objects.add_webhook(consumer_team, url=failing.url, secret="s3cret")
         doc = proposed_document()
         with django_capture_on_commit_callbacks(execute=True):
             request = open_change_request(contract, doc, by=owner, report=report_for(doc))
@@ -193,14 +191,14 @@ def test_running_the_clock_twice_sends_nothing_twice(opened, start, admin, djang
 
 
 def test_queueing_the_same_event_again_stores_nothing_new(opened, start):
-    from contracts_app import notifications
+    from change_requests import notifications
 
     notifications.queue_opened(opened, [r.team for r in opened.reviews.all()])
     assert Notification.objects.filter(event="opened").count() == 1
 
 
 def test_the_beat_task_is_scheduled_and_runs_the_clock(opened, start, settings):
-    from contracts_app.tasks import change_request_clock
+    from change_requests.tasks import change_request_clock
 
     assert settings.CELERY_BEAT_SCHEDULE["change-requests-clock"]["task"] == "contracts_app.change_request_clock"
     start.move_to(opened.deadline_at + timedelta(minutes=1))

@@ -6,9 +6,9 @@ import io
 
 import pytest
 
-from contracts_app.change_request_demo import open_demo_change_request
+from change_requests.demo import open_demo_change_request
+from change_requests.models import ChangeRequest
 from contracts_app.demo import publish_demo_contracts
-from contracts_app.models import ChangeRequest
 from registry.demo import load_core_demo
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,8 @@ import yaml
 from django.core.exceptions import PermissionDenied
 from django.core.management import call_command
 
-from contracts_app.models import ChangeRequest, ContractVersion
+from change_requests.models import ChangeRequest
+from contracts_app.models import ContractVersion
 from contracts_app.publishing import BREAKING, publish_document
 from registry.models import AuditEvent
 

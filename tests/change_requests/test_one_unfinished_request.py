@@ -8,9 +8,8 @@ import psycopg
 import pytest
 from django.db import connections
 
-from contracts_app.change_requests import open_change_request
-from contracts_app.models import ChangeRequest
-from contracts_app.models.change_requests import UnfinishedRequestExists
+from change_requests.models import ChangeRequest, UnfinishedRequestExists
+from change_requests.workflows import open_change_request
 from tests.celery_broker import database_url
 
 from .conftest import proposed_document, report_for
@@ -51,7 +50,7 @@ def test_the_database_itself_refuses_a_second_unfinished_request(change_request)
 def test_two_connections_inserting_at_once_exactly_one_wins(transactional_db, change_request):
     """Raw SQL from two PostgreSQL sessions: the second INSERT waits on the index, then fails."""
     ChangeRequest.objects.filter(pk=change_request.pk).update(state="withdrawn")
-    insert = ("INSERT INTO contracts_app_changerequest (contract_id, state, proposed_version, proposed_document, report,"
+    insert = (f"INSERT INTO {ChangeRequest._meta.db_table} (contract_id, state, proposed_version, proposed_document, report,"
               " summary, opened_by_label, opened_at, deadline_at, remind_at, finished_by_label, closing_comment)"
               " VALUES (%s, 'open', %s, '{}', '{}', '', '', now(), now(), now(), '', '')")
     contract_id = change_request.contract_id

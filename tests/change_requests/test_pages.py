@@ -6,8 +6,9 @@ import pytest
 import yaml
 from django.urls import reverse
 
-from contracts_app.change_requests import open_change_request
-from contracts_app.models import ChangeRequest, Contract, ContractVersion
+from change_requests.models import ChangeRequest
+from change_requests.workflows import open_change_request
+from contracts_app.models import Contract, ContractVersion
 from registry.models import Consumer, Dataset
 from tests.conftest import make_team, make_user
 
@@ -207,7 +208,7 @@ def test_the_diff_keeps_the_contract_format_order(client, change_request, consum
 
 def test_governance_admins_see_requests_and_set_review_periods_in_the_admin(client, change_request, admin):
     client.force_login(admin)
-    assert "retail.checkout.order_placed" in client.get("/admin/contracts_app/changerequest/").content.decode()
-    assert client.get(f"/admin/contracts_app/changerequest/{change_request.pk}/change/").status_code == 200
-    assert client.get("/admin/contracts_app/reviewpolicy/add/").status_code == 200
-    assert client.get("/admin/contracts_app/notification/").status_code == 200
+    assert "retail.checkout.order_placed" in client.get("/admin/change_requests/changerequest/").content.decode()
+    assert client.get(f"/admin/change_requests/changerequest/{change_request.pk}/change/").status_code == 200
+    assert client.get("/admin/change_requests/reviewpolicy/add/").status_code == 200
+    assert client.get("/admin/change_requests/notification/").status_code == 200

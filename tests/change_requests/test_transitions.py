@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import PermissionDenied
 
-from contracts_app.change_requests import open_change_request
-from contracts_app.models import ChangeRequest, ContractVersion, ReviewStatus
-from contracts_app.models.change_requests import ChangeRequestError, NotRequiredTeam
+from change_requests.models import ChangeRequest, ChangeRequestError, NotRequiredTeam, ReviewStatus
+from change_requests.workflows import open_change_request
+from contracts_app.models import ContractVersion
 from registry.models import AuditEvent, Consumer
 from tests.conftest import make_team, make_user
 

@@ -4,10 +4,11 @@ so every transition keeps its permission rule and its audit row."""
 
 from django.contrib import admin
 
-from contracts_app.models.change_requests import (
+from change_requests.models import (
     ChangeRequest,
     Notification,
     ReviewPolicy,
+    TeamChannel,
     TeamReview,
 )
 
@@ -55,3 +56,13 @@ class NotificationAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request) -> bool:
         return False
+
+
+@admin.register(TeamChannel)
+class TeamChannelAdmin(admin.ModelAdmin):
+    """Where each team hears about change requests besides its members' e-mail."""
+
+    list_display = ["team", "kind", "recipient", "created_at"]
+    list_filter = ["kind"]
+    search_fields = ["team__name", "team__slug"]
+    autocomplete_fields = ["team"]

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import copy
 
+from django.contrib.auth import get_user_model
+
+from change_requests.models import ChangeRequest
+from contracts_app.models import Contract
+from contracts_app.publishing import publish_document
 from registry.hooks import demo_step
 
 DEMO_CONTRACT = "retail.checkout.order_placed"
@@ -13,12 +18,6 @@ DEMO_VERSION = "2.0"
 
 @demo_step("change requests: publish the approved ones, open one that waits for a consumer team", order=50)
 def open_demo_change_request(stdout) -> None:
-    from django.contrib.auth import get_user_model
-
-    from contracts_app.change_requests import latest_version
-    from contracts_app.models import ChangeRequest, Contract
-    from contracts_app.publishing import publish_document
-
     # The demo tree's later breaking versions were published before any dataset was bound, so
     # their requests waited for nobody and stand approved; their owners publish them, as on the page.
     published = []
@@ -31,7 +30,7 @@ def open_demo_change_request(stdout) -> None:
         stdout.write(f"  change requests published by their owners: {', '.join(published)}\n")
 
     contract = Contract.objects.filter(name=DEMO_CONTRACT).first()
-    latest = latest_version(contract) if contract else None
+    latest = contract.latest_version() if contract else None
     if latest is None or latest.version == DEMO_VERSION or ChangeRequest.objects.filter(contract=contract).exists():
         stdout.write("  change requests: nothing to open\n")
         return

@@ -1,53 +1,48 @@
-"""Telling people about change requests: e-mail and signed team webhooks.
+"""Telling people about change requests, through the team channels' transports.
 
 Two steps, so that no network I/O happens inside a transaction and nothing is
 sent twice:
 
 1. `queue_*` writes one Notification row per (request, event, channel, recipient)
-   inside the transaction that makes the event happen. A unique constraint makes
-   a second queueing of the same event a no-op (`ignore_conflicts`).
+   inside the transaction that makes the event happen: an e-mail to each person,
+   and one row per channel the team set up (change_requests.models.TeamChannel).
+   A unique constraint makes a second queueing of the same event a no-op
+   (`ignore_conflicts`).
 2. After commit, the `deliver_change_request_notifications` task sends every
-   unsent row of that request. Each row is claimed by a conditional UPDATE
-   (`sent_at IS NULL AND claim expired`), sent, then marked sent; a failure frees
-   the claim and the task retries with backoff, skipping rows already sent. The
-   beat clock also picks up rows whose task was lost (a worker died).
-
-Webhook bodies are JSON, signed with HMAC-SHA256 of the raw body under the
-team's `webhook_secret`: header `X-Registry-Signature: sha256=<hex>`. The
-`X-Registry-Delivery` header carries the notification id, so a receiver can
-drop a redelivery after a crash between sending and marking.
+   unsent row of that request through its transport (change_requests.transports).
+   Each row is claimed by a conditional UPDATE (`sent_at IS NULL AND claim
+   expired`), sent, then marked sent; a failure frees the claim and the task
+   retries with backoff, skipping rows already sent. The beat clock also picks up
+   rows whose task was lost (a worker died).
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
 import logging
-import urllib.request
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
+from celery import current_app
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.mail import EmailMessage
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from contracts_app.models.change_requests import (
-    ChangeRequest,
-    Channel,
-    Notification,
-    NotificationEvent,
-)
+from change_requests.models.notifications import Notification, NotificationEvent, TeamChannel
+from change_requests.transports import EMAIL, transport_for
 from registry.models import Team
+
+if TYPE_CHECKING:
+    from change_requests.models.requests import ChangeRequest
 
 log = logging.getLogger(__name__)
 
 CLAIM_FOR = timedelta(minutes=5)
 LOST_AFTER = timedelta(minutes=15)  # well past the task's first retries
 MAX_ATTEMPTS = 8
-WEBHOOK_TIMEOUT_SECONDS = 10
+# The task is named, not imported: tasks.py is the entry point that imports this module.
+DELIVER_TASK = "contracts_app.deliver_change_request_notifications"
 
 
 def review_url(request: ChangeRequest) -> str:
@@ -82,17 +77,30 @@ def _payload(request: ChangeRequest, event: str, team: Team | None) -> dict:
     }
 
 
+def _team_channels(team_ids: list[int]) -> dict[int, list[TeamChannel]]:
+    """The channels each team set up, in one query."""
+    channels: dict[int, list[TeamChannel]] = {}
+    for channel in TeamChannel.objects.filter(team_id__in=team_ids).order_by("id"):
+        channels.setdefault(channel.team_id, []).append(channel)
+    return channels
+
+
+def _channel_rows(request: ChangeRequest, event: str, team: Team, channels: list[TeamChannel],
+                  subject: str, body: str) -> list[Notification]:
+    return [Notification(change_request=request, event=event, channel=channel.kind, recipient=channel.recipient,
+                         team=team, team_channel=channel, subject=subject, body=body,
+                         payload=_payload(request, event, team))
+            for channel in channels]
+
+
 def _rows_for_teams(request: ChangeRequest, event: str, teams: list[Team], subject: str, body: str,
-                    members: dict[int, list[str]]) -> list[Notification]:
+                    members: dict[int, list[str]], channels: dict[int, list[TeamChannel]]) -> list[Notification]:
     rows = []
     for team in teams:
         for email in members.get(team.pk, []):
-            rows.append(Notification(change_request=request, event=event, channel=Channel.EMAIL, recipient=email,
+            rows.append(Notification(change_request=request, event=event, channel=EMAIL, recipient=email,
                                      team=team, subject=subject, body=body))
-        if team.webhook_url:
-            rows.append(Notification(change_request=request, event=event, channel=Channel.WEBHOOK,
-                                     recipient=team.webhook_url, team=team, subject=subject, body=body,
-                                     payload=_payload(request, event, team)))
+        rows += _channel_rows(request, event, team, channels.get(team.pk, []), subject, body)
     return rows
 
 
@@ -103,8 +111,6 @@ def _store(rows: list[Notification], request_ids: list[int]) -> None:
     Notification.objects.bulk_create(rows, ignore_conflicts=True)
 
     def enqueue() -> None:
-        from contracts_app.tasks import deliver_change_request_notifications
-
         if settings.CELERY_TASK_ALWAYS_EAGER:
             # In-process (the embedded demo): a failure must not fail the user's request;
             # the clock's next pass sends what is still unsent.
@@ -113,7 +119,7 @@ def _store(rows: list[Notification], request_ids: list[int]) -> None:
             return
         try:
             for request_id in request_ids:
-                deliver_change_request_notifications.delay(request_id)
+                current_app.send_task(DELIVER_TASK, args=[request_id])
         except Exception:  # the broker is down: the rows are stored, the clock sends them later
             log.exception("Could not enqueue notifications of change requests %s; the clock will send them", request_ids)
 
@@ -131,14 +137,16 @@ def queue_opened(request: ChangeRequest, teams: list[Team]) -> None:
         f"or object with a comment, before {request.deadline_at:%Y-%m-%d %H:%M} UTC.\n\n"
         f"Review it here: {review_url(request)}\n"
     )
-    _store(_rows_for_teams(request, NotificationEvent.OPENED, teams, subject, body, _team_members([t.pk for t in teams])),
-           [request.pk])
+    team_ids = [t.pk for t in teams]
+    _store(_rows_for_teams(request, NotificationEvent.OPENED, teams, subject, body, _team_members(team_ids),
+                           _team_channels(team_ids)), [request.pk])
 
 
 def queue_reminders(waiting: dict[ChangeRequest, list[Team]]) -> None:
     """Members of the teams that have not acknowledged yet are reminded before the deadline
     (a batch of requests: one query for the members, one insert)."""
-    members = _team_members(sorted({t.pk for teams in waiting.values() for t in teams}))
+    team_ids = sorted({t.pk for teams in waiting.values() for t in teams})
+    members, channels = _team_members(team_ids), _team_channels(team_ids)
     rows: list[Notification] = []
     for request, teams in waiting.items():
         subject = f"[{settings.SITE_NAME}] Reminder: {request.contract.name} {request.proposed_version} waits for your team"
@@ -147,7 +155,7 @@ def queue_reminders(waiting: dict[ChangeRequest, list[Team]]) -> None:
             f"team's answer. Its deadline is {request.deadline_at:%Y-%m-%d %H:%M} UTC; after it, the request is "
             f"escalated to the governance admins.\n\nReview it here: {review_url(request)}\n"
         )
-        rows += _rows_for_teams(request, NotificationEvent.REMINDER, teams, subject, body, members)
+        rows += _rows_for_teams(request, NotificationEvent.REMINDER, teams, subject, body, members, channels)
     _store(rows, [r.pk for r in waiting])
 
 
@@ -158,6 +166,7 @@ def queue_escalations(waiting: dict[ChangeRequest, list[str]], owner_emails: dic
         get_user_model().objects.filter(Q(is_staff=True) | Q(is_superuser=True), is_active=True)
         .exclude(email="").values_list("email", flat=True)
     )
+    channels = _team_channels(sorted({r.owner_team_id for r in waiting if r.owner_team_id}))
     rows: list[Notification] = []
     for request, still_waiting in waiting.items():
         subject = f"[{settings.SITE_NAME}] Escalated: {request.contract.name} {request.proposed_version} passed its deadline"
@@ -169,13 +178,11 @@ def queue_escalations(waiting: dict[ChangeRequest, list[str]], owner_emails: dic
             f"Review it here: {review_url(request)}\n"
         )
         for email in sorted(admins | set(owner_emails.get(request.pk, []))):
-            rows.append(Notification(change_request=request, event=NotificationEvent.ESCALATED, channel=Channel.EMAIL,
+            rows.append(Notification(change_request=request, event=NotificationEvent.ESCALATED, channel=EMAIL,
                                      recipient=email, subject=subject, body=body))
-        owner_team = request.owner_team
-        if owner_team is not None and owner_team.webhook_url:
-            rows.append(Notification(change_request=request, event=NotificationEvent.ESCALATED, channel=Channel.WEBHOOK,
-                                     recipient=owner_team.webhook_url, team=owner_team, subject=subject, body=body,
-                                     payload=_payload(request, NotificationEvent.ESCALATED, owner_team)))
+        if request.owner_team_id:
+            rows += _channel_rows(request, NotificationEvent.ESCALATED, request.owner_team,
+                                  channels.get(request.owner_team_id, []), subject, body)
     _store(rows, [r.pk for r in waiting])
 
 
@@ -190,37 +197,11 @@ def queue_approved(request: ChangeRequest) -> None:
         f"{request.contract.name} (version {request.proposed_version}) is approved. A member of {team.name} "
         f"publishes it (or withdraws it) here: {review_url(request)}\n"
     )
-    _store(_rows_for_teams(request, NotificationEvent.APPROVED, [team], subject, body, _team_members([team.pk])),
-           [request.pk])
+    _store(_rows_for_teams(request, NotificationEvent.APPROVED, [team], subject, body, _team_members([team.pk]),
+                           _team_channels([team.pk])), [request.pk])
 
 
 # --- sending -------------------------------------------------------------------
-
-def sign(secret: str, body: bytes) -> str:
-    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-
-
-def _send_email(notification: Notification) -> None:
-    EmailMessage(notification.subject, notification.body, to=[notification.recipient]).send(fail_silently=False)
-
-
-def _send_webhook(notification: Notification) -> None:
-    payload = {**notification.payload, "delivery": notification.pk}
-    body = json.dumps(payload, sort_keys=True).encode()
-    headers = {
-        "Content-Type": "application/json",
-        "User-Agent": "dataset-registry-webhook/1",
-        "X-Registry-Event": payload.get("event", ""),
-        "X-Registry-Delivery": str(notification.pk),
-    }
-    secret = notification.team.webhook_secret if notification.team_id else ""
-    if secret:
-        headers["X-Registry-Signature"] = sign(secret, body)
-    req = urllib.request.Request(notification.recipient, data=body, headers=headers, method="POST")  # noqa: S310 - admin-set URL
-    with urllib.request.urlopen(req, timeout=WEBHOOK_TIMEOUT_SECONDS) as response:  # noqa: S310
-        if not 200 <= response.status < 300:
-            raise OSError(f"webhook answered HTTP {response.status}")
-
 
 def _claim(notification: Notification) -> bool:
     now = timezone.now()
@@ -237,10 +218,8 @@ def deliver(notification: Notification) -> bool:
     if not _claim(notification):
         return Notification.objects.filter(pk=notification.pk, sent_at__isnull=False).exists()
     try:
-        if notification.channel == Channel.EMAIL:
-            _send_email(notification)
-        else:
-            _send_webhook(notification)
+        channel_settings = notification.team_channel.settings if notification.team_channel_id else {}
+        transport_for(notification.channel).send(notification, channel_settings)
     except Exception as exc:  # any failure of the far side means "try again later"
         attempts = Notification.objects.values_list("attempts", flat=True).get(pk=notification.pk)
         gave_up = timezone.now() if attempts >= MAX_ATTEMPTS else None
@@ -256,7 +235,7 @@ def deliver_pending(change_request_id: int | None = None, *, limit: int = 500,
                     older_than: timedelta | None = None) -> tuple[int, int]:
     """Send the unsent notifications (of one request, or all; only those queued more than
     `older_than` ago, if given); returns (sent, failed)."""
-    pending = Notification.objects.unsent().select_related("team").order_by("created_at", "id")
+    pending = Notification.objects.unsent().select_related("team_channel").order_by("created_at", "id")
     if change_request_id is not None:
         pending = pending.filter(change_request_id=change_request_id)
     if older_than is not None:

@@ -1,8 +1,11 @@
 """Change-request workflows that span several models or do I/O.
 
-- `open_change_request`: the publish gate's "breaking" branch.
-- `publish_request`: the owner publishes an approved request.
+- `open_change_request` / `propose_breaking_version`: the publish gate's "breaking"
+  branch (contracts_app announces it; change_requests.receivers listens).
+- `submit_version`: publishing from the web or the API, through the gate.
 - `run_clock`: the beat task's pass (reminders, escalations, lost deliveries).
+
+The owner publishes an approved request with `ChangeRequest.publish`.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from contracts_app import notifications
-from contracts_app.models.change_requests import (
+from change_requests import notifications
+from change_requests.models import (
     ChangeRequest,
     ChangeRequestAction,
     ChangeRequestError,
@@ -26,7 +29,8 @@ from contracts_app.models.change_requests import (
     TeamReview,
     UnfinishedRequestExists,
 )
-from contracts_app.models.contracts import Contract, ContractVersion
+from contracts_app.models import Contract, ContractVersion
+from contracts_app.publishing import publish_document
 from registry.models import (
     AuditEvent,
     Dataset,
@@ -71,21 +75,12 @@ def reminder_time(opened_at: datetime, deadline_at: datetime) -> datetime:
     return max(deadline_at - settings.CHANGE_REQUEST_REMINDER_BEFORE, opened_at + (deadline_at - opened_at) / 2)
 
 
-def latest_version(contract: Contract) -> ContractVersion | None:
-    """The highest published version (semantic order, pre-releases included)."""
-    from contracts_app.publishing import semantic_order
-
-    versions = semantic_order(list(ContractVersion.objects.filter(contract=contract)))
-    return versions[-1] if versions else None
-
-
 def open_change_request(
     contract: Contract,
     document: dict,
     *,
     by,
     report: dict,
-    json_schema: dict | None = None,
     summary: str = "",
     deadline: timedelta | None = None,
 ) -> ChangeRequest:
@@ -114,7 +109,7 @@ def open_change_request(
     now = timezone.now()
     deadline_at = now + (deadline if deadline is not None else review_period(contract))
     teams = required_teams(contract, owner_team)
-    base = latest_version(contract)
+    base = contract.latest_version()
     with transaction.atomic():
         existing = ChangeRequest.objects.unfinished().for_contract(contract).select_related("contract").first()
         if existing is not None:
@@ -123,7 +118,7 @@ def open_change_request(
             with transaction.atomic():
                 request = ChangeRequest.objects.create(
                     contract=contract, owner_team=owner_team, base_version=base, proposed_version=version,
-                    proposed_document=document, proposed_json_schema=json_schema, report=report, summary=summary,
+                    proposed_document=document, report=report, summary=summary,
                     opened_by=person_of(by), opened_by_label=actor_label(by), opened_at=now,
                     deadline_at=deadline_at, remind_at=reminder_time(now, deadline_at),
                 )
@@ -165,27 +160,6 @@ def propose_breaking_version(contract: Contract, document: dict, report, *, by) 
                          f"the owner team publishes it at {notifications.review_url(request)}")
     return request, (f"Change request #{request.pk} is open and waits for {waiting} until "
                      f"{request.deadline_at:%Y-%m-%d %H:%M} UTC: {notifications.review_url(request)}")
-
-
-def _record_version(request: ChangeRequest, *, by) -> ContractVersion:
-    """Record the proposed version exactly as a compatible publish does (upload after commit)."""
-    from contracts_app.publishing import record_version
-
-    return record_version(request.proposed_document, by=by)
-
-
-def publish_request(request: ChangeRequest, *, by) -> ContractVersion:
-    """The owner team publishes an approved request: the version is recorded (and its upload
-    scheduled after commit) and the request becomes published, in one transaction."""
-    with transaction.atomic():
-        locked = ChangeRequest.objects.select_for_update(of=("self",)).select_related("contract", "owner_team").get(pk=request.pk)
-        # Check the rule before recording anything, so a refused publish stores nothing.
-        locked._require(locked._publish, by, f"Only a member of the owner team "
-                        f"({locked.owner_team.slug if locked.owner_team_id else 'none'}) can publish this request.")
-        version = _record_version(locked, by=by)
-        locked.mark_published(version, by=by)
-    request._refresh_from(locked)
-    return version
 
 
 @dataclass
@@ -302,8 +276,6 @@ def submit_version(document: dict, *, by, summary: str = ""):
 
     A compatible version is published at once; a breaking one opens a change request
     (its summary is the publisher's explanation). Returns the gate's PublishOutcome."""
-    from contracts_app.publishing import publish_document
-
     if not may_publish(by, document):
         owner = (document.get("schema") or {}).get("owner", "?") if isinstance(document, dict) else "?"
         raise PermissionDenied(f"Only a member of the contract's owner team ({owner}) can publish a version of it.")

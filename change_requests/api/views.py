@@ -14,8 +14,8 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from contracts_app.change_requests import submit_version
-from contracts_app.models.change_requests import ChangeRequest, ChangeRequestState, TeamReview
+from change_requests.models import ChangeRequest, ChangeRequestState, TeamReview
+from change_requests.workflows import submit_version
 from contracts_app.publishing import BREAKING, PUBLISHED, UNCHANGED
 from registry.models import Team
 

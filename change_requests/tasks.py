@@ -1,11 +1,15 @@
-"""Celery tasks of the contracts app."""
+"""Celery entry points of change requests.
+
+The task names keep their first app's prefix: tasks already queued in the broker,
+and beat entries, name them."""
 
 from __future__ import annotations
 
 from celery import shared_task
 from django.conf import settings
 
-from contracts_app import notifications
+from change_requests import notifications
+from change_requests.workflows import run_clock
 
 
 class DeliveryIncomplete(Exception):
@@ -13,7 +17,7 @@ class DeliveryIncomplete(Exception):
 
 
 @shared_task(
-    bind=True, name="contracts_app.deliver_change_request_notifications",
+    bind=True, name=notifications.DELIVER_TASK,
     autoretry_for=(DeliveryIncomplete,), retry_backoff=max(1, int(settings.CHANGE_REQUEST_RETRY_BACKOFF.total_seconds())),
     retry_backoff_max=1800, retry_jitter=True, max_retries=notifications.MAX_ATTEMPTS,
 )
@@ -28,6 +32,4 @@ def deliver_change_request_notifications(self, change_request_id: int) -> dict:
 @shared_task(name="contracts_app.change_request_clock")
 def change_request_clock() -> dict:
     """Reminders, escalations and lost deliveries (beat: CHANGE_REQUEST_CLOCK_INTERVAL)."""
-    from contracts_app.change_requests import run_clock
-
     return run_clock().as_dict()

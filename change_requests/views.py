@@ -16,12 +16,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 
-from contracts_app.models.change_requests import (
-    ChangeRequest,
-    ChangeRequestState,
-    ReviewStatus,
-    TeamReview,
-)
+from change_requests.models import ChangeRequest, ChangeRequestState, ReviewStatus, TeamReview
+from change_requests.workflows import submit_version
+from contracts_app.models import Contract
+from contracts_app.publishing import BREAKING, PUBLISHED, REFUSED, UNCHANGED
 from contracts_app.yamlio import dump_plain_yaml
 from registry.hooks import dataset_page_section
 from registry.models import AuditEvent, Dataset, Team
@@ -40,7 +38,7 @@ def change_request_list(request: HttpRequest) -> HttpResponse:
         requests = requests.filter(state=state)
     ctx = {"change_requests": requests[:LIST_LIMIT], "state": state, "states": ChangeRequestState.choices,
            "limit": LIST_LIMIT}
-    return render(request, "contracts_app/change_requests/list.html", ctx)
+    return render(request, "change_requests/list.html", ctx)
 
 
 @dataclass
@@ -151,7 +149,7 @@ def change_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "my_reviews": my_reviews,
         "history": history,
     }
-    return render(request, "contracts_app/change_requests/detail.html", ctx)
+    return render(request, "change_requests/detail.html", ctx)
 
 
 @login_required
@@ -224,10 +222,6 @@ class ProposeForm(forms.Form):
 @login_required
 def change_request_propose(request: HttpRequest) -> HttpResponse:
     """Publish a new version through the gate: compatible -> published, breaking -> a request opens."""
-    from contracts_app.change_requests import latest_version, submit_version
-    from contracts_app.models import Contract
-    from contracts_app.publishing import BREAKING, PUBLISHED, REFUSED, UNCHANGED
-
     errors: list[str] = []
     if request.method == "POST":
         form = ProposeForm(request.POST)
@@ -249,11 +243,11 @@ def change_request_propose(request: HttpRequest) -> HttpResponse:
         initial = {}
         contract = Contract.objects.filter(name=request.GET.get("contract", "")).first()
         if contract is not None:
-            latest = latest_version(contract)
+            latest = contract.latest_version()
             if latest is not None:
                 initial["document"] = latest.yaml_text or dump_plain_yaml(latest.document)
         form = ProposeForm(initial=initial)
-    return render(request, "contracts_app/change_requests/propose.html", {"form": form, "errors": errors})
+    return render(request, "change_requests/propose.html", {"form": form, "errors": errors})
 
 
 @dataset_page_section(order=35)
@@ -264,5 +258,5 @@ def change_requests_section(request: HttpRequest, dataset) -> str:
     )
     if not unfinished:
         return ""
-    return render_to_string("contracts_app/change_requests/_dataset_section.html",
+    return render_to_string("change_requests/_dataset_section.html",
                             {"change_requests": unfinished}, request=request)

@@ -1,0 +1,14 @@
+from django.urls import path
+
+from change_requests.api import views
+
+urlpatterns = [
+    path("change-requests/", views.ChangeRequestList.as_view(), name="api-change-request-list"),
+    path("change-requests/<int:pk>/", views.ChangeRequestDetail.as_view(), name="api-change-request-detail"),
+    path("change-requests/<int:pk>/acknowledge/", views.Acknowledge.as_view(), name="api-change-request-acknowledge"),
+    path("change-requests/<int:pk>/object/", views.Object.as_view(), name="api-change-request-object"),
+    path("change-requests/<int:pk>/publish/", views.Publish.as_view(), name="api-change-request-publish"),
+    path("change-requests/<int:pk>/withdraw/", views.Withdraw.as_view(), name="api-change-request-withdraw"),
+    path("change-requests/<int:pk>/reject/", views.Reject.as_view(), name="api-change-request-reject"),
+    path("change-requests/<int:pk>/approve/", views.ApproveOverSilence.as_view(), name="api-change-request-approve"),
+]
