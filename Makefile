@@ -34,6 +34,7 @@ demo: install
 ## make test: the whole suite against real PostgreSQL, Redis, S3 (weed), Celery, Prometheus and Chromium.
 test: install-dev apt-packages services
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
 apt-packages:
@@ -44,3 +45,4 @@ services:
 
 lint: install-dev
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports

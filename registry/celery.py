@@ -1,5 +1,6 @@
-"""The Celery app. Apps register their tasks in their own tasks.py and their
-beat entries through CELERY_BEAT_SCHEDULE additions in their AppConfig.ready()."""
+"""The Celery app. Apps register their tasks in their own tasks.py; the beat
+entries live in registry/settings.py (CELERY_BEAT_SCHEDULE), one block per app,
+naming the tasks by string so the settings import no app."""
 
 import os
 

@@ -21,7 +21,9 @@ from contracts_app.publishing import check_in_required_modes
 from contracts_app.yamlio import dump_plain_yaml
 
 
-class Refused(APIException):
+class ValidationRefused(APIException):
+    """A payload the validate endpoint cannot check against the contract (400, with a code)."""
+
     status_code = status.HTTP_400_BAD_REQUEST
     default_code = "refused"
 
@@ -188,18 +190,18 @@ class VersionDiff(APIView):
 def _section(document: dict, section: str | None) -> tuple[str, dict]:
     schema_type = document["schema"]["schema_type"]
     if schema_type == "dataframe":
-        raise Refused(f"{document['schema']['name']} is a dataframe contract: it describes a table, not a JSON payload. "
+        raise ValidationRefused(f"{document['schema']['name']} is a dataframe contract: it describes a table, not a JSON payload. "
                       "Validate frames with the client's get_pandera_model().", code="dataframe_contract")
     if schema_type == "event":
         if section not in (None, "", "payload"):
-            raise Refused(f"an event contract has one section, 'payload', not {section!r}", code="unknown_section")
+            raise ValidationRefused(f"an event contract has one section, 'payload', not {section!r}", code="unknown_section")
         return "payload", document["payload"]
     sections = {"request": document.get("request"), "response": document.get("response")}
     sections.update({f"callbacks.{k}": v for k, v in (document.get("callbacks") or {}).items()})
     if not section:
-        raise Refused(f"name the section to validate against: ?section= one of {', '.join(sections)}", code="section_required")
+        raise ValidationRefused(f"name the section to validate against: ?section= one of {', '.join(sections)}", code="section_required")
     if section not in sections or sections[section] is None:
-        raise Refused(f"{document['schema']['name']} has no section {section!r}; it has {', '.join(sections)}", code="unknown_section")
+        raise ValidationRefused(f"{document['schema']['name']} has no section {section!r}; it has {', '.join(sections)}", code="unknown_section")
     return section, sections[section]
 
 

@@ -13,7 +13,13 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
-from change_requests.models import ChangeRequest, Notification, ReviewPolicy, TeamChannel, TeamReview
+from change_requests.models import (
+    ChangeRequest,
+    Notification,
+    ReviewPolicy,
+    TeamChannel,
+    TeamReview,
+)
 from registry.models import AuditEvent, Team
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -35,6 +35,7 @@ from django.utils import timezone
 from django_fsm import FSMField, has_transition_perm, transition
 
 from change_requests import notifications
+from change_requests.notifications import Notification, NotificationEvent, TeamChannel
 from contracts_app.models import ContractVersion
 from contracts_app.publishing import record_version
 from registry.models import (
@@ -46,6 +47,11 @@ from registry.models import (
     is_governance_admin,
     person_of,
 )
+
+__all__ = [  # the outbox's rows live with the code that writes and sends them
+    "ChangeRequest", "ChangeRequestAction", "ChangeRequestError", "ChangeRequestState", "NotRequiredTeam", "Notification",
+    "NotificationEvent", "ReviewPolicy", "ReviewStatus", "TeamChannel", "TeamReview", "UnfinishedRequestExists",
+]
 
 
 class ChangeRequestState(models.TextChoices):
