@@ -50,7 +50,7 @@ from django.utils import timezone
 from freshness.constants import EVALUATOR_ACTOR, AuditAction, TransitionSource
 from freshness.models import DatasetFreshness, EvaluatorState, FreshnessTransition
 from freshness.rules import deadline_for, human_duration, reason_for, status_for
-from lineage.db import prepared_cursor
+from registry.db import prepared_cursor
 from registry.models import AuditEvent, Dataset, RegistryError, acts_for, is_governance_admin
 
 log = logging.getLogger(__name__)

@@ -34,9 +34,9 @@ from uuid import UUID
 from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, transaction
 from django.utils import timezone
 
-from lineage.db import on_postgresql, prepared_cursor
 from lineage.models import Direction, Job, JobDataset, Run, RunDataset, RunEvent, RunState
 from lineage.signals import dataset_written
+from registry.db import on_postgresql, prepared_cursor
 from registry.hooks import dataset_flags
 from registry.models import AuditEvent, Dataset
 
