@@ -33,8 +33,8 @@ from packaging.version import InvalidVersion, Version
 
 from contracts_app.models import Contract, ContractVersion, DatasetBinding, SchemaDriftCheck
 from contracts_app.models.drift import DriftSeverity
-from lineage.signals import dataset_written
-from registry.hooks import dataset_flag, dataset_page_section
+from lineage.signals import dataset_flag, dataset_written
+from registry.hooks import dataset_page_section
 
 log = logging.getLogger(__name__)
 

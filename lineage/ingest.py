@@ -35,9 +35,8 @@ from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, transactio
 from django.utils import timezone
 
 from lineage.models import Direction, Job, JobDataset, Run, RunDataset, RunEvent, RunState
-from lineage.signals import dataset_written
+from lineage.signals import dataset_flags, dataset_written
 from registry.db import on_postgresql, prepared_cursor
-from registry.hooks import dataset_flags
 from registry.models import AuditEvent, Dataset
 
 DATASET_FIRST_SEEN = "dataset.first_seen"
@@ -314,7 +313,7 @@ _DATASET_FIELDS = ["id", "namespace", "name"]
 @cache
 def _dataset_columns() -> str:
     """The select list over a dataset row `t`: the fields above, then the
-    flags other apps asked for (registry.hooks.dataset_flag), so that their
+    flags other apps asked for (lineage.signals.dataset_flag), so that their
     listeners need not query again."""
     quote = connection.ops.quote_name
     return ", ".join([f"t.{quote(f)}" for f in _DATASET_FIELDS]
