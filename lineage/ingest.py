@@ -189,7 +189,8 @@ def _store(parsed: ParsedEvent, by, gate: Gate | None) -> StoredEvent:
     succeeded = parsed.event_type == RunState.COMPLETE
     for out in parsed.outputs:
         facets = out.get("facets") or {}
-        stats = (out.get("outputFacets") or {}).get("outputStatistics") or {}
+        output_facets = out.get("outputFacets") or {}
+        stats = output_facets.get("outputStatistics") or {}
         row_count = stats.get("rowCount")
         dataset_written.send(
             sender=RunEvent,
@@ -203,6 +204,8 @@ def _store(parsed: ParsedEvent, by, gate: Gate | None) -> StoredEvent:
             # rowCount sent as a string is ignored rather than trusted.
             row_count=row_count if isinstance(row_count, int) and not isinstance(row_count, bool) else None,
             schema_facet=facets.get("schema") if isinstance(facets.get("schema"), dict) else None,
+            facets=facets,
+            output_facets=output_facets,
         )
     return StoredEvent(stored=True, run_id=run_uuid, datasets_created=created)
 

@@ -5,6 +5,8 @@ ingest fetches with each dataset for those listeners.
 `dataset_written` is sent once per output dataset of every stored RunEvent,
 inside the ingest transaction, after the event's rows are written. Listeners do
 database work only; network I/O goes through transaction.on_commit or a task.
+Take the keyword arguments you need and end with `**kwargs`: later ones may be
+added.
 
 Keyword arguments:
 - dataset: registry.models.Dataset (id, namespace and name loaded, the rest
@@ -14,8 +16,16 @@ Keyword arguments:
 - event_type: "START" | "RUNNING" | "COMPLETE" | "FAIL" | "ABORT" | "OTHER"
 - event_time: aware datetime of the event
 - succeeded: bool, True when event_type == "COMPLETE"
-- row_count: int | None, from the outputStatistics facet
-- schema_facet: dict | None, the dataset's `schema` facet as sent
+- facets: dict, the output dataset's `facets` as sent ({} when none were sent)
+- output_facets: dict, the output dataset's `outputFacets` as sent ({} when
+  none were sent)
+- row_count: int | None, `output_facets["outputStatistics"]["rowCount"]` when
+  it is an integer (a count sent as a string is not trusted)
+- schema_facet: dict | None, `facets["schema"]` when it is an object
+
+`facets` and `output_facets` are the event's own objects, shared by every
+listener: read them, do not change them. A listener that needs another facet
+reads it from them, so that neither lineage nor the other listeners change.
 """
 
 from __future__ import annotations
