@@ -38,8 +38,8 @@ from contracts_app.models import (
     version_of,
 )
 from contracts_app.models.drift import DriftSeverity
-from lineage.signals import dataset_written
-from registry.hooks import dataset_flag, dataset_page_section
+from lineage.signals import dataset_flag, dataset_written
+from registry.hooks import dataset_page_section
 
 log = logging.getLogger(__name__)
 

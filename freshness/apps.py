@@ -7,7 +7,9 @@ class FreshnessConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from freshness import demo, hooks, metrics, receivers, runner  # noqa: F401 - they register themselves
+        # They register themselves: scheduling with evaluation's on_deadlines_moved, and
+        # tasks with Celery, which scheduling publishes the deadline task through.
+        from freshness import demo, hooks, metrics, receivers, runner, scheduling, tasks  # noqa: F401
         from registry.hooks import nav_item
 
         nav_item("Freshness", "freshness-overview", order=40)

@@ -12,8 +12,9 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from freshness.constants import TransitionSource
-from freshness.evaluation import evaluate, record_write, set_slo, sweep
+from freshness.evaluation import evaluate, record_write, set_slo
 from freshness.models import DatasetFreshness
+from freshness.scheduling import sweep
 from registry.hooks import demo_step
 from registry.models import Dataset
 

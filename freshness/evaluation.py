@@ -2,8 +2,15 @@
 
 - a successful write (`record_write`, called from lineage's `dataset_written`),
 - the Celery task scheduled for a dataset's own deadline (`evaluate` on one id),
-- the Celery beat sweep and the in-process demo evaluator (`sweep`),
+- the Celery beat sweep and the in-process demo evaluator (`evaluate` on all,
+  through `freshness.scheduling.sweep`),
 - an SLO edit (`set_slo`).
+
+This module applies the rule (freshness/rules.py) and knows nothing of how
+deadlines are kept: after a write or an SLO edit moves a deadline, it tells the
+listeners registered with `on_deadlines_moved` (freshness.scheduling, which
+gives near deadlines a Celery task or wakes the in-process evaluator). Imports
+point one way: rules <- evaluation <- scheduling <- runner, tasks.
 
 An evaluation pass (`evaluate`), in batches of FRESHNESS_SWEEP_BATCH:
 1. claims the due rows (`next_check_at <= now`, a partially indexed column)
@@ -28,36 +35,54 @@ guard. Each transition is recorded exactly once.
 
 A routine write (newer, counting, status unchanged: fresh stays fresh) is one
 conditional UPDATE (`_record_routine_write`), since it runs inside every ingest.
-
-No network I/O happens inside a transaction: deadline tasks are published
-with `transaction.on_commit`.
 """
 
 from __future__ import annotations
 
 import json
-import logging
-import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from freshness.constants import EVALUATOR_ACTOR, AuditAction, TransitionSource
-from freshness.models import DatasetFreshness, EvaluatorState, FreshnessTransition
+from freshness.models import DatasetFreshness, FreshnessTransition
 from freshness.rules import deadline_for, human_duration, reason_for, status_for
-from lineage.db import prepared_cursor
+from registry.db import prepared_cursor
 from registry.models import AuditEvent, Dataset, RegistryError, acts_for, is_governance_admin
-
-log = logging.getLogger(__name__)
 
 
 class InvalidSLO(RegistryError):
     http_status = 400
+
+
+# Scheduling listens here (freshness.scheduling registers itself), so that this
+# module never imports it. KnownDeadlines: by dataset id, the (next_check_at,
+# task_eta) a write has just left on the row.
+KnownDeadlines = dict[int, tuple[datetime | None, datetime | None]]
+
+_deadline_listeners: list[Callable[..., None]] = []
+
+
+def on_deadlines_moved(fn: Callable[..., None]) -> Callable[..., None]:
+    """Register `fn(now, dataset_ids, *, deadlines=None)`, called inside the
+    transaction in which a write or an SLO edit moved the deadline
+    (next_check_at) of `dataset_ids`, so that someone keeps that deadline.
+    `deadlines` is given when the caller has the rows' new next_check_at and
+    task_eta at hand (the routine write), so that the listener can tell without
+    a query whether they need anything."""
+    if fn not in _deadline_listeners:
+        _deadline_listeners.append(fn)
+    return fn
+
+
+def _deadlines_moved(now: datetime, dataset_ids: list[int], deadlines: KnownDeadlines | None = None) -> None:
+    for fn in _deadline_listeners:
+        fn(now, dataset_ids, deadlines=deadlines)
 
 
 @dataclass
@@ -218,7 +243,7 @@ def _reassess(row: DatasetFreshness, now: datetime, *, source: str, reason: str 
     row.next_check_at = deadline_for(new, row.max_age, row.warn_after, row.last_write_at)
     row.evaluated_at = now
     row.save()
-    schedule_deadline_tasks(now, dataset_ids=[row.dataset_id])
+    _deadlines_moved(now, [row.dataset_id])
     return transition
 
 
@@ -266,9 +291,7 @@ def _record_routine_write(dataset_id: int, at: datetime, row_count: int | None, 
         return True
     if not updated:
         return False
-    if (next_check_at is not None and task_eta != next_check_at
-            and next_check_at <= now + settings.FRESHNESS_ETA_HORIZON):
-        schedule_deadline_tasks(now, dataset_ids=[dataset_id])
+    _deadlines_moved(now, [dataset_id], {dataset_id: (next_check_at, task_eta)})
     return True
 
 
@@ -355,66 +378,3 @@ def slo_summary(row: DatasetFreshness) -> str:
     if row.warn_after:
         text += f", warning after {human_duration(row.warn_after)}"
     return text + (", empty writes count" if row.empty_write_counts else ", empty writes do not count")
-
-
-def schedule_deadline_tasks(now: datetime, *, dataset_ids: list[int] | None = None) -> int:
-    """Give every deadline within FRESHNESS_ETA_HORIZON a Celery task with that eta.
-
-    Only near deadlines get a task: an eta task waits in a worker's memory, and a
-    Redis broker redelivers unacknowledged tasks after its visibility timeout, so
-    far deadlines wait for a later sweep to schedule them. Without a broker
-    (tasks run eagerly) nothing is scheduled: the in-process evaluator covers it.
-    """
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        from freshness.runner import wake
-
-        transaction.on_commit(wake)
-        return 0
-    from freshness.tasks import evaluate_dataset
-
-    with transaction.atomic():
-        pending = DatasetFreshness.objects.needing_a_task(now + settings.FRESHNESS_ETA_HORIZON)
-        if dataset_ids is not None:
-            pending = pending.filter(dataset_id__in=dataset_ids)
-        due = list(pending.select_for_update(skip_locked=True).values_list("dataset_id", "next_check_at"))
-        if not due:
-            return 0
-        for ids in _chunks([d for d, _ in due], 5000):
-            # One UPDATE per chunk; task_eta takes the deadline the task is scheduled for.
-            DatasetFreshness.objects.filter(dataset_id__in=ids).update(task_eta=F("next_check_at"))
-
-        def publish() -> None:
-            for dataset_id, eta in due:
-                try:
-                    evaluate_dataset.apply_async(args=[dataset_id], eta=eta, expires=eta + timedelta(minutes=5))
-                except Exception:  # a broker outage must not fail the write; the sweep covers it
-                    log.exception("could not schedule the deadline task of dataset %s", dataset_id)
-                    break
-
-        transaction.on_commit(publish)
-    return len(due)
-
-
-def _chunks(items: list, size: int):
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
-
-
-def sweep(now: datetime | None = None, *, source: str = TransitionSource.SWEEP) -> PassResult:
-    """One beat sweep: evaluate everything due, note the sweep, schedule near deadlines."""
-    started = time.perf_counter()
-    now = now or timezone.now()
-    result = evaluate(now, source=source)
-    EvaluatorState.objects.update_or_create(pk=1, defaults={
-        "last_sweep_at": now, "last_sweep_seconds": time.perf_counter() - started,
-        "last_sweep_transitions": result.transitions,
-    })
-    schedule_deadline_tasks(now)
-    return result
-
-
-def next_deadline() -> datetime | None:
-    """The earliest pending deadline, for the in-process evaluator's sleep."""
-    return (DatasetFreshness.objects.filter(next_check_at__isnull=False)
-            .order_by("next_check_at").values_list("next_check_at", flat=True).first())
-

@@ -3,9 +3,9 @@
 Without CELERY_BROKER_URL there is no worker to run deadline tasks and no beat
 to sweep, so a daemon thread does both jobs with the same evaluation code: it
 sweeps, then sleeps until the earlier of the next deadline and the sweep
-interval. A write in the same process wakes it so that a nearer deadline is
-honoured. `runserver` starts it by itself; `manage.py evaluate_freshness --loop`
-runs the same loop in the foreground.
+interval. A write in the same process wakes it (freshness.scheduling.wake) so
+that a nearer deadline is honoured. `runserver` starts it by itself;
+`manage.py evaluate_freshness --loop` runs the same loop in the foreground.
 """
 
 from __future__ import annotations
@@ -20,21 +20,15 @@ from django.db import close_old_connections
 from django.utils import timezone
 
 from freshness.constants import TransitionSource
+from freshness.scheduling import next_deadline, sleep_until_woken, sweep
+from freshness.scheduling import wake as wake  # the loop's doorbell, rung by a write or to stop it
 
 log = logging.getLogger(__name__)
 
-_wake = threading.Event()
 _started = False
 
 
-def wake() -> None:
-    """Tell a running in-process evaluator that a deadline may have moved nearer."""
-    _wake.set()
-
-
 def seconds_until_next_check(interval: float) -> float:
-    from freshness.evaluation import next_deadline
-
     deadline = next_deadline()
     if deadline is None:
         return interval
@@ -42,8 +36,6 @@ def seconds_until_next_check(interval: float) -> float:
 
 
 def run_forever(stop: threading.Event | None = None, *, echo=None) -> None:
-    from freshness.evaluation import sweep
-
     stop = stop or threading.Event()
     interval = settings.FRESHNESS_SWEEP_INTERVAL.total_seconds()
     while not stop.is_set():
@@ -57,8 +49,7 @@ def run_forever(stop: threading.Event | None = None, *, echo=None) -> None:
             log.exception("in-process freshness evaluation failed; retrying in %ss", interval)
         finally:
             close_old_connections()
-        _wake.clear()
-        _wake.wait(wait)
+        sleep_until_woken(wait)
 
 
 def start_with_runserver() -> None:

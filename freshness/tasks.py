@@ -1,4 +1,8 @@
-"""Celery tasks: a dataset's own deadline, and the beat sweep that catches what a lost task missed."""
+"""Celery tasks: a dataset's own deadline, and the beat sweep that catches what a lost task missed.
+
+The entry points only: what they run is in freshness.evaluation and
+freshness.scheduling, which publishes the deadline task by its name.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +13,16 @@ from celery import shared_task
 from django.utils import timezone
 
 from freshness.constants import TransitionSource
-from freshness.evaluation import PassResult, evaluate, schedule_deadline_tasks, sweep
+from freshness.evaluation import PassResult, evaluate
 from freshness.models import DatasetFreshness
+from freshness.scheduling import DEADLINE_TASK, schedule_deadline_tasks, sweep
 
 # A worker's clock may run a hair behind the one that set the eta; wait that out
 # rather than leave the breach to the next sweep.
 EARLY_TOLERANCE = timedelta(seconds=2)
 
 
-@shared_task(name="freshness.evaluate_dataset", ignore_result=True)
+@shared_task(name=DEADLINE_TASK, ignore_result=True)
 def evaluate_dataset(dataset_id: int) -> dict:
     """Evaluate one dataset at its deadline (scheduled with eta = the deadline)."""
     deadline = DatasetFreshness.objects.filter(pk=dataset_id).values_list("next_check_at", flat=True).first()

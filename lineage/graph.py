@@ -24,8 +24,8 @@ from uuid import UUID
 from django.db import connection
 from django.db.models import Q
 
-from lineage.db import prepared_cursor
 from lineage.models import Job, JobDataset, Run, RunDataset
+from registry.db import prepared_cursor
 from registry.models import Dataset
 
 DIRECTIONS = ("upstream", "downstream", "both")

@@ -34,10 +34,9 @@ from uuid import UUID
 from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, transaction
 from django.utils import timezone
 
-from lineage.db import on_postgresql, prepared_cursor
 from lineage.models import Direction, Job, JobDataset, Run, RunDataset, RunEvent, RunState
-from lineage.signals import dataset_written
-from registry.hooks import dataset_flags
+from lineage.signals import dataset_flags, dataset_written
+from registry.db import on_postgresql, prepared_cursor
 from registry.models import AuditEvent, Dataset
 
 DATASET_FIRST_SEEN = "dataset.first_seen"
@@ -190,7 +189,8 @@ def _store(parsed: ParsedEvent, by, gate: Gate | None) -> StoredEvent:
     succeeded = parsed.event_type == RunState.COMPLETE
     for out in parsed.outputs:
         facets = out.get("facets") or {}
-        stats = (out.get("outputFacets") or {}).get("outputStatistics") or {}
+        output_facets = out.get("outputFacets") or {}
+        stats = output_facets.get("outputStatistics") or {}
         row_count = stats.get("rowCount")
         dataset_written.send(
             sender=RunEvent,
@@ -204,6 +204,8 @@ def _store(parsed: ParsedEvent, by, gate: Gate | None) -> StoredEvent:
             # rowCount sent as a string is ignored rather than trusted.
             row_count=row_count if isinstance(row_count, int) and not isinstance(row_count, bool) else None,
             schema_facet=facets.get("schema") if isinstance(facets.get("schema"), dict) else None,
+            facets=facets,
+            output_facets=output_facets,
         )
     return StoredEvent(stored=True, run_id=run_uuid, datasets_created=created)
 
@@ -314,7 +316,7 @@ _DATASET_FIELDS = ["id", "namespace", "name"]
 @cache
 def _dataset_columns() -> str:
     """The select list over a dataset row `t`: the fields above, then the
-    flags other apps asked for (registry.hooks.dataset_flag), so that their
+    flags other apps asked for (lineage.signals.dataset_flag), so that their
     listeners need not query again."""
     quote = connection.ops.quote_name
     return ", ".join([f"t.{quote(f)}" for f in _DATASET_FIELDS]

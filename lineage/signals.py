@@ -1,20 +1,52 @@
-"""What lineage announces, for other apps to react to (the emitter never
-imports its listeners).
+"""What lineage offers other apps, in one place (the emitter never imports its
+listeners): the `dataset_written` announcement, and `dataset_flag`, a fact the
+ingest fetches with each dataset for those listeners.
 
 `dataset_written` is sent once per output dataset of every stored RunEvent,
 inside the ingest transaction, after the event's rows are written. Listeners do
 database work only; network I/O goes through transaction.on_commit or a task.
+Take the keyword arguments you need and end with `**kwargs`: later ones may be
+added.
 
 Keyword arguments:
-- dataset: registry.models.Dataset
+- dataset: registry.models.Dataset (id, namespace and name loaded, the rest
+  on first access; a dataset known before the event also carries the flags
+  registered with `dataset_flag`)
 - job: lineage Job instance; run: lineage Run instance
 - event_type: "START" | "RUNNING" | "COMPLETE" | "FAIL" | "ABORT" | "OTHER"
 - event_time: aware datetime of the event
 - succeeded: bool, True when event_type == "COMPLETE"
-- row_count: int | None, from the outputStatistics facet
-- schema_facet: dict | None, the dataset's `schema` facet as sent
+- facets: dict, the output dataset's `facets` as sent ({} when none were sent)
+- output_facets: dict, the output dataset's `outputFacets` as sent ({} when
+  none were sent)
+- row_count: int | None, `output_facets["outputStatistics"]["rowCount"]` when
+  it is an integer (a count sent as a string is not trusted)
+- schema_facet: dict | None, `facets["schema"]` when it is an object
+
+`facets` and `output_facets` are the event's own objects, shared by every
+listener: read them, do not change them. A listener that needs another facet
+reads it from them, so that neither lineage nor the other listeners change.
 """
+
+from __future__ import annotations
 
 from django.dispatch import Signal
 
 dataset_written = Signal()
+
+
+_dataset_flags: dict[str, str] = {}
+
+
+def dataset_flag(name: str, sql: str) -> None:
+    """A yes/no fact about a dataset that the ingest selects with each dataset
+    row it fetches and sets as attribute `name` on the `dataset` it sends with
+    `dataset_written`, so that a listener can skip a query of its own. `sql` is
+    an SQL expression over the dataset's row, aliased `t`. Register it in
+    AppConfig.ready, before the first event is stored; an instance without the
+    attribute means unknown."""
+    _dataset_flags[name] = sql
+
+
+def dataset_flags() -> dict[str, str]:
+    return dict(_dataset_flags)

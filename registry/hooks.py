@@ -85,21 +85,6 @@ def demo_steps() -> list[tuple[str, Callable]]:
     return [(label, fn) for _, label, fn in _demo_steps]
 
 
-_dataset_flags: dict[str, str] = {}
-
-
-def dataset_flag(name: str, sql: str) -> None:
-    """A yes/no fact about a dataset that hot paths fetching datasets in bulk (the
-    lineage ingest) select with each row and set as attribute `name`, so that a
-    listener can skip a query of its own. `sql` is an expression over the
-    dataset's row, aliased `t`. An instance without the attribute means unknown."""
-    _dataset_flags[name] = sql
-
-
-def dataset_flags() -> dict[str, str]:
-    return dict(_dataset_flags)
-
-
 _hot_paths: dict[str, tuple[str, ...]] = {}
 
 

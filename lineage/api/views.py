@@ -32,7 +32,6 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from lineage.db import prepared_cursor
 from lineage.graph import GraphError, NodeNotFound, lineage_graph, run_graph
 from lineage.ingest import Gate, ParsedEvent, store_event, store_events
 from lineage.validation import run_event_problems, storage_problems
@@ -44,6 +43,7 @@ from registry.auth import (
     note_use,
     principal_of,
 )
+from registry.db import prepared_cursor
 from registry.models import ApiToken, hash_token
 
 log = logging.getLogger(__name__)

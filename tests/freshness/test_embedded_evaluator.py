@@ -89,8 +89,9 @@ def test_the_sqlite_demo_migrates_and_evaluates_with_the_same_code(tmp_path):
 from datetime import timedelta
 from django.contrib.auth import get_user_model
 from django.utils import timezone
-from freshness.evaluation import record_write, set_slo, sweep
+from freshness.evaluation import record_write, set_slo
 from freshness.models import FreshnessTransition
+from freshness.scheduling import sweep
 from registry.models import AuditEvent, Dataset
 admin = get_user_model().objects.create_superuser("gina", "g@example.com", "pw")
 d = Dataset.objects.create(namespace="demo://", name="orders")

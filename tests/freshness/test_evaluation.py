@@ -11,8 +11,9 @@ from django.db import connection
 
 from freshness import evaluation
 from freshness.constants import EVALUATOR_ACTOR, AuditAction, FreshnessStatus, TransitionSource
-from freshness.evaluation import evaluate, record_write, set_slo, sweep
+from freshness.evaluation import evaluate, record_write, set_slo
 from freshness.models import DatasetFreshness, EvaluatorState, FreshnessTransition
+from freshness.scheduling import sweep
 from freshness.tasks import evaluate_dataset
 from registry.models import AuditEvent
 from tests.freshness.conftest import HOUR, T0, make_datasets

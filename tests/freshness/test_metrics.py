@@ -13,7 +13,8 @@ import pytest
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from freshness.evaluation import evaluate, record_write, set_slo, sweep
+from freshness.evaluation import evaluate, record_write, set_slo
+from freshness.scheduling import sweep
 from registry.models import Dataset
 from tests.freshness.conftest import HOUR, T0
 from tests.servers import free_port

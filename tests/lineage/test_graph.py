@@ -158,8 +158,8 @@ def test_the_walk_is_a_prepared_statement_on_postgresql(chain):
 
 
 def test_prepared_statements_can_be_turned_off(settings):
-    from lineage.db import prepared_cursor_class
     from lineage.graph import _walk_cursor
+    from registry.db import prepared_cursor_class
 
     with _walk_cursor() as cursor:
         assert isinstance(cursor.cursor, prepared_cursor_class())

@@ -255,7 +255,8 @@ def test_dataset_written_is_sent_once_per_output_with_its_facets(client, lineage
     dataset_written.connect(listener)
     try:
         event = run_event("COMPLETE", inputs=["raw.orders"], outputs=["mart.orders", "mart.totals"], row_count=42)
-        event["outputs"][0]["facets"] = {"schema": schema_facet(("id", "int64"))}
+        event["outputs"][0]["facets"] = {"schema": schema_facet(("id", "int64")), "acme_partition": {**ACME, "date": "2026-11-29"}}
+        event["outputs"][0]["outputFacets"]["acme_writeMode"] = {**ACME, "mode": "append"}
         post(client, event, lineage_secret)
         post(client, event, lineage_secret)  # a retry announces nothing
     finally:
@@ -267,6 +268,17 @@ def test_dataset_written_is_sent_once_per_output_with_its_facets(client, lineage
     assert first["run"].state == "COMPLETE" and first["job"].name == "etl.load_orders"
     assert first["event_time"].isoformat() == "2026-11-30T01:00:00+00:00"
     assert seen[1]["schema_facet"] is None
+    # Every facet comes raw, as sent, so that a listener needing another one changes only itself.
+    sent = event["outputs"]
+    assert first["facets"] == sent[0]["facets"] and first["facets"]["acme_partition"]["date"] == "2026-11-29"
+    assert first["output_facets"] == sent[0]["outputFacets"]
+    assert first["output_facets"]["acme_writeMode"]["mode"] == "append"
+    assert first["output_facets"]["outputStatistics"]["rowCount"] == 42
+    assert seen[1]["facets"] == {} and seen[1]["output_facets"] == sent[1]["outputFacets"]
+
+
+# A producer's own facets: no listener knows them, lineage passes them on all the same.
+ACME = {"_producer": "https://acme.example/pipelines", "_schemaURL": "https://acme.example/facets/1-0-0/AcmeFacet.json"}
 
 
 def test_get_on_the_batch_url_is_a_405(client, lineage_secret):

@@ -3,8 +3,8 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 
 from freshness.constants import TransitionSource
-from freshness.evaluation import sweep
 from freshness.runner import run_forever
+from freshness.scheduling import sweep
 
 
 class Command(BaseCommand):

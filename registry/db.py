@@ -1,13 +1,14 @@
-"""Prepared statements for lineage's hot statements on PostgreSQL.
+"""Prepared statements for the few hot, fixed statements on PostgreSQL.
 
 Django sends every query with client-side parameters, so PostgreSQL plans it
-again each time. For lineage's few, fixed, per-event and per-request
-statements (ingest, token check, graph walk) planning costs about as much as
-running them; a server-binding cursor that prepares them plans each once per
-connection. Django leaves psycopg's prepared statements off
-(prepare_threshold None); only this cursor asks for them, so the rest of the
-app is unchanged. Behind a transaction-pooling PgBouncer set
-LINEAGE_PREPARED_STATEMENTS=0.
+again each time. For the per-event and per-request statements of the apps
+built on the core (lineage's ingest, token check and graph walk, freshness's
+routine write) planning costs about as much as running them; a
+server-binding cursor that prepares them plans each once per connection.
+Django leaves psycopg's prepared statements off (prepare_threshold None); only
+this cursor asks for them, so the rest of the app is unchanged. Behind a
+transaction-pooling PgBouncer set LINEAGE_PREPARED_STATEMENTS=0 (the setting
+keeps the name of the app that first used this cursor).
 """
 
 from __future__ import annotations
