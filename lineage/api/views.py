@@ -52,7 +52,9 @@ RETRY_AFTER_SECONDS = 5
 MAX_LISTED_PROBLEMS = 50
 
 
-class Refused(Exception):
+class IngestRefused(Exception):
+    """The ingest says no before storing anything: answered with `status` and a JSON body naming the problem."""
+
     def __init__(self, status: int, detail: str, code: str, **extra: Any):
         super().__init__(detail)
         self.status, self.detail, self.code, self.extra = status, detail, code, extra
@@ -76,7 +78,7 @@ def _writer_gate(request: HttpRequest) -> tuple[Gate, SimpleLazyObject]:
     this path the ORM look-up cost as much CPU as storing the event."""
     header = request.META.get("HTTP_AUTHORIZATION", "")
     if not header:
-        raise Refused(401, "Authentication required: send 'Authorization: Bearer <token>' with a token that may write lineage.", "token_missing")
+        raise IngestRefused(401, "Authentication required: send 'Authorization: Bearer <token>' with a token that may write lineage.", "token_missing")
     try:
         secret = bearer_secret(header)
         if secret is None:
@@ -96,15 +98,15 @@ def _writer_gate(request: HttpRequest) -> tuple[Gate, SimpleLazyObject]:
         except TokenFailed as failed:
             raise _unauthorized(failed) from None
         if not can_write:
-            raise Refused(403, f"Token {key_prefix}… may not write lineage; ask an admin for a token with 'can write lineage'.", "token_cannot_write_lineage")
+            raise IngestRefused(403, f"Token {key_prefix}… may not write lineage; ask an admin for a token with 'can write lineage'.", "token_cannot_write_lineage")
         note_use(token_id, last_used_at)
         checked.append(token_id)
 
     return Gate(_TOKEN_SQL, [hash_token(secret)], check), SimpleLazyObject(lambda: _principal(checked[0]))
 
 
-def _unauthorized(failed: TokenFailed) -> Refused:
-    return Refused(401, str(failed.detail), failed.get_codes())
+def _unauthorized(failed: TokenFailed) -> IngestRefused:
+    return IngestRefused(401, str(failed.detail), failed.get_codes())
 
 
 def _lineage_writer(request: HttpRequest):
@@ -129,9 +131,9 @@ def _read_json(request: HttpRequest) -> Any:
     try:
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
-        raise Refused(400, "Content-Length is not a number.", "bad_request") from None
+        raise IngestRefused(400, "Content-Length is not a number.", "bad_request") from None
     if declared > limit:
-        raise Refused(413, f"The body is {declared} bytes; the limit is {limit} bytes (LINEAGE_MAX_BODY_BYTES). Send fewer events per batch.", "too_large")
+        raise IngestRefused(413, f"The body is {declared} bytes; the limit is {limit} bytes (LINEAGE_MAX_BODY_BYTES). Send fewer events per batch.", "too_large")
     body = request.body
     encoding = request.META.get("HTTP_CONTENT_ENCODING", "").strip().lower()
     if encoding == "gzip":
@@ -139,39 +141,39 @@ def _read_json(request: HttpRequest) -> Any:
         try:
             body = inflater.decompress(body, limit + 1)
         except zlib.error as exc:
-            raise Refused(400, f"Content-Encoding is gzip but the body is not valid gzip: {exc}.", "bad_gzip") from None
+            raise IngestRefused(400, f"Content-Encoding is gzip but the body is not valid gzip: {exc}.", "bad_gzip") from None
         if len(body) > limit or inflater.unconsumed_tail:
-            raise Refused(413, f"The body inflates to more than {limit} bytes (LINEAGE_MAX_BODY_BYTES).", "too_large")
+            raise IngestRefused(413, f"The body inflates to more than {limit} bytes (LINEAGE_MAX_BODY_BYTES).", "too_large")
     elif encoding not in ("", "identity"):
-        raise Refused(415, f"Content-Encoding {encoding!r} is not supported; send gzip or no encoding.", "unsupported_encoding")
+        raise IngestRefused(415, f"Content-Encoding {encoding!r} is not supported; send gzip or no encoding.", "unsupported_encoding")
     if not body:
-        raise Refused(400, "The body is empty; send a RunEvent as JSON.", "empty_body")
+        raise IngestRefused(400, "The body is empty; send a RunEvent as JSON.", "empty_body")
     try:
         return json.loads(body)
     except UnicodeDecodeError:
-        raise Refused(400, "The body is not UTF-8 JSON.", "bad_json") from None
+        raise IngestRefused(400, "The body is not UTF-8 JSON.", "bad_json") from None
     except json.JSONDecodeError as exc:
-        raise Refused(400, f"The body is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.", "bad_json") from None
+        raise IngestRefused(400, f"The body is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.", "bad_json") from None
 
 
-def _invalid(problems: list, *, what: str) -> Refused:
+def _invalid(problems: list, *, what: str) -> IngestRefused:
     first = str(problems[0])
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-    return Refused(
+    return IngestRefused(
         422, f"{what} does not follow the OpenLineage 2-0-2 RunEvent spec: {first}{more}.", "invalid_run_event",
         errors=[p.to_dict() for p in problems[:MAX_LISTED_PROBLEMS]],
     )
 
 
-def _unstorable(exc: DataError) -> Refused:
+def _unstorable(exc: DataError) -> IngestRefused:
     # Something the checks above let through and the database refused; say so
     # rather than answer 500, and keep the database's words for the operator.
-    return Refused(422, f"The database refused a value in the event: {str(exc).splitlines()[0]}", "unstorable_value")
+    return IngestRefused(422, f"The database refused a value in the event: {str(exc).splitlines()[0]}", "unstorable_value")
 
 
-def _database_unavailable(exc: Exception) -> Refused:
+def _database_unavailable(exc: Exception) -> IngestRefused:
     log.warning("lineage ingest: database unavailable: %s", exc)
-    return Refused(503, "The database is unavailable; nothing was stored. Retry later.", "database_unavailable")
+    return IngestRefused(503, "The database is unavailable; nothing was stored. Retry later.", "database_unavailable")
 
 
 def _answers_errors(view: Callable[[HttpRequest], JsonResponse]) -> Callable[[HttpRequest], JsonResponse]:
@@ -180,7 +182,7 @@ def _answers_errors(view: Callable[[HttpRequest], JsonResponse]) -> Callable[[Ht
     def answer(request: HttpRequest) -> JsonResponse:
         try:
             return view(request)
-        except Refused as refused:
+        except IngestRefused as refused:
             return refused.response()
         except (OperationalError, InterfaceError) as exc:
             return _database_unavailable(exc).response()
@@ -208,11 +210,11 @@ def ingest(request: HttpRequest) -> JsonResponse:
     try:
         event = _read_json(request)
         if isinstance(event, list):
-            raise Refused(400, "The body is a JSON array; POST arrays of RunEvents to /api/v1/lineage/batch.", "expected_object")
+            raise IngestRefused(400, "The body is a JSON array; POST arrays of RunEvents to /api/v1/lineage/batch.", "expected_object")
         parsed, problems = _checked(event)
         if problems:
             raise _invalid(problems, what="The RunEvent")
-    except Refused:
+    except IngestRefused:
         # A bad token is reported before a bad body; a good one is checked
         # with the event's first statement (the gate) instead.
         _lineage_writer(request)
@@ -236,9 +238,9 @@ def ingest_batch(request: HttpRequest) -> JsonResponse:
     principal = _lineage_writer(request)
     events = _read_json(request)
     if not isinstance(events, list):
-        raise Refused(400, "A batch is a JSON array of RunEvents; POST a single event to /api/v1/lineage.", "expected_array")
+        raise IngestRefused(400, "A batch is a JSON array of RunEvents; POST a single event to /api/v1/lineage.", "expected_array")
     if not events:
-        raise Refused(400, "The batch is empty.", "empty_batch")
+        raise IngestRefused(400, "The batch is empty.", "empty_batch")
     parsed, problems = [], []
     for i, event in enumerate(events):
         ready, found = _checked(event)
