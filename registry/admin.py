@@ -2,6 +2,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from registry.models import ApiToken, AuditEvent, Consumer, Dataset, Membership, Team
+from registry.usage import ColumnRead, NamespaceTeam
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -113,3 +114,22 @@ class AuditEventAdmin(AppendOnlyAdmin):
     list_filter = ["action", "object_type"]
     search_fields = ["object_repr", "actor_label"]
     date_hierarchy = "at"
+
+
+@admin.register(NamespaceTeam)
+class NamespaceTeamAdmin(admin.ModelAdmin):
+    """Which team's jobs an OpenLineage job namespace holds (attributes observed readers to teams)."""
+
+    list_display = ["namespace", "team", "created_at"]
+    search_fields = ["namespace", "team__name", "team__slug"]
+    autocomplete_fields = ["team"]
+
+
+@admin.register(ColumnRead)
+class ColumnReadAdmin(ReadOnlyAdmin):
+    """What lineage showed each job reading (written by the ingest)."""
+
+    list_display = ["dataset", "job_namespace", "job_name", "column", "kind", "source", "last_seen_at"]
+    list_filter = ["kind", "source"]
+    search_fields = ["job_name", "job_namespace", "column", "dataset__name"]
+    list_select_related = ["dataset"]

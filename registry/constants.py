@@ -18,5 +18,7 @@ class AuditAction:
     DATASET_OWNER_CHANGED = "dataset.owner_changed"
     CONSUMER_REGISTERED = "consumer.registered"
     CONSUMER_UNREGISTERED = "consumer.unregistered"
+    CONSUMER_COLUMNS_DECLARED = "consumer.columns_declared"
+    NAMESPACE_MAPPED = "namespace.mapped"
     TOKEN_CREATED = "token.created"
     TOKEN_REVOKED = "token.revoked"

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from registry.constants import AuditAction, CompatibilityMode
 from registry.querysets import ApiTokenQuerySet, DatasetQuerySet, TeamQuerySet
+from registry.usage import ColumnRead, NamespaceTeam  # noqa: F401 - the core's models, registered here
 
 
 class RegistryError(ValidationError):
@@ -153,7 +154,9 @@ class Dataset(models.Model):
             )
         self.owner_team, self.owner = team, owner
 
-    def register_consumer(self, team: Team, *, by) -> Consumer:
+    def register_consumer(self, team: Team, *, by, columns: list[str] | None = None) -> Consumer:
+        """Register `team` as a consumer; `columns`, if given, are the columns it declares it reads
+        (declaring again on an existing registration replaces them, audited)."""
         if not acts_for(by, team):
             raise PermissionDenied(f"Only a member of team {team.slug} can register it as a consumer.")
         with transaction.atomic():
@@ -162,9 +165,18 @@ class Dataset(models.Model):
                 raise DatasetUnowned(
                     f"{self} has no owner yet; a team must claim it before anyone can register as its consumer."
                 )
-            consumer, created = Consumer.objects.get_or_create(dataset=locked, team=team, defaults={"registered_by": person_of(by)})
+            declared = normalized_columns(columns)
+            consumer, created = Consumer.objects.get_or_create(
+                dataset=locked, team=team, defaults={"registered_by": person_of(by), "declared_columns": declared})
             if created:
-                AuditEvent.record(by, AuditAction.CONSUMER_REGISTERED, locked, before=None, after={"team": team.slug})
+                AuditEvent.record(by, AuditAction.CONSUMER_REGISTERED, locked, before=None,
+                                  after={"team": team.slug, "declared_columns": declared})
+            elif columns is not None and declared != consumer.declared_columns:
+                before = {"team": team.slug, "declared_columns": consumer.declared_columns}
+                consumer.declared_columns = declared
+                consumer.save(update_fields=["declared_columns"])
+                AuditEvent.record(by, AuditAction.CONSUMER_COLUMNS_DECLARED, locked, before=before,
+                                  after={"team": team.slug, "declared_columns": declared})
         return consumer
 
     def unregister_consumer(self, team: Team, *, by) -> bool:
@@ -185,12 +197,24 @@ class Consumer(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="consumptions")
     registered_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     registered_at = models.DateTimeField(default=timezone.now)
+    declared_columns = models.JSONField(
+        null=True, blank=True,
+        help_text="The columns the team says it reads (a list of names); empty: not declared.")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["dataset", "team"], name="consumer_dataset_team_unique")]
 
     def __str__(self) -> str:
         return f"{self.team} consumes {self.dataset}"
+
+
+def normalized_columns(columns: list[str] | None) -> list[str] | None:
+    """Declared column names, stripped, without blanks or repeats, sorted; None stays None."""
+    if columns is None:
+        return None
+    if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
+        raise RegistryError("Declared columns are a list of column names, e.g. [\"order_id\", \"amount\"].")
+    return sorted({c.strip() for c in columns if c.strip()})
 
 
 def person_of(user):

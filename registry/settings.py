@@ -149,6 +149,10 @@ S3_ACCESS_KEY_ID = env_str("S3_ACCESS_KEY_ID") or env_str("AWS_ACCESS_KEY_ID")
 S3_SECRET_ACCESS_KEY = env_str("S3_SECRET_ACCESS_KEY") or env_str("AWS_SECRET_ACCESS_KEY")
 CONTRACTS_ROOT = Path(env_str("CONTRACTS_ROOT", str(BASE_DIR / "fixtures" / "contracts")))
 
+# --- Column usage (who reads what; registry/usage.py) -------------------------
+# A column a job read counts for this long after it was last seen reading it.
+COLUMN_USAGE_WINDOW = env_duration("COLUMN_USAGE_WINDOW", "30d")
+
 # --- Change requests and notifications -------------------------------------
 CHANGE_REQUEST_DEADLINE = env_duration("CHANGE_REQUEST_DEADLINE", "7d")
 CHANGE_REQUEST_REMINDER_BEFORE = env_duration("CHANGE_REQUEST_REMINDER_BEFORE", "1d")

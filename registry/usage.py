@@ -1,0 +1,147 @@
+"""Who reads what: the columns each job reads of each dataset, and whose job it is.
+
+The core keeps this because it is consumer knowledge, like registrations: lineage
+fills it from what pipelines report (`ColumnRead` rows, written by the ingest),
+teams declare theirs when they register (`Consumer.declared_columns`), and the
+change-request side asks it which teams a change touches.
+
+A read of column "" means *all or unknown*: the job read the dataset and nothing
+says which columns (`SELECT *` resolved to nothing, no facet, no parsable SQL).
+A fact counts while it is younger than COLUMN_USAGE_WINDOW (30 days by default),
+so a column a job stopped reading stops counting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+ALL_COLUMNS = ""
+
+
+class UsageKind(models.TextChoices):
+    DIRECT = "DIRECT", "Direct (feeds an output column)"
+    INDIRECT = "INDIRECT", "Indirect (joins, filters, grouping, sorting)"
+
+
+class UsageSource(models.TextChoices):
+    """Where a fact comes from, most trusted first."""
+
+    LINEAGE_FACET = "lineage_facet", "Explicit lineage facet"
+    COLUMN_LINEAGE = "column_lineage", "columnLineage facet"
+    SQL = "sql", "Parsed SQL (sql job facet)"
+    INPUT = "input", "Listed as an input, no column evidence"
+
+
+class ColumnReadQuerySet(models.QuerySet):
+    def current(self, now: datetime | None = None) -> ColumnReadQuerySet:
+        """Facts seen within COLUMN_USAGE_WINDOW."""
+        return self.filter(last_seen_at__gte=(now or timezone.now()) - settings.COLUMN_USAGE_WINDOW)
+
+    def of_datasets(self, dataset_ids: Iterable[int]) -> ColumnReadQuerySet:
+        return self.filter(dataset_id__in=list(dataset_ids))
+
+
+class ColumnRead(models.Model):
+    """A job read one column of a dataset (or all/unknown: column ""), with the latest evidence."""
+
+    dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="column_reads")
+    job_namespace = models.CharField(max_length=500)
+    job_name = models.CharField(max_length=500)
+    column = models.CharField(max_length=500, blank=True, help_text='"" means all or unknown columns.')
+    kind = models.CharField(max_length=10, choices=UsageKind.choices, default=UsageKind.INDIRECT)
+    source = models.CharField(max_length=20, choices=UsageSource.choices)
+    token_team = models.ForeignKey("registry.Team", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                                   help_text="The team of the token that posted the latest evidence.")
+    run_uuid = models.UUIDField(null=True, blank=True, help_text="The run of the latest evidence.")
+    event_time = models.DateTimeField(null=True, blank=True, help_text="When the latest evidence happened.")
+    first_seen_at = models.DateTimeField(default=timezone.now)
+    last_seen_at = models.DateTimeField(default=timezone.now)
+
+    objects = ColumnReadQuerySet.as_manager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["dataset", "job_namespace", "job_name", "column", "kind"],
+                                               name="column_read_unique")]
+        indexes = [models.Index(fields=["dataset", "last_seen_at"], name="column_read_dataset_seen")]
+
+    def __str__(self) -> str:
+        return f"{self.job_namespace}/{self.job_name} reads {self.column or '*'} of dataset #{self.dataset_id}"
+
+
+class NamespaceTeam(models.Model):
+    """Jobs of this OpenLineage job namespace belong to this team (kept by admins and teams)."""
+
+    namespace = models.CharField(max_length=500, unique=True)
+    team = models.ForeignKey("registry.Team", on_delete=models.CASCADE, related_name="job_namespaces")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["namespace"]
+
+    def __str__(self) -> str:
+        return f"{self.namespace} -> {self.team}"
+
+
+@dataclass
+class Evidence:
+    source: str
+    run_uuid: str | None
+    event_time: datetime | None
+    last_seen_at: datetime
+
+
+@dataclass
+class JobReading:
+    """What one job reads of one dataset, and whose job it is."""
+
+    dataset_id: int
+    job_namespace: str
+    job_name: str
+    team_id: int | None
+    # Column -> DIRECT or INDIRECT (DIRECT wins when both were seen); None: all or unknown.
+    columns: dict[str, str] | None = field(default_factory=dict)
+    evidence: list[Evidence] = field(default_factory=list)
+
+    @property
+    def job(self) -> str:
+        return f"{self.job_namespace}/{self.job_name}"
+
+    @property
+    def reads_everything(self) -> bool:
+        return self.columns is None
+
+
+def attribute(job_namespace: str, token_team_id: int | None, mapping: dict[str, int]) -> int | None:
+    """A job's team: the namespace mapping, else the team of the token that posted its events."""
+    return mapping.get(job_namespace, token_team_id)
+
+
+def readings_of(dataset_ids: Iterable[int], *, now: datetime | None = None) -> list[JobReading]:
+    """Every job's current reading of the datasets, attributed to teams (two queries)."""
+    rows = list(ColumnRead.objects.current(now).of_datasets(dataset_ids)
+                .order_by("dataset_id", "job_namespace", "job_name", "column"))
+    mapping = dict(NamespaceTeam.objects.filter(namespace__in={r.job_namespace for r in rows})
+                   .values_list("namespace", "team_id"))
+    readings: dict[tuple[int, str, str], JobReading] = {}
+    for row in rows:
+        key = (row.dataset_id, row.job_namespace, row.job_name)
+        reading = readings.get(key)
+        if reading is None:
+            reading = readings[key] = JobReading(row.dataset_id, row.job_namespace, row.job_name,
+                                                 attribute(row.job_namespace, row.token_team_id, mapping))
+        elif reading.team_id is None and row.token_team_id is not None:
+            reading.team_id = attribute(row.job_namespace, row.token_team_id, mapping)
+        reading.evidence.append(Evidence(row.source, str(row.run_uuid) if row.run_uuid else None,
+                                         row.event_time, row.last_seen_at))
+        if row.column == ALL_COLUMNS:
+            reading.columns = None
+        elif reading.columns is not None:
+            if reading.columns.get(row.column) != UsageKind.DIRECT:
+                reading.columns[row.column] = row.kind
+    return list(readings.values())
