@@ -50,7 +50,8 @@ from registry.models import (
 
 __all__ = [  # the outbox's rows live with the code that writes and sends them
     "ChangeRequest", "ChangeRequestAction", "ChangeRequestError", "ChangeRequestState", "NotRequiredTeam", "Notification",
-    "NotificationEvent", "ReviewPolicy", "ReviewStatus", "TeamChannel", "TeamReview", "UnfinishedRequestExists",
+    "NotificationEvent", "ReviewPolicy", "ReviewStatus", "TeamAssessment", "TeamChannel", "TeamReview",
+    "UnfinishedRequestExists",
 ]
 
 
@@ -82,6 +83,7 @@ class ChangeRequestAction:
     REJECTED = "change_request.rejected"
     WITHDRAWN = "change_request.withdrawn"
     REMINDED = "change_request.reminded"
+    TEAM_ADDED = "change_request.team_added"
     ESCALATED = "change_request.escalated"
 
 
@@ -174,6 +176,13 @@ class ChangeRequest(models.Model):
     proposed_document = models.JSONField(help_text="The canonical document proposed.")
     report = models.JSONField(default=dict, help_text="The compatibility checker's report (to_dict()).")
     summary = models.TextField(blank=True, help_text="Why the owner wants this change.")
+    touched_columns = models.JSONField(
+        null=True, blank=True,
+        help_text="The columns (or top-level properties) the breaking changes touch; empty: every column.")
+    # Nullable, with a database default: rows written by raw SQL (and older requests) stay valid.
+    unregistered_readers = models.JSONField(
+        null=True, blank=True, default=list, help_text="Jobs reading the data whose team is not a registered consumer.")
+    routing_note = models.TextField(blank=True, db_default="", help_text="Why the request waits for whom it waits for.")
     opened_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     opened_by_label = models.CharField(max_length=200, blank=True)
     opened_at = models.DateTimeField(default=timezone.now)
@@ -328,14 +337,14 @@ class ChangeRequest(models.Model):
         self._refresh_from(locked)
         return review
 
-    def approve_without_acknowledgement(self) -> None:
-        """Approve a request that waits for no team (its contract has no consumers)."""
+    def approve_without_acknowledgement(self, because: str = "no consumer team to wait for") -> None:
+        """Approve a request that waits for no team (no consumer team is touched by it)."""
         with transaction.atomic():
             locked = self._locked()
             locked._approve_by_acknowledgement()
             locked.save(update_fields=["state", "approved_at"])
             AuditEvent.record(None, ChangeRequestAction.APPROVED, locked, before={"state": "open"},
-                              after={"state": "approved", "because": "no consumer team to wait for"})
+                              after={"state": "approved", "because": because})
         self._refresh_from(locked)
 
     def approve_over_silence(self, *, by, comment: str = "") -> None:
@@ -446,6 +455,28 @@ class TeamReview(models.Model):
 
     def __str__(self) -> str:
         return f"{self.team} on #{self.change_request_id}: {self.status}"
+
+
+class TeamAssessment(models.Model):
+    """How the change touches one consumer team: affected (it must acknowledge) or not, why, and
+    the evidence (its jobs, the columns they read, where that was seen). Never removed: a team
+    that new evidence makes affected while the request is open is added, not swapped."""
+
+    change_request = models.ForeignKey(ChangeRequest, on_delete=models.CASCADE, related_name="assessments")
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="+")
+    affected = models.BooleanField()
+    why = models.TextField()
+    jobs = models.JSONField(default=list, blank=True, help_text="Its jobs' readings: job, dataset, reads, touched, evidence.")
+    declared = models.JSONField(null=True, blank=True, help_text="The columns the team declared it reads.")
+    assessed_at = models.DateTimeField(default=timezone.now)
+    added_after_opening = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["-affected", "team__name"]
+        constraints = [models.UniqueConstraint(fields=["change_request", "team"], name="team_assessment_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.team} on #{self.change_request_id}: {'affected' if self.affected else 'not affected'}"
 
 
 class ReviewPolicy(models.Model):

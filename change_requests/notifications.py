@@ -44,6 +44,8 @@ class NotificationEvent(models.TextChoices):
     REMINDER = "reminder", "Deadline reminder"
     ESCALATED = "escalated", "Escalated after the deadline"
     APPROVED = "approved", "Approved: ready to publish"
+    NOT_AFFECTED = "not_affected", "Not affected: told, not asked"
+    UNREGISTERED_READERS = "unregistered_readers", "Unregistered readers found"
 
 
 class TeamChannelQuerySet(models.QuerySet):
@@ -288,6 +290,45 @@ def queue_escalations(waiting: dict[ChangeRequest, list[str]], owner_emails: dic
             rows += _channel_rows(request, NotificationEvent.ESCALATED, request.owner_team,
                                   channels.get(request.owner_team_id, []), subject, body)
     _store(rows, [r.pk for r in waiting])
+
+
+def queue_not_affected(request: ChangeRequest, teams: list[Team], why: dict[int, str]) -> None:
+    """Consumer teams whose usage provably excludes every touched column are told, not asked."""
+    if not teams:
+        return
+    rows: list[Notification] = []
+    team_ids = [t.pk for t in teams]
+    members, channels = _team_members(team_ids), _team_channels(team_ids)
+    subject = f"[{settings.SITE_NAME}] {request.contract.name} {request.proposed_version}: a breaking change that does not affect your team"
+    for team in teams:
+        body = (
+            f"{request.opened_by_label or 'The owner team'} proposes version {request.proposed_version} of contract "
+            f"{request.contract.name}; the compatibility checker says it breaks consumers, but not your team: "
+            f"{why.get(team.pk, 'none of the columns it touches is read by your jobs')}.\n\n"
+            f"Nothing is needed from you. If your jobs do read these columns in a way lineage does not show, "
+            f"declare them on the dataset page and the request will wait for you.\n\n"
+            f"The request: {review_url(request)}\n"
+        )
+        rows += _rows_for_teams(request, NotificationEvent.NOT_AFFECTED, [team], subject, body, members, channels)
+    _store(rows, [request.pk])
+
+
+def queue_unregistered_readers(request: ChangeRequest, readers: list[dict]) -> None:
+    """The owner team hears about jobs reading its data whose team never registered."""
+    team = request.owner_team
+    if team is None or not readers:
+        return
+    listed = "\n".join(
+        f"- {r['job']} ({r['team'] or 'team unknown'}) reads {', '.join(r['reads']) if r['reads'] else 'all columns'} "
+        f"of {r['dataset']}" for r in readers[:50])
+    subject = f"[{settings.SITE_NAME}] {request.contract.name} {request.proposed_version}: jobs read your data without registering"
+    body = (
+        f"Change request #{request.pk} waits for the registered consumer teams. Lineage also shows jobs reading the "
+        f"data whose team is not a registered consumer:\n{listed}\n\n"
+        f"Ask their teams to register (one click on the dataset page) so they are asked too: {review_url(request)}\n"
+    )
+    _store(_rows_for_teams(request, NotificationEvent.UNREGISTERED_READERS, [team], subject, body,
+                           _team_members([team.pk]), _team_channels([team.pk])), [request.pk])
 
 
 def queue_approved(request: ChangeRequest) -> None:

@@ -22,7 +22,7 @@ from contracts_app.models import Contract
 from contracts_app.publishing import BREAKING, PUBLISHED, REFUSED, UNCHANGED
 from contracts_app.yamlio import dump_plain_yaml
 from registry.hooks import dataset_page_section
-from registry.models import AuditEvent, Dataset, Team
+from registry.models import AuditEvent, Dataset, Team, audit_type
 from registry.views import act_and_redirect
 
 LIST_LIMIT = 200
@@ -130,7 +130,7 @@ def change_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
         Team.objects.filter(consumptions__dataset__contract_binding__contract_id=cr.contract_id)
         .exclude(pk__in=required_ids).exclude(pk=cr.owner_team_id or 0).distinct().order_by("name")
     )
-    history = list(AuditEvent.objects.filter(object_type=ChangeRequest._meta.label_lower, object_id=str(cr.pk)).order_by("at", "id")[:200])
+    history = list(AuditEvent.objects.filter(object_type=audit_type(ChangeRequest), object_id=str(cr.pk)).order_by("at", "id")[:200])
     can = cr.permitted_actions(request.user, my_team_ids)
     my_reviews = [r for r in reviews if r.team_id in my_team_ids]
     review_form = ReviewForm(teams=[r.team for r in my_reviews]) if can["review"] else None

@@ -10,7 +10,7 @@ The owner publishes an approved request with `ChangeRequest.publish`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -20,12 +20,15 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from change_requests import notifications
+from change_requests.impact import Impact, TeamImpact, assess, touched_columns
 from change_requests.models import (
     ChangeRequest,
     ChangeRequestAction,
     ChangeRequestError,
+    ChangeRequestState,
     ReviewPolicy,
     ReviewStatus,
+    TeamAssessment,
     TeamReview,
     UnfinishedRequestExists,
 )
@@ -84,14 +87,18 @@ def open_change_request(
     summary: str = "",
     deadline: timedelta | None = None,
 ) -> ChangeRequest:
-    """Open a request for a breaking version and tell every required team.
+    """Open a request for a breaking version and tell every consumer team how it is touched.
 
     1. Only a member of the owner team (or a governance admin) may propose.
-    2. In one transaction: refuse when an unfinished request exists (naming it); insert
+    2. Route by column (change_requests.impact): the consumer teams whose jobs read a
+       touched column, or whose usage is unknown, are required; the others are not.
+    3. In one transaction: refuse when an unfinished request exists (naming it); insert
        the request under a savepoint, so that if a concurrent proposal won the partial
-       unique index we still answer with the winner's name; freeze the required teams;
-       audit; queue the "opened" notifications (sent after commit).
-    3. A request that waits for nobody (no consumer teams) is approved at once.
+       unique index we still answer with the winner's name; record every team's
+       assessment and freeze the required teams; audit; queue the notifications
+       ("opened" to the required teams, "not affected" to the others, unregistered
+       readers to the owner), sent after commit.
+    4. A request that waits for nobody is approved at once, and its record says why.
     """
     owner_team = owner_team_of(contract)
     system = by is None  # the publish command run by an operator, not a person on the web
@@ -108,7 +115,11 @@ def open_change_request(
         )
     now = timezone.now()
     deadline_at = now + (deadline if deadline is not None else review_period(contract))
-    teams = required_teams(contract, owner_team)
+    touched = touched_columns(report, contract.schema_type)
+    impact = assess(contract, touched, owner_team_id=owner_team.pk if owner_team else None)
+    teams_by_id = {t.pk: t for t in Team.objects.filter(pk__in=[t.team_id for t in impact.teams])}
+    teams = [teams_by_id[t.team_id] for t in impact.affected]
+    unaffected = [teams_by_id[t.team_id] for t in impact.not_affected]
     base = contract.latest_version()
     with transaction.atomic():
         existing = ChangeRequest.objects.unfinished().for_contract(contract).select_related("contract").first()
@@ -119,6 +130,8 @@ def open_change_request(
                 request = ChangeRequest.objects.create(
                     contract=contract, owner_team=owner_team, base_version=base, proposed_version=version,
                     proposed_document=document, report=report, summary=summary,
+                    touched_columns=touched, unregistered_readers=impact.unregistered_readers,
+                    routing_note=routing_note(impact),
                     opened_by=person_of(by), opened_by_label=actor_label(by), opened_at=now,
                     deadline_at=deadline_at, remind_at=reminder_time(now, deadline_at),
                 )
@@ -128,15 +141,73 @@ def open_change_request(
                 raise
             raise UnfinishedRequestExists(winner) from None
         TeamReview.objects.bulk_create([TeamReview(change_request=request, team=team) for team in teams])
+        TeamAssessment.objects.bulk_create([_assessment(request, t, now) for t in impact.teams])
         AuditEvent.record(by, ChangeRequestAction.OPENED, request, before=None, after={
             "state": request.state, "proposed_version": version,
             "base_version": base.version if base else None,
             "required_teams": [t.slug for t in teams], "deadline_at": deadline_at.isoformat(),
+            "not_affected_teams": [t.slug for t in unaffected], "touched_columns": touched,
         })
         notifications.queue_opened(request, teams)
+        notifications.queue_not_affected(request, unaffected, {t.team_id: t.why for t in impact.not_affected})
+        notifications.queue_unregistered_readers(request, impact.unregistered_readers)
     if not teams:
-        request.approve_without_acknowledgement()
+        request.approve_without_acknowledgement(because=request.routing_note or "no consumer team to wait for")
     return request
+
+
+def routing_note(impact: Impact) -> str:
+    """Why the request waits for whom it waits for, in a sentence for the record."""
+    columns = "every column" if impact.touched is None else (", ".join(impact.touched) or "no column")
+    if not impact.teams:
+        return f"No consumer team is registered on the contract's datasets; the change touches {columns}."
+    if not impact.affected:
+        return (f"No consumer team reads what the change touches ({columns}): "
+                + "; ".join(f"{t.team}: {t.why}" for t in impact.not_affected) + ".")
+    waits = "; ".join(f"{t.team}: {t.why}" for t in impact.affected)
+    told = (" Told, not asked: " + "; ".join(f"{t.team}: {t.why}" for t in impact.not_affected) + ".") \
+        if impact.not_affected else ""
+    return f"The change touches {columns}. Waits for {waits}.{told}"
+
+
+def _assessment(request: ChangeRequest, impact: TeamImpact, now: datetime, *, added: bool = False) -> TeamAssessment:
+    data = impact.to_dict()
+    return TeamAssessment(change_request=request, team_id=impact.team_id, affected=impact.affected, why=impact.why,
+                          jobs=data["jobs"], declared=impact.declared, assessed_at=now, added_after_opening=added)
+
+
+def reassess(request: ChangeRequest, *, now: datetime | None = None) -> list[str]:
+    """Look again at an open request with today's evidence: a team that is now affected is
+    added (required, audited, told); nobody is ever removed. Returns the slugs added.
+
+    1. Outside the transaction: assess with the request's touched columns.
+    2. In one transaction, with the request locked: add reviews and assessments for the
+       newly affected teams (a team already required stays as it is), record teams newly
+       seen as not affected, audit, and queue their notifications."""
+    now = now or timezone.now()
+    impact = assess(request.contract, request.touched_columns, now=now, owner_team_id=request.owner_team_id)
+    with transaction.atomic():
+        locked = ChangeRequest.objects.select_for_update(of=("self",)).select_related("contract", "owner_team").get(pk=request.pk)
+        if locked.state != ChangeRequestState.OPEN:
+            return []
+        required = set(TeamReview.objects.filter(change_request=locked).values_list("team_id", flat=True))
+        assessed = {a.team_id: a for a in TeamAssessment.objects.filter(change_request=locked)}
+        added = [t for t in impact.affected if t.team_id not in required]
+        newly_clear = [t for t in impact.not_affected if t.team_id not in assessed]
+        if not added and not newly_clear:
+            return []
+        teams = {t.pk: t for t in Team.objects.filter(pk__in=[t.team_id for t in added + newly_clear])}
+        TeamReview.objects.bulk_create([TeamReview(change_request=locked, team_id=t.team_id) for t in added])
+        TeamAssessment.objects.filter(change_request=locked, team_id__in=[t.team_id for t in added]).delete()
+        TeamAssessment.objects.bulk_create([_assessment(locked, t, now, added=True) for t in added]
+                                           + [_assessment(locked, t, now, added=True) for t in newly_clear])
+        for impact_of in added:
+            AuditEvent.record(None, ChangeRequestAction.TEAM_ADDED, locked, before=None,
+                              after={"team": impact_of.team, "why": impact_of.why})
+        notifications.queue_opened(locked, [teams[t.team_id] for t in added])
+        notifications.queue_not_affected(locked, [teams[t.team_id] for t in newly_clear],
+                                         {t.team_id: t.why for t in newly_clear})
+    return [t.team for t in added]
 
 
 def propose_breaking_version(contract: Contract, document: dict, report, *, by) -> tuple[ChangeRequest | None, str]:
@@ -168,9 +239,11 @@ class ClockResult:
     escalated: list[int]
     sent: int
     failed: int
+    added: dict[int, list[str]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"reminded": self.reminded, "escalated": self.escalated, "sent": self.sent, "failed": self.failed}
+        return {"reminded": self.reminded, "escalated": self.escalated, "sent": self.sent, "failed": self.failed,
+                "added": self.added}
 
 
 def run_clock(now: datetime | None = None) -> ClockResult:
@@ -182,16 +255,23 @@ def run_clock(now: datetime | None = None) -> ClockResult:
        are queued a reminder.
     2. Escalations: the same for requests past their deadline: `escalated_at`, an
        audit row, and notifications to the governance admins and the owner.
-    3. Lost deliveries: notifications still unsent LOST_AFTER after they were queued (their
+    3. New evidence: open requests are assessed again (`reassess`), so a team that lineage
+       or a declaration or a registration now shows affected is added and told.
+    4. Lost deliveries: notifications still unsent LOST_AFTER after they were queued (their
        task was lost, or gave up retrying early) are sent.
     Running the pass twice changes nothing the second time.
     """
     now = now or timezone.now()
     reminded = _claim_and(ChangeRequest.objects.due_for_reminder(now), "reminded_at", now, _remind)
     escalated = _claim_and(ChangeRequest.objects.past_deadline(now), "escalated_at", now, _escalate)
+    added = {}
+    for request in ChangeRequest.objects.filter(state=ChangeRequestState.OPEN).select_related("contract").order_by("opened_at")[:CLOCK_BATCH]:
+        slugs = reassess(request, now=now)
+        if slugs:
+            added[request.pk] = slugs
     # Fresh rows belong to their own task (with its backoff); the clock only rescues old ones.
     sent, failed = notifications.deliver_pending(older_than=notifications.LOST_AFTER)
-    return ClockResult(reminded=reminded, escalated=escalated, sent=sent, failed=failed)
+    return ClockResult(reminded=reminded, escalated=escalated, sent=sent, failed=failed, added=added)
 
 
 def _claim_and(due, stamp: str, now: datetime, then) -> list[int]:

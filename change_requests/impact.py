@@ -1,0 +1,204 @@
+"""Who a breaking change breaks: each change mapped to the columns it touches, and
+each consumer team judged by the columns its jobs read.
+
+1. `touched_columns`: every breaking change of the checker's report is mapped to
+   the columns (dataframe) or top-level properties (event / api) under its path.
+   A change that is not under one column (the row's own type, closing the
+   content model, a whole-frame rule) touches every column: None.
+2. `assess`: the candidate teams are the registered consumer teams of the
+   contract's datasets (never the owner team). A team must acknowledge when the
+   columns its jobs read (observed in lineage, registry.usage) or the columns it
+   declared include a touched column, or when its usage is unknown (no
+   evidence, or a job that reads everything). Only a team whose usage provably
+   excludes every touched column is "not affected": told, not asked.
+3. Jobs reading the datasets whose team is not a registered consumer are
+   `unregistered readers`, listed with what they read.
+
+Missing an affected team is the one unacceptable error, so every doubt resolves
+towards asking: unknown usage asks, column names compare case-insensitively.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+from contracts_app.models import Contract
+from registry.models import Consumer, Dataset, Team
+from registry.usage import JobReading, readings_of
+
+_PROPERTY = re.compile(r"^/properties/([^/]+)")
+_API_SECTION = re.compile(r"^/properties/(?:request|response|callbacks/properties/[^/]+)(?=/|$)")
+_QUOTED = re.compile(r"^'((?:[^']|'(?!\s))+)'")
+
+
+def _unescape(segment: str) -> str:
+    return segment.replace("~1", "/").replace("~0", "~")
+
+
+def column_of(path: str, kind: str, reason: str, schema_type: str) -> str | None:
+    """The column a change at `path` is about, or None when it is about the whole row."""
+    if schema_type == "api":
+        path = _API_SECTION.sub("", path, count=1)
+    match = _PROPERTY.match(path)
+    if match:
+        return _unescape(match.group(1))
+    if path == "/required" and kind in ("required_added", "required_removed"):
+        quoted = _QUOTED.match(reason or "")  # the checker names the property first: "'x' is now required"
+        if quoted:
+            return quoted.group(1)
+    return None
+
+
+def touched_columns(report: dict, schema_type: str) -> list[str] | None:
+    """The columns the report's breaking changes touch, sorted; None: every column."""
+    touched: set[str] = set()
+    for change in report.get("changes", []):
+        if not change.get("breaking"):
+            continue
+        column = column_of(change.get("path", ""), change.get("kind", ""), change.get("reason", ""), schema_type)
+        if column is None:
+            return None
+        touched.add(column)
+    return sorted(touched)
+
+
+@dataclass
+class Hit:
+    """One job of a team reading one of the contract's datasets, and what of it touches the change."""
+
+    job: str
+    dataset: str
+    reads: list[str] | None  # the columns it reads; None: all or unknown
+    touched: list[str]  # the touched columns among them (all touched ones when it reads everything)
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class TeamImpact:
+    team_id: int
+    team: str  # slug
+    affected: bool
+    why: str
+    declared: list[str] | None = None
+    hits: list[Hit] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"team": self.team, "affected": self.affected, "why": self.why, "declared": self.declared,
+                "jobs": [asdict(hit) for hit in self.hits]}
+
+
+@dataclass
+class Impact:
+    touched: list[str] | None
+    teams: list[TeamImpact]
+    unregistered_readers: list[dict[str, Any]]
+    dataset_granular: list[str]  # what asking every consumer team of every bound dataset would ask
+
+    @property
+    def affected(self) -> list[TeamImpact]:
+        return [t for t in self.teams if t.affected]
+
+    @property
+    def not_affected(self) -> list[TeamImpact]:
+        return [t for t in self.teams if not t.affected]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "touched_columns": self.touched,
+            "affected": [t.to_dict() for t in self.affected],
+            "not_affected": [t.to_dict() for t in self.not_affected],
+            "unregistered_readers": self.unregistered_readers,
+            "dataset_granular": self.dataset_granular,
+        }
+
+
+def _fold(columns: Iterable[str]) -> dict[str, str]:
+    return {c.casefold(): c for c in columns}
+
+
+def _evidence(reading: JobReading) -> list[dict[str, Any]]:
+    return [{"source": e.source, "run_id": e.run_uuid,
+             "event_time": e.event_time.isoformat() if e.event_time else None,
+             "last_seen_at": e.last_seen_at.isoformat()} for e in reading.evidence]
+
+
+def _hit(reading: JobReading, dataset_label: str, touched: list[str] | None) -> Hit:
+    if reading.columns is None:
+        hits = list(touched) if touched is not None else []
+        return Hit(reading.job, dataset_label, None, hits, _evidence(reading))
+    reads = sorted(reading.columns)
+    if touched is None:
+        return Hit(reading.job, dataset_label, reads, reads, _evidence(reading))
+    folded = _fold(reads)
+    return Hit(reading.job, dataset_label, reads, [c for c in touched if c.casefold() in folded], _evidence(reading))
+
+
+def _judge_dataset(label: str, hits: list[Hit], declared: list[str] | None,
+                   touched: list[str] | None) -> tuple[bool, str]:
+    """(affected, why) for one consumed dataset."""
+    if touched is None:
+        return True, "the change touches every column"
+    unknown = [hit.job for hit in hits if hit.reads is None]
+    if unknown:
+        return True, f"its usage of {label} is unknown: {', '.join(unknown)} reads all columns or nothing says which"
+    observed = sorted({c for hit in hits for c in hit.touched})
+    declared_hits = [c for c in touched if c.casefold() in _fold(declared or [])]
+    if observed or declared_hits:
+        parts = [f"its jobs read {', '.join(observed)}"] if observed else []
+        if declared_hits:
+            parts.append(f"it declared {', '.join(declared_hits)}")
+        return True, " and ".join(parts) + f" of {label}"
+    if not hits and declared is None:
+        return True, f"its usage of {label} is unknown: no job of it was seen reading it and it declared no columns"
+    return False, f"nothing it reads or declared of {label} is touched"
+
+
+def _judge(team: Team, consumed: dict[str, tuple[list[Hit], list[str] | None]],
+           touched: list[str] | None) -> TeamImpact:
+    """A team is affected when any dataset it consumes is."""
+    verdicts = [(_judge_dataset(label, hits, declared, touched)) for label, (hits, declared) in consumed.items()]
+    affected = [why for hit, why in verdicts if hit]
+    declared_all = None
+    if any(declared is not None for _, declared in consumed.values()):
+        declared_all = sorted({c for _, declared in consumed.values() for c in (declared or [])})
+    hits = [hit for hits, _ in consumed.values() for hit in hits]
+    if affected:
+        return TeamImpact(team.pk, team.slug, True, "; ".join(affected), declared_all, hits)
+    return TeamImpact(team.pk, team.slug, False,
+                      f"none of the touched columns ({', '.join(touched or [])}) is read or declared by it",
+                      declared_all, hits)
+
+
+def assess(contract: Contract, touched: list[str] | None, *, now: datetime | None = None,
+           owner_team_id: int | None = None) -> Impact:
+    """Judge every consumer team of the contract's datasets (a fixed number of queries)."""
+    datasets = {d.pk: d for d in Dataset.objects.filter(contract_binding__contract=contract)}
+    labels = {pk: f"{d.namespace}/{d.name}" for pk, d in datasets.items()}
+    owner_team_id = owner_team_id if owner_team_id is not None else contract.owner_team_id
+    consumers = list(Consumer.objects.filter(dataset_id__in=datasets).select_related("team").order_by("team__name"))
+    readings = readings_of(datasets, now=now) if datasets else []
+    teams: dict[int, Team] = {}
+    # team -> dataset label -> (its jobs' hits, the columns it declared for that dataset)
+    consumed: dict[int, dict[str, tuple[list[Hit], list[str] | None]]] = {}
+    for consumer in consumers:
+        if consumer.team_id == owner_team_id:
+            continue
+        teams[consumer.team_id] = consumer.team
+        consumed.setdefault(consumer.team_id, {})[labels[consumer.dataset_id]] = ([], consumer.declared_columns)
+    unregistered: list[dict[str, Any]] = []
+    slugs = dict(Team.objects.filter(pk__in={r.team_id for r in readings if r.team_id}).values_list("pk", "slug"))
+    for reading in readings:
+        hit = _hit(reading, labels[reading.dataset_id], touched)
+        mine = consumed.get(reading.team_id, {}).get(hit.dataset)
+        if mine is not None:
+            mine[0].append(hit)
+        elif reading.team_id is None or reading.team_id != owner_team_id:
+            unregistered.append({"job": reading.job, "team": slugs.get(reading.team_id), "dataset": hit.dataset,
+                                 "dataset_id": reading.dataset_id, "reads": hit.reads, "touched": hit.touched})
+    judged = [_judge(team, consumed[team_id], touched) for team_id, team in teams.items()]
+    return Impact(touched=touched, teams=judged, unregistered_readers=unregistered,
+                  dataset_granular=sorted(team.slug for team in teams.values()))
