@@ -1,0 +1,166 @@
+"""Acknowledgements routed by column: a breaking change waits for the consumer teams
+whose jobs read what it touches (or whose usage is unknown), tells the others they
+are not affected, lists unregistered readers, and adds teams new evidence shows."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.core import mail
+from django.utils import timezone
+
+from change_requests.impact import column_of, touched_columns
+from change_requests.models import ChangeRequestAction, Notification, TeamAssessment
+from change_requests.workflows import open_change_request, run_clock
+from registry.models import AuditEvent, Consumer
+from registry.usage import ColumnRead, NamespaceTeam, UsageKind, UsageSource
+
+from .conftest import proposed_document, report_for
+
+pytestmark = pytest.mark.django_db
+
+# The proposed 2.0 makes `customer_id` required: it touches customer_id and nothing else.
+
+
+def reads(dataset, team, job: str, *columns: str, days_ago: int = 0, kind: str = UsageKind.DIRECT,
+          namespace: str = "airflow") -> None:
+    """Lineage saw `job` (posted with `team`'s token) read `columns` of `dataset`; none: all/unknown."""
+    seen = timezone.now() - timedelta(days=days_ago)
+    for column in columns or ("",):
+        ColumnRead.objects.create(dataset=dataset, job_namespace=namespace, job_name=job, column=column, kind=kind,
+                                  source=UsageSource.SQL, token_team=team, first_seen_at=seen, last_seen_at=seen,
+                                  event_time=seen)
+
+
+def open_request(contract, owner):
+    doc = proposed_document()
+    return open_change_request(contract, doc, by=owner, report=report_for(doc))
+
+
+def required(request) -> list[str]:
+    return [r.team.slug for r in request.reviews.select_related("team")]
+
+
+def test_the_change_touches_only_the_column_it_makes_required():
+    assert touched_columns(report_for(proposed_document()), "event") == ["customer_id"]
+
+
+def test_changes_map_to_their_column_or_to_every_column():
+    assert column_of("/properties/item~1count/type", "type_changed", "", "dataframe") == "item/count"
+    assert column_of("/properties/request/properties/amount/minimum", "minimum_raised", "", "api") == "amount"
+    assert column_of("/additionalProperties", "additional_properties_closed", "", "dataframe") is None
+    assert column_of("/required", "required_removed", "'total' is no longer required; …", "dataframe") == "total"
+    assert touched_columns({"changes": [{"breaking": True, "path": "/type", "kind": "type_changed"}]}, "event") is None
+
+
+def test_a_team_whose_job_reads_a_touched_column_must_acknowledge(contract, dataset, consumer_team, owner):
+    reads(dataset, consumer_team, "orders_by_customer", "order_id", "customer_id")
+    request = open_request(contract, owner)
+    assert required(request) == ["analytics"]
+    assessment = TeamAssessment.objects.get(change_request=request, team=consumer_team)
+    assert assessment.affected and "customer_id" in assessment.why
+    [job] = assessment.jobs
+    assert job["job"] == "airflow/orders_by_customer" and job["touched"] == ["customer_id"]
+    assert job["evidence"][0]["source"] == "sql"
+
+
+def test_a_team_whose_jobs_read_other_columns_is_told_it_is_not_affected(contract, dataset, consumer_team, consumer,
+                                                                         owner, django_capture_on_commit_callbacks):
+    reads(dataset, consumer_team, "daily_orders", "order_id")
+    with django_capture_on_commit_callbacks(execute=True):
+        request = open_request(contract, owner)
+    assert required(request) == []
+    assert request.state == "approved"  # nobody to wait for: the owner may publish at once
+    assert "No consumer team reads what the change touches (customer_id)" in request.routing_note
+    approved = AuditEvent.objects.get(action=ChangeRequestAction.APPROVED, object_id=str(request.pk))
+    assert "customer_id" in approved.after["because"]
+    assert not TeamAssessment.objects.get(change_request=request, team=consumer_team).affected
+    told = [m for m in mail.outbox if m.to == [consumer.email]]
+    assert len(told) == 1 and "does not affect your team" in told[0].subject
+    assert Notification.objects.filter(event="not_affected", team=consumer_team).exists()
+
+
+def test_a_job_reading_every_column_makes_its_team_affected(contract, dataset, consumer_team, owner):
+    reads(dataset, consumer_team, "export_everything")  # SELECT * with no schema: all or unknown
+    request = open_request(contract, owner)
+    assert required(request) == ["analytics"]
+    assert "usage of" in TeamAssessment.objects.get(change_request=request).why
+
+
+def test_a_team_with_no_evidence_and_no_declaration_must_acknowledge(contract, dataset, owner):
+    request = open_request(contract, owner)
+    assert required(request) == ["analytics"]
+    assert "unknown" in TeamAssessment.objects.get(change_request=request).why
+
+
+def test_declared_columns_route_like_observed_ones(contract, dataset, consumer_team, owner):
+    Consumer.objects.filter(team=consumer_team).update(declared_columns=["order_id"])
+    assert required(open_request(contract, owner)) == []
+
+
+def test_a_declared_touched_column_counts_even_when_no_job_was_seen_reading_it(contract, dataset, consumer_team, owner):
+    Consumer.objects.filter(team=consumer_team).update(declared_columns=["customer_id"])
+    reads(dataset, consumer_team, "daily_orders", "order_id")
+    request = open_request(contract, owner)
+    assert required(request) == ["analytics"]
+    assert "declared customer_id" in TeamAssessment.objects.get(change_request=request).why
+
+
+def test_an_indirect_read_of_a_touched_column_counts(contract, dataset, consumer_team, owner):
+    reads(dataset, consumer_team, "orders_per_region", "order_id")
+    reads(dataset, consumer_team, "orders_per_region", "customer_id", kind=UsageKind.INDIRECT)  # a join key
+    assert required(open_request(contract, owner)) == ["analytics"]
+
+
+def test_a_column_a_job_stopped_reading_stops_counting(contract, dataset, consumer_team, owner):
+    reads(dataset, consumer_team, "orders_by_customer", "customer_id", days_ago=45)
+    reads(dataset, consumer_team, "orders_by_customer", "order_id")
+    assert required(open_request(contract, owner)) == []
+
+
+def test_two_consumer_teams_one_affected_one_told(contract, dataset, consumer_team, other_team, outsider, owner):
+    Consumer.objects.create(dataset=dataset, team=other_team)
+    reads(dataset, consumer_team, "orders_by_customer", "customer_id")
+    reads(dataset, other_team, "warehouse_load", "order_id")
+    request = open_request(contract, owner)
+    assert required(request) == ["analytics"]
+    assert {(a.team.slug, a.affected) for a in request.assessments.select_related("team")} == {
+        ("analytics", True), ("warehouse", False)}
+    assert "Told, not asked: warehouse" in request.routing_note
+
+
+def test_a_namespace_mapping_attributes_jobs_posted_without_a_team_token(contract, dataset, consumer_team, owner):
+    NamespaceTeam.objects.create(namespace="analytics-airflow", team=consumer_team)
+    reads(dataset, None, "daily_orders", "order_id", namespace="analytics-airflow")
+    assert required(open_request(contract, owner)) == []
+
+
+def test_unregistered_readers_are_listed_and_the_owner_is_told(contract, dataset, other_team, owner, teammate,
+                                                              django_capture_on_commit_callbacks):
+    reads(dataset, other_team, "warehouse_load", "customer_id")
+    with django_capture_on_commit_callbacks(execute=True):
+        request = open_request(contract, owner)
+    [reader] = request.unregistered_readers
+    assert (reader["job"], reader["team"], reader["touched"]) == ("airflow/warehouse_load", "warehouse", ["customer_id"])
+    to_owner_team = [m for m in mail.outbox if "without registering" in m.subject]
+    assert sorted(m.to[0] for m in to_owner_team) == sorted([owner.email, teammate.email])
+    assert "airflow/warehouse_load (warehouse) reads customer_id" in to_owner_team[0].body
+
+
+def test_a_team_new_evidence_shows_affected_is_added_and_never_removed(contract, dataset, consumer_team, other_team,
+                                                                       outsider, owner, django_capture_on_commit_callbacks):
+    reads(dataset, consumer_team, "orders_by_customer", "customer_id")
+    request = open_request(contract, owner)
+    assert required(request) == ["analytics"]
+    Consumer.objects.create(dataset=dataset, team=other_team)
+    reads(dataset, other_team, "warehouse_load", "customer_id")
+    ColumnRead.objects.filter(job_name="orders_by_customer").update(column="order_id")  # analytics now reads less
+    with django_capture_on_commit_callbacks(execute=True):
+        result = run_clock()
+    assert result.added == {request.pk: ["warehouse"]}
+    assert required(request) == ["analytics", "warehouse"]  # analytics stays: nobody is removed
+    assert TeamAssessment.objects.get(change_request=request, team=other_team).added_after_opening
+    assert AuditEvent.objects.filter(action=ChangeRequestAction.TEAM_ADDED, after__team="warehouse").count() == 1
+    assert any(m.to == [outsider.email] and "acknowledgement is needed" in m.subject for m in mail.outbox)
+    assert run_clock().added == {}  # a second pass adds nothing
