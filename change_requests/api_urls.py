@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import path, re_path
 
 from change_requests.api import views
 
@@ -11,4 +11,6 @@ urlpatterns = [
     path("change-requests/<int:pk>/withdraw/", views.Withdraw.as_view(), name="api-change-request-withdraw"),
     path("change-requests/<int:pk>/reject/", views.Reject.as_view(), name="api-change-request-reject"),
     path("change-requests/<int:pk>/approve/", views.ApproveOverSilence.as_view(), name="api-change-request-approve"),
+    # Names are dotted, so [^/]+ (as the contract API's own routes).
+    re_path(r"^contracts/(?P<name>[^/]+)/impact/$", views.ImpactPreview.as_view(), name="api-contract-impact"),
 ]

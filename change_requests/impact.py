@@ -26,7 +26,11 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from packaging.version import Version
+from registry_client.compat import version_bump_problem
+
 from contracts_app.models import Contract
+from contracts_app.publishing import check_in_required_modes, gate_errors
 from registry.models import Consumer, Dataset, Team
 from registry.usage import JobReading, readings_of
 
@@ -202,3 +206,92 @@ def assess(contract: Contract, touched: list[str] | None, *, now: datetime | Non
     judged = [_judge(team, consumed[team_id], touched) for team_id, team in teams.items()]
     return Impact(touched=touched, teams=judged, unregistered_readers=unregistered,
                   dataset_granular=sorted(team.slug for team in teams.values()))
+
+
+# --- the preview: what proposing `document` would do, opening nothing -----------------
+
+class PreviewError(ValueError):
+    """The document cannot be previewed; the message says what is wrong and where."""
+
+    def __init__(self, message: str, errors: list[str] | None = None):
+        super().__init__(message)
+        self.errors = errors or []
+
+
+def suggested_version(latest: str | None, bump: str) -> str | None:
+    """The smallest version number the advice allows after `latest`."""
+    if latest is None:
+        return None
+    v = Version(latest)
+    major, minor, micro = (list(v.release) + [0, 0, 0])[:3]
+    if bump == "major":
+        return f"{major + 1}.0"
+    if bump == "minor":
+        return f"{major}.{minor + 1}"
+    if bump == "patch":
+        return f"{major}.{minor}.{micro + 1}"
+    return latest
+
+
+def preview(document: Any, *, now: datetime | None = None) -> dict[str, Any]:
+    """The checker's verdicts, the suggested version and who the change would wait for.
+
+    1. The publish gates must pass (PreviewError lists what they refuse).
+    2. The checker compares the document with the published versions below it, in the
+       modes the publish gate uses.
+    3. The breaking changes' columns route the consumer teams (`assess`)."""
+    errors = gate_errors(document)
+    if errors:
+        raise PreviewError("the document fails the publish gates", errors)
+    schema = document["schema"]
+    name, version = str(schema["name"]), str(schema["version"])
+    contract = Contract.objects.filter(name=name).first()
+    answer: dict[str, Any] = {"contract": name, "proposed_version": version}
+    if contract is None:
+        return {**answer, "compatible": True, "mode": None, "suggested_version": version, "changes": [],
+                "verdict": "a new contract: the first version is always accepted",
+                **Impact(touched=[], teams=[], unregistered_readers=[], dataset_granular=[]).to_dict()}
+    below = sorted((v for v in contract.versions.all() if Version(v.version) < Version(version)),
+                   key=lambda v: Version(v.version))
+    report = check_in_required_modes(contract, [v.document for v in below], document)
+    latest = below[-1].version if below else None
+    touched = touched_columns(report.to_dict(), contract.schema_type) if not report.compatible else []
+    impact = assess(contract, touched, now=now)
+    return {**answer, "compatible": report.compatible, "mode": report.mode, "verdict": report.verdict,
+            "latest_published": latest, "suggested_version": suggested_version(latest, report.suggested_bump),
+            "version_problem": version_bump_problem(latest, version, report) if latest else None,
+            "changes": [c.to_dict() for c in report.changes], **impact.to_dict()}
+
+
+def as_markdown(answer: dict[str, Any]) -> str:
+    """A block fit for a pull-request comment."""
+    lines = [f"### Impact of {answer['contract']} {answer['proposed_version']}", ""]
+    if answer["compatible"]:
+        lines.append(f"**Compatible** ({answer.get('mode') or 'first version'}): publishing it opens no change request.")
+    else:
+        lines.append(f"**Breaking** under {answer['mode']}: it would open a change request.")
+    if answer.get("suggested_version"):
+        lines.append(f"Suggested version: **{answer['suggested_version']}**"
+                     + (f" (latest published: {answer['latest_published']})" if answer.get("latest_published") else ""))
+    if answer.get("version_problem"):
+        lines.append(f"> :warning: {answer['version_problem']}")
+    breaking = [c for c in answer["changes"] if c.get("breaking")]
+    if breaking:
+        lines += ["", "| change | breaks | why |", "|---|---|---|"]
+        for c in breaking:
+            directions = " + ".join(d for d, on in (("backward", c["breaks_backward"]), ("forward", c["breaks_forward"])) if on)
+            lines.append(f"| `{c['path']}` | {directions} | {c['reason'].replace('|', '∣')} |")
+    touched = answer.get("touched_columns")
+    lines += ["", "Touched: " + ("every column" if touched is None else ", ".join(f"`{c}`" for c in touched) or "nothing")]
+    if answer["affected"]:
+        lines += ["", "**Must acknowledge:**"]
+        lines += [f"- **{t['team']}**: {t['why']}" for t in answer["affected"]]
+    if answer["not_affected"]:
+        lines += ["", "Told, not affected:"]
+        lines += [f"- {t['team']}: {t['why']}" for t in answer["not_affected"]]
+    if answer["unregistered_readers"]:
+        lines += ["", "Unregistered readers (not asked; ask their teams to register):"]
+        lines += [f"- `{r['job']}` ({r['team'] or 'team unknown'}) reads "
+                  f"{', '.join(r['reads']) if r['reads'] else 'all columns'} of {r['dataset']}"
+                  for r in answer["unregistered_readers"]]
+    return "\n".join(lines) + "\n"

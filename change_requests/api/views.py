@@ -8,12 +8,14 @@ exists, the request is not open any more), 400 for a bad body.
 from __future__ import annotations
 
 from django.db.models import Prefetch
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from change_requests.impact import PreviewError, as_markdown, preview
 from change_requests.models import ChangeRequest, ChangeRequestState, TeamReview
 from change_requests.workflows import submit_version
 from contracts_app.publishing import BREAKING, PUBLISHED, UNCHANGED
@@ -216,3 +218,33 @@ class ApproveOverSilence(_Action):
 
     def act(self, cr, request, data):
         cr.approve_over_silence(by=request.user, comment=data["comment"])
+
+
+class ImpactPreview(APIView):
+    """What proposing a version would do, opening nothing."""
+
+    @extend_schema(
+        summary="Preview a proposed version's impact",
+        description=("The checker's verdicts, the suggested version, and the consumer teams that would have to "
+                     "acknowledge (with their jobs and the columns they read) or would be told they are not "
+                     "affected. The body is the whole proposed contract document. Nothing is stored."),
+        request=inline_serializer("ImpactRequest", {"schema": serializers.DictField()}),
+        responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
+    )
+    def post(self, request, name: str):
+        document = request.data
+        if not isinstance(document, dict) or not isinstance(document.get("schema"), dict):
+            return Response({"detail": "Send the whole proposed contract document as the JSON body "
+                                       "(schema:, meta: and its sections).", "code": "bad_document"},
+                            status=status.HTTP_400_BAD_REQUEST)
+        if str(document["schema"].get("name")) != name:
+            return Response({"detail": f"The document is for {document['schema'].get('name')!r}, not {name!r}.",
+                             "code": "name_mismatch"}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            answer = preview(document)
+        except PreviewError as exc:
+            return Response({"detail": f"{exc}: {'; '.join(exc.errors)}", "code": "gate_refused",
+                             "errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
+        if request.query_params.get("format") == "markdown":
+            return Response({**answer, "markdown": as_markdown(answer)})
+        return Response(answer)
