@@ -16,7 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 
-from change_requests.models import ChangeRequest, ChangeRequestState, ReviewStatus, TeamReview
+from change_requests.models import ChangeRequest, ChangeRequestState, ReviewStatus, TeamAssessment, TeamReview
 from change_requests.workflows import submit_version
 from contracts_app.models import Contract
 from contracts_app.publishing import BREAKING, PUBLISHED, REFUSED, UNCHANGED
@@ -111,7 +111,8 @@ def _load(pk: int) -> ChangeRequest:
     try:
         return (
             ChangeRequest.objects.select_related("contract", "owner_team", "base_version", "opened_by")
-            .prefetch_related(Prefetch("reviews", queryset=TeamReview.objects.select_related("team", "responded_by")))
+            .prefetch_related(Prefetch("reviews", queryset=TeamReview.objects.select_related("team", "responded_by")),
+                              Prefetch("assessments", queryset=TeamAssessment.objects.select_related("team")))
             .get(pk=pk)
         )
     except ChangeRequest.DoesNotExist:
@@ -141,6 +142,7 @@ def change_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "acknowledged": sum(r.status == ReviewStatus.ACKNOWLEDGED for r in reviews),
         "objections": [r for r in reviews if r.status == ReviewStatus.OBJECTED],
         "late_teams": late_teams,
+        "assessments": list(cr.assessments.all()),
         "datasets": datasets,
         "diff": side_by_side(cr.base_version.document if cr.base_version else None, cr.proposed_document),
         "changes": changes,

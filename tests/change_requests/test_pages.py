@@ -70,9 +70,9 @@ def test_the_review_page_renders_in_a_constant_number_of_queries(client, contrac
     dataset.register_consumer(other_team, by=outsider)  # late: shown, not required
     client.force_login(consumer)
     # 1 session, 2 user, 3 the request with contract, owner team, base version and opener,
-    # 4 its team reviews with team and responder, 5 the viewer's team ids, 6 the bound datasets,
-    # 7 teams that registered after opening, 8 its audit history
-    with django_assert_num_queries(8):
+    # 4 its team reviews with team and responder, 5 every team's assessment with its team,
+    # 6 the viewer's team ids, 7 the bound datasets, 8 teams that registered after opening, 9 its audit history
+    with django_assert_num_queries(9):
         response = client.get(request.get_absolute_url())
     page = response.content.decode()
     assert response.status_code == 200
