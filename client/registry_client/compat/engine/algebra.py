@@ -1,0 +1,264 @@
+"""Schemas as values: equality keys, the JSON types a schema admits, conjunction, alternatives."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from .normalize import normalize
+from .vocabulary import (
+    ALL_ATOMS,
+    ANNOTATIONS,
+    DEFINITIONS,
+    ENUMERATION_LIMIT,
+    FALSE,
+    GROUP_KEYS,
+    NUMERIC,
+    TYPE_ATOMS,
+    UNSUPPORTED_WHEN_PRESENT,
+)
+
+
+def _key(value) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _refless(key: str) -> bool:
+    """Two equal texts mean equal schemas only when nothing in them points elsewhere."""
+    return not any(word in key for word in ('"$ref"', '"$dynamicRef"', '"$recursiveRef"'))
+
+
+def _value_key(value) -> str:
+    """Equality as JSON Schema sees it: 1 == 1.0, but true != 1."""
+    def canon(v):
+        if isinstance(v, bool) or v is None or isinstance(v, str):
+            return v
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        if isinstance(v, list):
+            return [canon(x) for x in v]
+        if isinstance(v, dict):
+            return {k: canon(x) for k, x in v.items()}
+        return v
+    return json.dumps(canon(value), sort_keys=True)
+
+
+def is_false(s) -> bool:
+    return isinstance(s, dict) and s.get("not") == {} and all(k in ANNOTATIONS for k in s if k != "not")
+
+
+def is_true(s) -> bool:
+    return isinstance(s, dict) and all(k in ANNOTATIONS or k in DEFINITIONS for k in s)
+
+
+def _ptr(path: str, *parts) -> str:
+    for part in parts:
+        path += "/" + str(part).replace("~", "~0").replace("/", "~1")
+    return path
+
+
+def _value_atoms(value) -> frozenset:
+    if value is None:
+        return frozenset({"null"})
+    if isinstance(value, bool):
+        return frozenset({"boolean"})
+    if isinstance(value, int):
+        return frozenset({"integer"})
+    if isinstance(value, float):
+        return frozenset({"integer"}) if value.is_integer() else frozenset({"fraction"})
+    if isinstance(value, str):
+        return frozenset({"string"})
+    if isinstance(value, list):
+        return frozenset({"array"})
+    return frozenset({"object"})
+
+
+def _declared_atoms(s: dict) -> frozenset:
+    t = s.get("type")
+    if t is None:
+        return ALL_ATOMS
+    names = t if isinstance(t, list) else [t]
+    out: frozenset = frozenset()
+    for name in names:
+        out |= TYPE_ATOMS.get(name, frozenset())
+    return out
+
+
+def atoms(s: dict) -> frozenset:
+    """An over-approximation of the JSON types a document valid under `s` can have."""
+    if not isinstance(s, dict):
+        return ALL_ATOMS
+    if is_false(s):
+        return frozenset()
+    out = _declared_atoms(s)
+    if "const" in s:
+        out &= _value_atoms(s["const"])
+    if _is_int(s.get("multipleOf")):
+        out -= {"fraction"}  # x % k == 0 with an integer k makes x integral
+    if isinstance(s.get("enum"), list):
+        found: frozenset = frozenset()
+        for v in s["enum"]:
+            found |= _value_atoms(v)
+        out &= found
+    for b in s.get("allOf", []) if isinstance(s.get("allOf"), list) else []:
+        if isinstance(b, dict) and "$ref" not in b:
+            out &= atoms(b)
+    for key in ("anyOf", "oneOf"):
+        branches = s.get(key)
+        if isinstance(branches, list) and all(isinstance(b, dict) and "$ref" not in b for b in branches):
+            found = frozenset()
+            for b in branches:
+                found |= atoms(b)
+            out &= found
+    return out
+
+
+def _atoms_to_type(a: frozenset):
+    names = []
+    for name in ("null", "boolean", "object", "array", "string"):
+        if name in a:
+            names.append(name)
+    if NUMERIC <= a:
+        names.append("number")
+    elif "integer" in a:
+        names.append("integer")
+    elif "fraction" in a:
+        return None  # not expressible with `type`
+    return names[0] if len(names) == 1 else names
+
+
+def merge(a: dict, b: dict) -> dict:
+    """The conjunction of two schemas, as one schema object when that keeps the meaning, else allOf."""
+    if is_true(a):
+        return b
+    if is_true(b):
+        return a
+    if is_false(a) or is_false(b):
+        return dict(FALSE)
+    fallback = {"allOf": [a, b]}
+    if _interacts(a, b) or _interacts(b, a):
+        return fallback
+    if any(k in a for k in GROUP_KEYS) and any(k in b for k in GROUP_KEYS):
+        return fallback
+    out = dict(a)
+    for k, v in b.items():
+        if k not in out or k in ANNOTATIONS:
+            out.setdefault(k, v)
+            continue
+        cur = out[k]
+        if _key(cur) == _key(v):
+            continue
+        joined = _merge_keyword(k, cur, v)
+        if joined is _UNSATISFIABLE:
+            return dict(FALSE)
+        if joined is _INEXPRESSIBLE:
+            return fallback
+        out[k] = joined
+    return out
+
+
+# What _merge_keyword answers when the two values do not fold into one.
+_UNSATISFIABLE = object()  # no value satisfies both: the conjunction is false
+_INEXPRESSIBLE = object()  # the conjunction is not one value of the keyword: keep the allOf
+
+_LOWER_COUNTS = ("minimum", "minLength", "minItems", "minProperties")
+_UPPER_COUNTS = ("maximum", "maxLength", "maxItems", "maxProperties")
+
+
+def _merge_keyword(k: str, cur, v):
+    """The value keyword `k` takes in the conjunction of a schema giving it `cur` and one giving it `v`."""
+    if k == "required" and isinstance(cur, list) and isinstance(v, list):
+        return list(dict.fromkeys([*cur, *v]))
+    if k == "type":
+        return _merge_type(cur, v)
+    if k == "properties" and isinstance(cur, dict) and isinstance(v, dict):
+        props = dict(cur)
+        for name, sub in v.items():
+            props[name] = merge(props[name], sub) if name in props else sub
+        return props
+    if k == "allOf":
+        return [*cur, *v]
+    if k in _LOWER_COUNTS and _num(cur) and _num(v):
+        return max(cur, v)
+    if k in _UPPER_COUNTS and _num(cur) and _num(v):
+        return min(cur, v)
+    return _INEXPRESSIBLE
+
+
+def _merge_type(cur, v):
+    joined = _declared_atoms({"type": cur}) & _declared_atoms({"type": v})
+    if not joined:
+        return _UNSATISFIABLE
+    t = _atoms_to_type(joined)
+    return _INEXPRESSIBLE if t is None else t
+
+
+def _num(v) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _interacts(a: dict, b: dict) -> bool:
+    if "additionalProperties" in a and ("properties" in b or "patternProperties" in b):
+        return True
+    if "items" in a and "prefixItems" in b:
+        return True
+    if any(k in a for k in UNSUPPORTED_WHEN_PRESENT):
+        return True
+    return False
+
+
+def flatten(s: dict) -> dict:
+    """Fold allOf branches into the schema object wherever that keeps the meaning."""
+    if not isinstance(s, dict) or not isinstance(s.get("allOf"), list):
+        return s
+    cur = {k: v for k, v in s.items() if k != "allOf"}
+    rest = []
+    for branch in s["allOf"]:
+        if not isinstance(branch, dict):
+            rest.append(branch)
+            continue
+        branch = flatten(branch)
+        merged = merge(cur, branch)
+        if "allOf" in merged and merged.get("allOf") == [cur, branch]:
+            rest.append(branch)
+        else:
+            cur = merged
+    if rest:
+        cur = dict(cur)
+        cur["allOf"] = [*cur.get("allOf", []), *rest]
+    return cur
+
+
+def _is_int(x) -> bool:
+    return _num(x) and float(x).is_integer()
+
+
+def key_to_snake(key: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+
+
+def _units(s: dict) -> tuple[list[dict], str | None]:
+    """The schema split into alternatives a valid document must satisfy one of."""
+    for key in ("oneOf", "anyOf"):
+        branches = s.get(key)
+        if isinstance(branches, list) and branches:
+            rest = {k: v for k, v in s.items() if k != key}
+            return [merge(rest, b if isinstance(b, dict) else normalize(b)) for b in branches], key
+    types = s.get("type")
+    if isinstance(types, list) and len(types) > 1 and all(isinstance(t, str) for t in types):
+        # a document has one JSON type, so a type list is a set of alternatives too
+        return [{**s, "type": t} for t in types], None
+    return [s], None
+
+
+def _finite_values(s: dict) -> list | None:
+    if is_false(s):
+        return []
+    if "const" in s:
+        return [s["const"]]
+    if isinstance(s.get("enum"), list) and len(s["enum"]) <= ENUMERATION_LIMIT:
+        return list(s["enum"])
+    a = atoms(s)
+    if a <= {"null", "boolean"}:
+        return [v for v, t in ((None, "null"), (True, "boolean"), (False, "boolean")) if t in a]
+    return None

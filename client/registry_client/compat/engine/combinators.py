@@ -1,0 +1,215 @@
+"""The combinators: allOf leftovers, anyOf/oneOf alternatives, not, if/then/else; and the
+disjointness proofs that oneOf and not need."""
+
+from __future__ import annotations
+
+from ..model import Change
+from . import walk
+from .algebra import (
+    _finite_values,
+    _key,
+    _ptr,
+    _refless,
+    _units,
+    atoms,
+    flatten,
+    is_false,
+    key_to_snake,
+)
+from .objects import _effective
+from .refs import Ctx, _resolve_refs
+from .scalars import _below, _lower, _upper
+from .vocabulary import GROUP_KEYS, NUMERIC
+
+
+def _combinator_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
+    return (_all_of_changes(o, n, path, cx) + _alternatives_changes(o, n, path, cx)
+            + _not_changes(o, n, path, cx) + _conditional_changes(o, n, path, cx))
+
+
+def _all_of_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
+    out: list[Change] = []
+    # allOf leftovers (the mergeable branches were folded in by flatten)
+    lo, ln = o.get("allOf") or [], n.get("allOf") or []
+    if lo or ln:
+        base_o = {k: v for k, v in o.items() if k != "allOf"}
+        base_n = {k: v for k, v in n.items() if k != "allOf"}
+        for j, b in enumerate(ln):
+            if not any(walk._sub(a, b, cx) for a in [*lo, base_o]):
+                out.append(Change(_ptr(path, "allOf", j), "all_of_constraint_tightened", True, False,
+                                  f"allOf branch {j} of the new version is not implied by the old version"))
+        for i, a in enumerate(lo):
+            if not any(walk._sub(b, a, cx.swapped()) for b in [*ln, base_n]):
+                out.append(Change(_ptr(path, "allOf", i), "all_of_constraint_relaxed", False, True,
+                                  f"allOf branch {i} of the old version is not implied by the new version"))
+    return out
+
+
+def _alternatives_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
+    out: list[Change] = []
+    for key in ("anyOf", "oneOf"):
+        bo, bn = o.get(key), n.get(key)
+        if bo is None and bn is None:
+            continue
+        if _key(bo) == _key(bn) and _refless(_key(bo)):
+            continue
+        out += _branch_changes(o, n, key, path, cx)
+    return out
+
+
+def _branch_changes(o: dict, n: dict, key: str, path: str, cx: Ctx) -> list[Change]:
+    out = []
+    exclusive = key == "oneOf"
+    bo, bn = o.get(key), n.get(key)
+    if bn is not None:  # backward: every old alternative must land in the new ones
+        units, source_key = _units(o)
+        for i, u in enumerate(units):
+            if not _lands(u, bn, exclusive, cx):
+                where = _ptr(path, key, min(i, len(bn) - 1)) if bo is not None else _ptr(path, key)
+                what = f"old {source_key} branch {i}" if source_key else "the old schema"
+                how = "exactly one branch" if exclusive else "any branch"
+                detail = _branch_detail(bo, bn, i, path, key, cx, backward=True)
+                out.append(Change(where, f"{key_to_snake(key)}_branch_narrowed" if bo is not None else f"{key_to_snake(key)}_added", True, False,
+                                  f"{what} is not accepted by {how} of the new {key}" + detail))
+    if bo is not None:  # forward: every new alternative must land in the old ones
+        units, source_key = _units(n)
+        for j, u in enumerate(units):
+            if not _lands(u, bo, exclusive, cx.swapped()):
+                where = _ptr(path, key, min(j, len(bn) - 1)) if bn is not None else _ptr(path, key)
+                what = f"new {source_key} branch {j}" if source_key else "the new schema"
+                how = "exactly one branch" if exclusive else "any branch"
+                detail = _branch_detail(bn, bo, j, path, key, cx.swapped(), backward=False)
+                out.append(Change(where, f"{key_to_snake(key)}_branch_widened" if bn is not None else f"{key_to_snake(key)}_removed", False, True,
+                                  f"{what} is not accepted by {how} of the old {key}" + detail))
+    if not out and _key(bo) != _key(bn):
+        out.append(Change(_ptr(path, key), f"{key_to_snake(key)}_restated", False, False, f"the {key} branches changed without changing which documents are valid"))
+    return out
+
+
+def _branch_detail(src, dst, i, path, key, cx, backward: bool) -> str:
+    if cx.shared["proving"]:
+        return ""  # inside a containment proof nobody reads the wording: skip the extra walk
+    if not isinstance(src, list) or not isinstance(dst, list) or i >= len(src) or i >= len(dst):
+        return ""
+    a, b = (src[i], dst[i])
+    nested = walk._diff(a, b, "", cx)
+    reasons = [c.reason for c in nested if c.breaks_backward]
+    return f" (against branch {i}: {reasons[0]})" if reasons else ""
+
+
+def _lands(unit: dict, branches: list, exclusive: bool, cx: Ctx) -> bool:
+    for j, b in enumerate(branches):
+        if not walk._sub(unit, b, cx):
+            continue
+        if not exclusive:
+            return True
+        if all(_disjoint(unit, other, cx) for k, other in enumerate(branches) if k != j):
+            return True
+    return False
+
+
+def _disjoint(a: dict, b: dict, cx: Ctx, depth: int = 0) -> bool:
+    """True only when no document is valid under both (a on the left side, b on the right)."""
+    if depth > 8:
+        return False
+    if "$ref" in a:
+        a, err = _resolve_refs(a, cx.left)
+        if err:
+            return False
+    if "$ref" in b:
+        b, err = _resolve_refs(b, cx.right)
+        if err:
+            return False
+    a, b = flatten(a), flatten(b)
+    if is_false(a) or is_false(b):
+        return True
+    shared = atoms(a) & atoms(b)
+    if not shared:
+        return True
+    if _disjoint_by_values(a, b, cx):
+        return True
+    if shared <= {"object"} and _disjoint_objects(a, b, cx, depth):
+        return True
+    if shared <= NUMERIC and _disjoint_ranges(a, b):
+        return True
+    return False
+
+
+def _disjoint_by_values(a: dict, b: dict, cx: Ctx) -> bool:
+    """Either side a finite set of values, none of which the other side accepts."""
+    for s, other, s_side, o_side in ((a, b, cx.left, cx.right), (b, a, cx.right, cx.left)):
+        values = _finite_values(s)
+        if values is not None:
+            decided = []
+            for v in values:
+                if s_side.valid_or_none(v, s) is not True:
+                    continue
+                decided.append(o_side.valid_or_none(v, other))
+            if all(ok is False for ok in decided):
+                return True
+    return False
+
+
+def _disjoint_objects(a: dict, b: dict, cx: Ctx, depth: int) -> bool:
+    """A property one side requires that the other refuses, or both require with disjoint values."""
+    req_a = set(a.get("required") or [])
+    req_b = set(b.get("required") or [])
+    for name in req_a | req_b:
+        ea, eb = _effective(a, name), _effective(b, name)
+        if name in req_a and name in req_b and _disjoint(ea, eb, cx, depth + 1):
+            return True
+        if name in req_a and is_false(eb) or name in req_b and is_false(ea):
+            return True
+    return False
+
+
+def _disjoint_ranges(a: dict, b: dict) -> bool:
+    la, ua, lb, ub = _lower(a), _upper(a), _lower(b), _upper(b)
+    return _below(ua, lb) or _below(ub, la)
+
+
+def _not_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
+    no, nn = o.get("not"), n.get("not")
+    if no is None and nn is None:
+        return []
+    where = _ptr(path, "not")
+    if no is not None and nn is not None:
+        if _key(no) == _key(nn) and _refless(_key(no)):
+            return []
+        bb = not walk._sub(nn, no, cx.swapped())
+        bf = not walk._sub(no, nn, cx)
+        if not bb and not bf:
+            return []
+        return [Change(where, "not_changed", bb, bf, "the schema documents must not match changed" + (
+            "; documents the old version allowed can match the new excluded schema" if bb else ""))]
+    if nn is not None:
+        rest = {k: v for k, v in o.items() if k != "not"}
+        bb = not _disjoint(rest, nn, cx)
+        return [Change(where, "not_added", bb, False, "documents matching a further schema are now refused")]
+    rest = {k: v for k, v in n.items() if k != "not"}
+    bf = not _disjoint(rest, no, cx.swapped())
+    return [Change(where, "not_removed", False, bf, "documents matching the formerly excluded schema are now accepted")]
+
+
+def _conditional_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
+    if not any(k in o or k in n for k in GROUP_KEYS):
+        return []
+    io, in_ = o.get("if"), n.get("if")
+    then_o, then_n = o.get("then", {}), n.get("then", {})
+    else_o, else_n = o.get("else", {}), n.get("else", {})
+    if io is not None and in_ is not None and _key(io) == _key(in_) and _refless(_key(io)):
+        return walk._diff(then_o, then_n, _ptr(path, "then"), cx) + walk._diff(else_o, else_n, _ptr(path, "else"), cx)
+    out = []
+    if in_ is not None:
+        rest_o = {k: v for k, v in o.items() if k not in GROUP_KEYS}
+        bb = not (walk._sub(rest_o, then_n, cx) and walk._sub(rest_o, else_n, cx))
+        if io is not None:
+            bb = True
+        out.append(Change(_ptr(path, "if"), "conditional_added" if io is None else "conditional_changed", bb, io is not None,
+                          "an if/then/else condition was " + ("added" if io is None else "changed; differing conditions are treated as breaking both ways")))
+        return out
+    if io is not None:
+        rest_n = {k: v for k, v in n.items() if k not in GROUP_KEYS}
+        bf = not (walk._sub(rest_n, then_o, cx.swapped()) and walk._sub(rest_n, else_o, cx.swapped()))
+        out.append(Change(_ptr(path, "if"), "conditional_removed", False, bf, "an if/then/else condition was removed"))
+    return out

@@ -1,0 +1,91 @@
+"""Keywords that apply whatever the JSON type: `type`, `enum`/`const`, and the ones the checker
+does not reason about (annotations never change validity; unknown keywords break both ways)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..model import Change
+from .algebra import _declared_atoms, _key, _ptr, _value_key
+from .refs import Ctx
+from .verdicts import _short
+from .vocabulary import ANNOTATIONS, DEFINITIONS, HANDLED, NUMERIC
+
+
+def _describe_atoms(a: Iterable[str]) -> str:
+    names = set(a)
+    if NUMERIC <= names:
+        names -= NUMERIC
+        names.add("number")
+    elif "fraction" in names:
+        names.discard("fraction")
+        names.add("non-integer number")
+    return ", ".join(sorted(names)) or "nothing"
+
+
+def _type_changes(o: dict, n: dict, path: str, cx: Ctx, ao: frozenset, an: frozenset) -> list[Change]:
+    to, tn = _declared_atoms(o), _declared_atoms(n)
+    if to == tn:
+        return []
+    lost = ao - tn
+    gained = an - to
+    bb, bf = bool(lost), bool(gained)
+    if lost == {"null"} and not gained:
+        kind, reason = "nullability_removed", "null is no longer allowed; documents with null here fail the new version"
+    elif gained == {"null"} and not lost:
+        kind, reason = "nullability_added", "null is now allowed; readers on the old version reject it"
+    elif bb and bf:
+        kind, reason = "type_changed", f"the type changed: {_describe_atoms(lost)} no longer allowed, {_describe_atoms(gained)} newly allowed"
+    elif bb:
+        kind, reason = "type_narrowed", f"the type narrowed: {_describe_atoms(lost)} no longer allowed"
+    elif bf:
+        kind, reason = "type_widened", f"the type widened: {_describe_atoms(gained)} newly allowed"
+    else:
+        kind, reason = "type_restated", "the type keyword changed without changing which values are allowed here"
+    return [Change(_ptr(path, "type"), kind, bb, bf, reason)]
+
+
+def _values(s: dict) -> dict | None:
+    if "const" in s:
+        return {_value_key(s["const"]): s["const"]}
+    if isinstance(s.get("enum"), list):
+        return {_value_key(v): v for v in s["enum"]}
+    return None
+
+
+def _enum_changes(o: dict, n: dict, path: str, cx: Ctx, ao: frozenset, an: frozenset) -> list[Change]:
+    vo, vn = _values(o), _values(n)
+    if vo is None and vn is None:
+        return []
+    where = _ptr(path, "const" if "const" in n or ("const" in o and "enum" not in n) else "enum")
+    if vo is None:
+        return [Change(where, "enum_added", True, False, f"values are now restricted to {_short(list(vn.values()))}; other values the old version allowed fail")]
+    if vn is None:
+        return [Change(where, "enum_removed", False, True, "the value restriction was removed; readers on the old version reject the new values")]
+    out = []
+    removed = [vo[k] for k in vo if k not in vn]
+    added = [vn[k] for k in vn if k not in vo]
+    if removed:
+        out.append(Change(where, "enum_value_removed", True, False, f"{_short(removed)} no longer allowed"))
+    if added:
+        out.append(Change(where, "enum_value_added", False, True, f"{_short(added)} newly allowed; readers on the old version reject them"))
+    if not removed and not added and _key(o.get("enum")) != _key(n.get("enum")):
+        out.append(Change(where, "enum_restated", False, False, "the same values, written differently"))
+    return out
+
+
+def _other_keyword_changes(o: dict, n: dict, path: str, cx: Ctx, ao: frozenset, an: frozenset) -> list[Change]:
+    out = []
+    for k in dict.fromkeys([*o, *n]):
+        if k in HANDLED and k not in ANNOTATIONS:
+            continue
+        if k in DEFINITIONS:
+            continue
+        if _key(o.get(k)) == _key(n.get(k)):
+            continue
+        if k in ANNOTATIONS or k.startswith("x-"):
+            out.append(Change(_ptr(path, k), "annotation_changed", False, False, f"`{k}` is an annotation; it never changes which documents are valid"))
+        else:
+            out.append(Change(_ptr(path, k), "unsupported_keyword", True, True,
+                              f"`{k}` differs; the checker does not reason about it, so it is treated as breaking both ways"))
+    return out

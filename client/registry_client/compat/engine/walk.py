@@ -1,0 +1,150 @@
+"""The walk: both schemas side by side, reference pairs settled as a fixed point, one family at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..model import Change
+from . import arrays, generic, objects, scalars
+from .algebra import _key, _ptr, _refless, atoms, flatten, is_false
+from .combinators import _combinator_changes
+from .refs import Ctx, RefPair, Side, _resolve_refs
+from .verdicts import _exact_override, _gate, _implied_by_alternatives, _implied_by_conjunct
+from .vocabulary import NUMERIC, UNSUPPORTED_WHEN_PRESENT
+
+# A keyword family's comparer: (old, new, path, context, old atoms, new atoms) -> its changes.
+Comparer = Callable[[dict, dict, str, Ctx, frozenset, frozenset], list[Change]]
+
+# The families of keywords that constrain a schema object itself, in the order their changes
+# are reported (the order is part of the output). With a domain, a family only constrains
+# those JSON types, and _gate clears a direction whose source admits none of them.
+# The combinators come later, after the families' changes have been weighed against them.
+FAMILIES: tuple[tuple[Comparer, frozenset | None], ...] = (
+    (generic._type_changes, None),
+    (generic._enum_changes, None),
+    (scalars._numeric_changes, NUMERIC),
+    (scalars._string_changes, frozenset({"string"})),
+    (objects._object_changes, frozenset({"object"})),
+    (arrays._array_changes, frozenset({"array"})),
+    (generic._other_keyword_changes, None),
+)
+
+
+def compare(old, new) -> list[Change]:
+    """Every difference between two JSON Schemas, each with the directions it may break."""
+    left, right = Side(old, "old"), Side(new, "new")
+    cx = Ctx(left, right)
+    pairs = cx.shared["pairs"]
+    while True:
+        count = len(pairs)
+        _diff(left.root, right.root, "", cx)  # meets the reference pairs reachable from the roots
+        if len(pairs) == count:
+            break
+        moved = True
+        while moved:
+            count = len(pairs)
+            moved = False
+            for pair in list(pairs.values()):  # pairs met during a round join the next one
+                found = _expand(pair)
+                bb = pair.bb or any(c.breaks_backward for c in found)
+                bf = pair.bf or any(c.breaks_forward for c in found)
+                if (bb, bf) != (pair.bb, pair.bf):
+                    pair.bb, pair.bf = bb, bf
+                    cx.memo.clear()
+                    moved = True
+            moved = moved or len(pairs) != count
+    cx.shared["final"] = True
+    return _diff(left.root, right.root, "", cx)
+
+
+def _expand(pair: RefPair, path: str = "") -> list[Change]:
+    """Compare the two schemas a reference pair names (pairs met inside are read, not expanded)."""
+    cx = pair.cx
+    ro, err_o = _resolve_refs(pair.o, cx.left) if "$ref" in pair.o else (pair.o, None)
+    rn, err_n = _resolve_refs(pair.n, cx.right) if "$ref" in pair.n else (pair.n, None)
+    if err_o or err_n:
+        return [Change(_ptr(path, "$ref"), "unresolvable_ref", True, True, (err_o or err_n) + "; treated as breaking both ways")]
+    return _diff_resolved(ro, rn, path, cx)
+
+
+def _sub(a: dict, b: dict, cx: Ctx) -> bool:
+    """True only when every document valid under `a` (left side) is valid under `b` (right side)."""
+    key = (id(cx.left), id(cx.right), _key(a), _key(b))
+    if key in cx.memo:
+        return cx.memo[key]
+    cx.shared["proving"] += 1
+    try:
+        result = not any(c.breaks_backward for c in _diff(a, b, "", cx))
+    finally:
+        cx.shared["proving"] -= 1
+    cx.memo[key] = result
+    return result
+
+
+def _diff(o, n, path: str, cx: Ctx) -> list[Change]:
+    if not isinstance(o, dict) or not isinstance(n, dict):
+        if _key(o) == _key(n):
+            return []
+        return [Change(path, "invalid_schema", True, True, "a schema here is neither an object nor a boolean, so the checker cannot compare it")]
+    ko, kn = _key(o), _key(n)
+    if ko == kn and _refless(ko):
+        return []
+    if "$ref" in o or "$ref" in n:
+        return _reference_changes(o, n, ko, kn, path, cx)
+    return _diff_resolved(o, n, path, cx)
+
+
+def _reference_changes(o: dict, n: dict, ko: str, kn: str, path: str, cx: Ctx) -> list[Change]:
+    """A pair with a $ref on either side: read from the table of reference pairs, which the
+    fixed point in `compare` settles; only the final walk expands a differing pair, once."""
+    guard = (id(cx.left), id(cx.right), ko, kn)
+    pairs = cx.shared["pairs"]
+    pair = pairs.get(guard)
+    if pair is None:
+        pair = pairs[guard] = RefPair(o, n, cx)
+        for side, node in ((cx.left, o), (cx.right, n)):
+            if "$ref" in node and _resolve_refs(node, side)[1]:
+                if ko == kn:
+                    return []  # the same unresolvable reference on both sides
+                pair.bb = pair.bf = True
+    if cx.shared["final"] and not cx.shared["proving"]:
+        reported = cx.shared["reported"]
+        if guard not in reported and (pair.bb or pair.bf):
+            reported[guard] = path
+            return _expand(pair, path)
+        if guard in reported:
+            return [Change(path, "reference_changed", pair.bb, pair.bf,
+                           f"the referenced schemas differ as reported at {reported[guard] or '/'}")]
+    if not (pair.bb or pair.bf):
+        return []
+    return [Change(path, "reference_changed", pair.bb, pair.bf, "the schemas the references name differ")]
+
+
+def _diff_resolved(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
+    o, n = flatten(o), flatten(n)
+    if "$ref" in o or "$ref" in n:  # a flattened allOf branch brought a $ref up
+        return _diff(o, n, path, cx)
+
+    if is_false(o) and is_false(n):
+        return []
+    if is_false(o):
+        return [Change(path, "schema_opened", False, True, "nothing was valid here before; the new version accepts values the old one refuses")]
+    if is_false(n):
+        if not atoms(o):
+            return []
+        return [Change(path, "schema_closed", True, False, "the new version accepts nothing here, so any value the old one allowed now fails")]
+
+    for kw in UNSUPPORTED_WHEN_PRESENT:
+        if kw in o or kw in n:
+            return [Change(_ptr(path, kw), "unsupported_keyword", True, True,
+                           f"`{kw}` depends on every other keyword of the schema and the checker does not reason about it, so any change here is treated as breaking both ways")]
+
+    ao, an = atoms(o), atoms(n)
+    changes: list[Change] = []
+    for family, domain in FAMILIES:
+        found = family(o, n, path, cx, ao, an)
+        changes += found if domain is None else _gate(found, domain, ao, an)
+    changes = _implied_by_conjunct(o, n, cx, changes)
+    changes = _implied_by_alternatives(o, n, cx, changes)
+    changes += _combinator_changes(o, n, path, cx)
+    return _exact_override(o, n, path, cx, changes)
