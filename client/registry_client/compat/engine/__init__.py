@@ -26,9 +26,9 @@ validator, which removes most false alarms around enum and const.
 - verdicts: how a direction is settled or summarised once the families have spoken.
 
 Names with a leading underscore are shared between these modules but are not part
-of the package's interface. The keyword families recurse through `walk`, which
-imports them, so they import the `walk` module rather than names from it; importing
-this package first (as every import of a submodule does) loads `walk` first.
+of the package's interface. The keyword families recurse through the walk, which
+imports them; they reach its recursion through the context (`cx.diff`, `cx.sub`,
+set by `compare`), so imports point one way.
 """
 
 from __future__ import annotations

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..model import Change
-from . import walk
 from .algebra import _key, _ptr, _refless, is_false
 from .refs import Ctx
 from .scalars import _int_bound_changes
@@ -30,7 +29,7 @@ def _prefix_item_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
         eo = pre_o[k] if k < len(pre_o) else it_o
         en = pre_n[k] if k < len(pre_n) else it_n
         where = _ptr(path, "prefixItems", k) if k < len(pre_n) or k < len(pre_o) else _ptr(path, "items")
-        nested = walk._diff(eo, en, where, cx)
+        nested = cx.diff(eo, en, where, cx)
         if k < len(pre_o) and k < len(pre_n):
             out += nested
         elif nested:
@@ -41,7 +40,7 @@ def _prefix_item_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
 
 def _items_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
     it_o, it_n = o.get("items", {}), n.get("items", {})
-    nested = walk._diff(it_o, it_n, _ptr(path, "items"), cx)
+    nested = cx.diff(it_o, it_n, _ptr(path, "items"), cx)
     if nested and is_false(it_n) and not is_false(it_o):
         return [_summary(_ptr(path, "items"), "items_closed", nested, "no items beyond the listed positions are accepted any more")]
     if nested and is_false(it_o) and not is_false(it_n):
@@ -68,8 +67,8 @@ def _contains_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
     where = _ptr(path, "contains")
     if co is not None and cn is not None:
         if _key(co) != _key(cn) or not _refless(_key(co)):
-            bb = not walk._sub(co, cn, cx)
-            bf = not walk._sub(cn, co, cx.swapped())
+            bb = not cx.sub(co, cn, cx)
+            bf = not cx.sub(cn, co, cx.swapped())
             if bb or bf:
                 return [Change(where, "contains_changed", bb, bf, "the schema some item must match changed")]
         return []

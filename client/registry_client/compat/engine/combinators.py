@@ -4,7 +4,6 @@ disjointness proofs that oneOf and not need."""
 from __future__ import annotations
 
 from ..model import Change
-from . import walk
 from .algebra import (
     _finite_values,
     _key,
@@ -35,11 +34,11 @@ def _all_of_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
         base_o = {k: v for k, v in o.items() if k != "allOf"}
         base_n = {k: v for k, v in n.items() if k != "allOf"}
         for j, b in enumerate(ln):
-            if not any(walk._sub(a, b, cx) for a in [*lo, base_o]):
+            if not any(cx.sub(a, b, cx) for a in [*lo, base_o]):
                 out.append(Change(_ptr(path, "allOf", j), "all_of_constraint_tightened", True, False,
                                   f"allOf branch {j} of the new version is not implied by the old version"))
         for i, a in enumerate(lo):
-            if not any(walk._sub(b, a, cx.swapped()) for b in [*ln, base_n]):
+            if not any(cx.sub(b, a, cx.swapped()) for b in [*ln, base_n]):
                 out.append(Change(_ptr(path, "allOf", i), "all_of_constraint_relaxed", False, True,
                                   f"allOf branch {i} of the old version is not implied by the new version"))
     return out
@@ -92,14 +91,14 @@ def _branch_detail(src, dst, i, path, key, cx, backward: bool) -> str:
     if not isinstance(src, list) or not isinstance(dst, list) or i >= len(src) or i >= len(dst):
         return ""
     a, b = (src[i], dst[i])
-    nested = walk._diff(a, b, "", cx)
+    nested = cx.diff(a, b, "", cx)
     reasons = [c.reason for c in nested if c.breaks_backward]
     return f" (against branch {i}: {reasons[0]})" if reasons else ""
 
 
 def _lands(unit: dict, branches: list, exclusive: bool, cx: Ctx) -> bool:
     for j, b in enumerate(branches):
-        if not walk._sub(unit, b, cx):
+        if not cx.sub(unit, b, cx):
             continue
         if not exclusive:
             return True
@@ -176,8 +175,8 @@ def _not_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
     if no is not None and nn is not None:
         if _key(no) == _key(nn) and _refless(_key(no)):
             return []
-        bb = not walk._sub(nn, no, cx.swapped())
-        bf = not walk._sub(no, nn, cx)
+        bb = not cx.sub(nn, no, cx.swapped())
+        bf = not cx.sub(no, nn, cx)
         if not bb and not bf:
             return []
         return [Change(where, "not_changed", bb, bf, "the schema documents must not match changed" + (
@@ -198,11 +197,11 @@ def _conditional_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
     then_o, then_n = o.get("then", {}), n.get("then", {})
     else_o, else_n = o.get("else", {}), n.get("else", {})
     if io is not None and in_ is not None and _key(io) == _key(in_) and _refless(_key(io)):
-        return walk._diff(then_o, then_n, _ptr(path, "then"), cx) + walk._diff(else_o, else_n, _ptr(path, "else"), cx)
+        return cx.diff(then_o, then_n, _ptr(path, "then"), cx) + cx.diff(else_o, else_n, _ptr(path, "else"), cx)
     out = []
     if in_ is not None:
         rest_o = {k: v for k, v in o.items() if k not in GROUP_KEYS}
-        bb = not (walk._sub(rest_o, then_n, cx) and walk._sub(rest_o, else_n, cx))
+        bb = not (cx.sub(rest_o, then_n, cx) and cx.sub(rest_o, else_n, cx))
         if io is not None:
             bb = True
         out.append(Change(_ptr(path, "if"), "conditional_added" if io is None else "conditional_changed", bb, io is not None,
@@ -210,6 +209,6 @@ def _conditional_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
         return out
     if io is not None:
         rest_n = {k: v for k, v in n.items() if k not in GROUP_KEYS}
-        bf = not (walk._sub(rest_n, then_o, cx.swapped()) and walk._sub(rest_n, else_o, cx.swapped()))
+        bf = not (cx.sub(rest_n, then_o, cx.swapped()) and cx.sub(rest_n, else_o, cx.swapped()))
         out.append(Change(_ptr(path, "if"), "conditional_removed", False, bf, "an if/then/else condition was removed"))
     return out

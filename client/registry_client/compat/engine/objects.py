@@ -7,7 +7,6 @@ import re
 from collections.abc import Callable
 
 from ..model import Change
-from . import walk
 from .algebra import _ptr, is_false, merge
 from .refs import Ctx
 from .scalars import _int_bound_changes
@@ -78,7 +77,7 @@ def _property_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
         if "$unmatchable-pattern" in eo or "$unmatchable-pattern" in en:
             out.append(Change(where, "unsupported_keyword", True, True, "a patternProperties regular expression cannot be evaluated"))
             continue
-        nested = walk._diff(eo, en, where, cx)
+        nested = cx.diff(eo, en, where, cx)
         if name in po and name in pn:
             out += nested
         elif name in pn:
@@ -97,7 +96,7 @@ def _pattern_property_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Chan
     for pattern in dict.fromkeys([*pat_o, *pat_n]):
         where = _ptr(path, "patternProperties", pattern)
         if pattern in pat_o and pattern in pat_n:
-            out += walk._diff(pat_o[pattern], pat_n[pattern], where, cx)
+            out += cx.diff(pat_o[pattern], pat_n[pattern], where, cx)
         elif pattern in pat_n:
             out.append(_pattern_added(o, pat_n[pattern], pattern, where, cx))
         else:
@@ -108,22 +107,22 @@ def _pattern_property_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Chan
 def _pattern_added(o: dict, added: dict, pattern: str, where: str, cx: Ctx) -> Change:
     # The names it matches fell under the old side's other patterns or additionalProperties.
     others = [o.get("additionalProperties", {}), *(o.get("patternProperties") or {}).values()]
-    bb = not all(walk._sub(x, added, cx) for x in others)
-    bf = not all(walk._sub(added, x, cx.swapped()) for x in others)
+    bb = not all(cx.sub(x, added, cx) for x in others)
+    bf = not all(cx.sub(added, x, cx.swapped()) for x in others)
     return Change(where, "pattern_properties_added", bb, bf, f"names matching {pattern!r} are now governed by their own schema")
 
 
 def _pattern_removed(n: dict, removed: dict, pattern: str, where: str, cx: Ctx) -> Change:
     others = [n.get("additionalProperties", {}), *(n.get("patternProperties") or {}).values()]
-    bb = not all(walk._sub(removed, x, cx) for x in others)
-    bf = not all(walk._sub(x, removed, cx.swapped()) for x in others)
+    bb = not all(cx.sub(removed, x, cx) for x in others)
+    bf = not all(cx.sub(x, removed, cx.swapped()) for x in others)
     return Change(where, "pattern_properties_removed", bb, bf, f"names matching {pattern!r} now fall under the remaining rules")
 
 
 def _additional_properties_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
     ap_o = o.get("additionalProperties", {})
     ap_n = n.get("additionalProperties", {})
-    nested = walk._diff(ap_o, ap_n, _ptr(path, "additionalProperties"), cx)
+    nested = cx.diff(ap_o, ap_n, _ptr(path, "additionalProperties"), cx)
     if not nested:
         return []
     where = _ptr(path, "additionalProperties")
@@ -159,17 +158,17 @@ def _dependent_schema_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Chan
     for name in dict.fromkeys([*dso, *dsn]):
         where = _ptr(path, "dependentSchemas", name)
         if name in dso and name in dsn:
-            out += walk._diff(dso[name], dsn[name], where, cx)
+            out += cx.diff(dso[name], dsn[name], where, cx)
         elif name in dsn:
-            out.append(Change(where, "dependent_schema_added", not walk._sub(o, dsn[name], cx), False, f"when {name!r} is present, the object must now also match a further schema"))
+            out.append(Change(where, "dependent_schema_added", not cx.sub(o, dsn[name], cx), False, f"when {name!r} is present, the object must now also match a further schema"))
         else:
-            out.append(Change(where, "dependent_schema_removed", False, not walk._sub(n, dso[name], cx.swapped()), f"when {name!r} is present, a further schema no longer applies"))
+            out.append(Change(where, "dependent_schema_removed", False, not cx.sub(n, dso[name], cx.swapped()), f"when {name!r} is present, a further schema no longer applies"))
     return out
 
 
 def _property_names_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
     if "propertyNames" in o or "propertyNames" in n:
-        return walk._diff(o.get("propertyNames", {}), n.get("propertyNames", {}), _ptr(path, "propertyNames"), cx)
+        return cx.diff(o.get("propertyNames", {}), n.get("propertyNames", {}), _ptr(path, "propertyNames"), cx)
     return []
 
 

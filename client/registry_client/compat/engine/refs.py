@@ -98,6 +98,16 @@ class Ctx:
     def swapped(self) -> Ctx:
         return Ctx(self.right, self.left, self.shared)
 
+    # The keyword families recurse through the walk, which imports them: it hands them its
+    # two recursions here (compare() sets them), so the imports point one way.
+    def diff(self, o, n, path: str, cx: Ctx) -> list:
+        """The walk's `_diff` of two subschemas under `cx`."""
+        return self.shared["diff"](o, n, path, cx)
+
+    def sub(self, a, b, cx: Ctx) -> bool:
+        """The walk's `_sub`: whether every value `a` admits, `b` admits, under `cx`."""
+        return self.shared["sub"](a, b, cx)
+
 
 class RefPair:
     __slots__ = ("o", "n", "cx", "bb", "bf")

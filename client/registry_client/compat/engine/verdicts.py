@@ -6,7 +6,6 @@ import json
 from dataclasses import replace
 
 from ..model import Change
-from . import walk
 from .algebra import _finite_values, _units
 from .refs import Ctx
 from .vocabulary import COMBINATORS
@@ -20,10 +19,10 @@ def _implied_by_alternatives(o: dict, n: dict, cx: Ctx, changes: list[Change]) -
     bb_ok = bf_ok = False
     if any(c.breaks_backward for c in changes) and ("anyOf" in o or "oneOf" in o):
         n_base = {k: v for k, v in n.items() if k not in COMBINATORS}
-        bb_ok = all(walk._sub(u, n_base, cx) for u in _units(o)[0])
+        bb_ok = all(cx.sub(u, n_base, cx) for u in _units(o)[0])
     if any(c.breaks_forward for c in changes) and ("anyOf" in n or "oneOf" in n):
         o_base = {k: v for k, v in o.items() if k not in COMBINATORS}
-        bf_ok = all(walk._sub(u, o_base, cx.swapped()) for u in _units(n)[0])
+        bf_ok = all(cx.sub(u, o_base, cx.swapped()) for u in _units(n)[0])
     if bb_ok or bf_ok:
         return _mask(changes, not bb_ok, not bf_ok)
     return changes
@@ -37,8 +36,8 @@ def _implied_by_conjunct(o: dict, n: dict, cx: Ctx, changes: list[Change]) -> li
     lo, ln = o.get("allOf") or [], n.get("allOf") or []
     n_base = {k: v for k, v in n.items() if k not in COMBINATORS}
     o_base = {k: v for k, v in o.items() if k not in COMBINATORS}
-    bb_ok = bool(lo) and any(c.breaks_backward for c in changes) and any(walk._sub(a, n_base, cx) for a in lo)
-    bf_ok = bool(ln) and any(c.breaks_forward for c in changes) and any(walk._sub(b, o_base, cx.swapped()) for b in ln)
+    bb_ok = bool(lo) and any(c.breaks_backward for c in changes) and any(cx.sub(a, n_base, cx) for a in lo)
+    bf_ok = bool(ln) and any(c.breaks_forward for c in changes) and any(cx.sub(b, o_base, cx.swapped()) for b in ln)
     if bb_ok or bf_ok:
         return _mask(changes, not bb_ok, not bf_ok)
     return changes

@@ -34,6 +34,7 @@ def compare(old, new) -> list[Change]:
     """Every difference between two JSON Schemas, each with the directions it may break."""
     left, right = Side(old, "old"), Side(new, "new")
     cx = Ctx(left, right)
+    cx.shared.update(diff=_diff, sub=_sub)
     pairs = cx.shared["pairs"]
     while True:
         count = len(pairs)
