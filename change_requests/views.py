@@ -16,7 +16,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 
-from change_requests.models import ChangeRequest, ChangeRequestState, ReviewStatus, TeamAssessment, TeamReview
+from change_requests.models import (
+    ChangeRequest,
+    ChangeRequestState,
+    ReviewStatus,
+    TeamAssessment,
+    TeamReview,
+)
 from change_requests.workflows import submit_version
 from contracts_app.models import Contract
 from contracts_app.publishing import BREAKING, PUBLISHED, REFUSED, UNCHANGED

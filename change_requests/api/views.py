@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from change_requests.impact import PreviewError, as_markdown, preview
-from change_requests.models import ChangeRequest, ChangeRequestState, TeamReview
+from change_requests.models import ChangeRequest, ChangeRequestState, TeamAssessment, TeamReview
 from change_requests.workflows import submit_version
 from contracts_app.publishing import BREAKING, PUBLISHED, UNCHANGED
 from registry.models import Team
@@ -29,6 +29,14 @@ class TeamReviewSerializer(serializers.ModelSerializer):
     class Meta:
         model = TeamReview
         fields = ["team", "status", "comment", "responded_by", "responded_at"]
+
+
+class TeamAssessmentSerializer(serializers.ModelSerializer):
+    team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = TeamAssessment
+        fields = ["team", "affected", "why", "jobs", "declared", "assessed_at", "added_after_opening"]
 
 
 class ChangeRequestSerializer(serializers.ModelSerializer):
@@ -45,7 +53,8 @@ class ChangeRequestSerializer(serializers.ModelSerializer):
         model = ChangeRequest
         fields = ["id", "url", "page", "contract", "state", "base_version", "proposed_version", "owner_team",
                   "summary", "opened_by", "opened_at", "deadline_at", "reminded_at", "escalated_at", "approved_at",
-                  "finished_at", "finished_by", "closing_comment", "reviews", "report"]
+                  "finished_at", "finished_by", "closing_comment", "reviews", "report", "touched_columns",
+                  "routing_note", "unregistered_readers"]
 
     def get_page(self, obj: ChangeRequest) -> str:
         request = self.context.get("request")
@@ -54,8 +63,10 @@ class ChangeRequestSerializer(serializers.ModelSerializer):
 
 
 class ChangeRequestDetailSerializer(ChangeRequestSerializer):
+    assessments = TeamAssessmentSerializer(many=True, read_only=True)
+
     class Meta(ChangeRequestSerializer.Meta):
-        fields = ChangeRequestSerializer.Meta.fields + ["proposed_document"]
+        fields = ChangeRequestSerializer.Meta.fields + ["assessments", "proposed_document"]
 
 
 class ProposeSerializer(serializers.Serializer):
@@ -74,7 +85,8 @@ class CommentSerializer(serializers.Serializer):
 
 def _requests():
     return ChangeRequest.objects.select_related("contract", "owner_team", "base_version").prefetch_related(
-        Prefetch("reviews", queryset=TeamReview.objects.select_related("team"))
+        Prefetch("reviews", queryset=TeamReview.objects.select_related("team")),
+        Prefetch("assessments", queryset=TeamAssessment.objects.select_related("team")),
     )
 
 

@@ -164,3 +164,26 @@ def test_a_team_new_evidence_shows_affected_is_added_and_never_removed(contract,
     assert AuditEvent.objects.filter(action=ChangeRequestAction.TEAM_ADDED, after__team="warehouse").count() == 1
     assert any(m.to == [outsider.email] and "acknowledgement is needed" in m.subject for m in mail.outbox)
     assert run_clock().added == {}  # a second pass adds nothing
+
+
+def test_the_api_shows_each_teams_assessment_and_the_routing(client, contract, dataset, consumer_team, owner):
+    reads(dataset, consumer_team, "orders_by_customer", "customer_id")
+    request = open_request(contract, owner)
+    client.force_login(owner)
+    body = client.get(f"/api/change-requests/{request.pk}/").json()
+    assert body["touched_columns"] == ["customer_id"] and "Waits for analytics" in body["routing_note"]
+    [assessment] = body["assessments"]
+    assert (assessment["team"], assessment["affected"]) == ("analytics", True)
+    assert assessment["jobs"][0]["touched"] == ["customer_id"]
+
+
+def test_the_review_page_shows_who_it_breaks_and_why(client, contract, dataset, consumer_team, other_team, owner):
+    Consumer.objects.create(dataset=dataset, team=other_team)
+    reads(dataset, consumer_team, "orders_by_customer", "order_id", "customer_id")
+    reads(dataset, other_team, "warehouse_load", "order_id")
+    request = open_request(contract, owner)
+    client.force_login(owner)
+    page = client.get(request.get_absolute_url()).content.decode()
+    assert "must acknowledge" in page and "not affected: told" in page
+    assert "<strong>customer_id</strong>" in page and "airflow/warehouse_load" in page
+    assert "opened" in page  # the history lists the opening
