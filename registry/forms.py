@@ -19,6 +19,14 @@ class ClaimForm(forms.Form):
 
 class ConsumeForm(forms.Form):
     team = forms.ModelChoiceField(queryset=Team.objects.none())
+    columns = forms.CharField(
+        required=False, max_length=5000,
+        help_text="Optional: the columns your jobs read, comma-separated. A breaking change to other columns "
+                  "then only tells your team; leave empty to be asked about every breaking change.")
+
+    def clean_columns(self) -> list[str] | None:
+        text = self.cleaned_data["columns"].strip()
+        return [c.strip() for c in text.split(",") if c.strip()] if text else None
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)

@@ -145,3 +145,43 @@ def readings_of(dataset_ids: Iterable[int], *, now: datetime | None = None) -> l
             if reading.columns.get(row.column) != UsageKind.DIRECT:
                 reading.columns[row.column] = row.kind
     return list(readings.values())
+
+
+@dataclass
+class Reader:
+    """One job reading a dataset, as the dataset page and API show it."""
+
+    job: str
+    team_id: int | None
+    team: str | None  # slug
+    team_name: str | None
+    registered: bool
+    columns: list[str] | None  # None: all or unknown
+    kinds: dict[str, str]
+    undeclared: list[str]  # read, though its team declared other columns
+    last_seen_at: datetime | None
+
+    def to_dict(self) -> dict:
+        return {"job": self.job, "team": self.team, "registered": self.registered, "columns": self.columns,
+                "kinds": self.kinds, "undeclared": self.undeclared,
+                "last_seen_at": self.last_seen_at.isoformat() if self.last_seen_at else None}
+
+
+def readers_of(dataset, consumers: Iterable, *, now: datetime | None = None) -> list[Reader]:
+    """The jobs reading `dataset` now, each with its team, whether that team is a registered
+    consumer, and what it reads beyond what its team declared (three queries)."""
+    Team = NamespaceTeam._meta.get_field("team").related_model  # registry.models imports this module
+    declared = {c.team_id: c.declared_columns for c in consumers}
+    readings = readings_of([dataset.pk], now=now)
+    teams = {t.pk: t for t in Team.objects.filter(pk__in={r.team_id for r in readings if r.team_id})}
+    rows = []
+    for r in readings:
+        team = teams.get(r.team_id)
+        said = declared.get(r.team_id)
+        columns = None if r.columns is None else sorted(r.columns)
+        undeclared = [c for c in columns or [] if said is not None and c.casefold() not in {d.casefold() for d in said}]
+        rows.append(Reader(r.job, r.team_id, team.slug if team else None, team.name if team else None,
+                           r.team_id in declared, columns, dict(r.columns or {}), undeclared,
+                           max((e.last_seen_at for e in r.evidence), default=None)))
+    rows.sort(key=lambda row: (row.registered, row.team or "", row.job))
+    return rows

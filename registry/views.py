@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from registry.forms import ClaimForm, ConsumeForm
 from registry.hooks import dataset_page_sections, nav_items, render_dataset_list_table
 from registry.models import Consumer, Dataset, Team
+from registry.usage import readers_of
 
 
 def site_context(request: HttpRequest) -> dict:
@@ -46,9 +47,16 @@ def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
         pk=pk,
     )
     my_teams = list(Team.objects.of_user(request.user))
-    consuming = {c.team_id for c in dataset.consumers.all()}
+    consumers = list(dataset.consumers.all())
+    consuming = {c.team_id for c in consumers}
+    readers = readers_of(dataset, consumers)
+    my_team_ids = {t.pk for t in my_teams}
     ctx = {
         "dataset": dataset,
+        "readers": readers,
+        "usage_window_days": settings.COLUMN_USAGE_WINDOW.days,
+        # One click registers a team whose jobs read the data, for the members of that team.
+        "registrable": {r.team_id: r for r in readers if not r.registered and r.team_id in my_team_ids},
         "claim_form": ClaimForm(user=request.user) if not dataset.is_owned and my_teams else None,
         "consume_form": ConsumeForm(user=request.user) if dataset.is_owned and my_teams else None,
         "my_consuming_teams": [t for t in my_teams if t.pk in consuming],
@@ -90,9 +98,11 @@ def dataset_consume(request: HttpRequest, pk: int) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, "Choose one of your teams.")
         return redirect(dataset)
-    team = form.cleaned_data["team"]
-    return act_and_redirect(request, dataset, lambda: dataset.register_consumer(team, by=request.user),
-                  f"{team} is now a consumer of {dataset}.")
+    team, columns = form.cleaned_data["team"], form.cleaned_data["columns"]
+    said = f" reading {', '.join(columns)}" if columns else ""
+    return act_and_redirect(request, dataset,
+                            lambda: dataset.register_consumer(team, by=request.user, columns=columns),
+                            f"{team} is now a consumer of {dataset}{said}.")
 
 
 @login_required

@@ -2,6 +2,7 @@ from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from registry.models import Consumer, Dataset, Team
+from registry.usage import readers_of
 
 
 class TeamSerializer(serializers.ModelSerializer):
@@ -28,14 +29,20 @@ class ConsumerSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Consumer
-        fields = ["team", "registered_by", "registered_at"]
+        fields = ["team", "registered_by", "registered_at", "declared_columns"]
 
 
 class DatasetDetailSerializer(DatasetSerializer):
     consumers = ConsumerSerializer(many=True, read_only=True)
+    readers = serializers.SerializerMethodField(
+        help_text="Jobs seen in lineage reading the dataset: team, registered or not, the columns they read "
+                  "(null: all or unknown) and any read beyond what the team declared.")
 
     class Meta(DatasetSerializer.Meta):
-        fields = DatasetSerializer.Meta.fields + ["consumers"]
+        fields = DatasetSerializer.Meta.fields + ["consumers", "readers"]
+
+    def get_readers(self, obj: Dataset) -> list[dict]:
+        return [reader.to_dict() for reader in readers_of(obj, obj.consumers.all())]
 
 
 class ClaimSerializer(serializers.Serializer):
@@ -45,3 +52,7 @@ class ClaimSerializer(serializers.Serializer):
 
 class ConsumerRegistrationSerializer(serializers.Serializer):
     team = serializers.SlugRelatedField(slug_field="slug", queryset=Team.objects.all())
+    columns = serializers.ListField(
+        child=serializers.CharField(max_length=500), required=False, allow_null=True, default=None,
+        help_text="The columns the team's jobs read; a breaking change to other columns then only tells it. "
+                  "Registering again with columns updates the declaration.")

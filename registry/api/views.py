@@ -75,7 +75,8 @@ class DatasetConsumers(APIView):
         dataset = get_object_or_404(Dataset, pk=pk)
         body = ConsumerRegistrationSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        consumer = dataset.register_consumer(body.validated_data["team"], by=request.user)
+        consumer = dataset.register_consumer(body.validated_data["team"], by=request.user,
+                                             columns=body.validated_data["columns"])
         return Response(ConsumerSerializer(consumer).data, status=status.HTTP_201_CREATED)
 
 
