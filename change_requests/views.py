@@ -130,7 +130,9 @@ def change_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The review page, in a constant number of queries (see test_pages)."""
     cr = _load(pk)
     reviews = list(cr.reviews.all())
-    required_ids = {r.team_id for r in reviews}
+    assessments = list(cr.assessments.all())
+    # Teams judged when the request opened (or since) are not "late", even when not required.
+    required_ids = {r.team_id for r in reviews} | {a.team_id for a in assessments}
     my_team_ids = set(Team.objects.of_user(request.user).values_list("pk", flat=True))
     datasets = list(Dataset.objects.filter(contract_binding__contract_id=cr.contract_id).select_related("owner_team"))
     late_teams = list(
@@ -148,7 +150,7 @@ def change_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "acknowledged": sum(r.status == ReviewStatus.ACKNOWLEDGED for r in reviews),
         "objections": [r for r in reviews if r.status == ReviewStatus.OBJECTED],
         "late_teams": late_teams,
-        "assessments": list(cr.assessments.all()),
+        "assessments": assessments,
         "datasets": datasets,
         "diff": side_by_side(cr.base_version.document if cr.base_version else None, cr.proposed_document),
         "changes": changes,

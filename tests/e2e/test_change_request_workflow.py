@@ -130,3 +130,43 @@ def test_an_objection_holds_the_change_until_the_consumer_acknowledges(world, pe
     expect(carol.locator(".objection")).to_have_count(0)
 
     publish_and_check_everywhere(alice, live_server, world["store"], request_id)
+
+
+def test_a_routed_request_waits_for_the_team_it_breaks_and_tells_the_other(world, person, live_server):
+    """Analytics' job reads customer_id (the column the change makes required); Warehouse declares
+    it reads only order_id. The request waits for Analytics alone and tells Warehouse."""
+    from django.utils import timezone
+
+    from registry.models import Team
+    from registry.usage import ColumnRead, UsageSource
+
+    dave = make_user("dave")
+    make_team("Warehouse", "warehouse", dave)
+    alice, carol = claim_and_consume(person, world["dataset"])
+    ColumnRead.objects.create(dataset=world["dataset"], job_namespace="airflow", job_name="orders_by_customer",
+                              column="customer_id", source=UsageSource.SQL, last_seen_at=timezone.now(),
+                              token_team=Team.objects.get(slug="analytics"))
+
+    warehouse = person("dave")
+    warehouse.goto(f"/datasets/{world['dataset'].pk}/")
+    warehouse.select_option("#consume-form select[name=team]", label="Warehouse")
+    warehouse.fill("#consume-form input[name=columns]", "order_id")
+    warehouse.click("#consume-form button[type=submit]")
+    expect(warehouse.get_by_text("Warehouse is now a consumer")).to_be_visible()
+    expect(warehouse.locator('li[data-team="warehouse"]')).to_contain_text("declared: order_id")
+
+    request_id = propose_breaking_version(alice)
+    expect(alice.locator('tr.assessment[data-team="analytics"]')).to_contain_text("must acknowledge")
+    expect(alice.locator('tr.assessment[data-team="analytics"]')).to_contain_text("airflow/orders_by_customer")
+    expect(alice.locator('tr.assessment[data-team="warehouse"]')).to_contain_text("not affected: told")
+    expect(alice.locator('#teams tr[data-team="warehouse"]')).to_have_count(0)  # not asked
+
+    warehouse.goto(f"/change-requests/{request_id}/")
+    expect(warehouse.locator('tr.assessment[data-team="warehouse"]')).to_contain_text("not affected")
+    expect(warehouse.locator("#review-form")).to_have_count(0)
+
+    carol.goto(f"/change-requests/{request_id}/")
+    carol.click("#review-form button[value=acknowledge]")
+    expect(carol.locator("#cr-state")).to_have_text("Approved")
+
+    publish_and_check_everywhere(alice, live_server, world["store"], request_id)
