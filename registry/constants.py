@@ -20,5 +20,6 @@ class AuditAction:
     CONSUMER_UNREGISTERED = "consumer.unregistered"
     CONSUMER_COLUMNS_DECLARED = "consumer.columns_declared"
     NAMESPACE_MAPPED = "namespace.mapped"
+    NAMESPACE_UNMAPPED = "namespace.unmapped"
     TOKEN_CREATED = "token.created"
     TOKEN_REVOKED = "token.revoked"

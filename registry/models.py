@@ -44,6 +44,38 @@ class Team(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def map_job_namespace(self, namespace: str, *, by) -> NamespaceTeam:
+        """Say that the jobs of an OpenLineage job namespace are this team's (their readings are
+        then attributed to it). A namespace another team holds moves only by that team or an admin."""
+        namespace = namespace.strip()
+        if not namespace:
+            raise RegistryError("Name the job namespace, e.g. \"analytics-airflow\".")
+        if not (acts_for(by, self) or is_governance_admin(by)):
+            raise PermissionDenied(f"Only a member of team {self.slug} can map a job namespace to it.")
+        with transaction.atomic():
+            existing = NamespaceTeam.objects.select_for_update().select_related("team").filter(namespace=namespace).first()
+            if existing is not None and existing.team_id != self.pk and not (
+                    acts_for(by, existing.team) or is_governance_admin(by)):
+                raise PermissionDenied(f"Job namespace {namespace} belongs to team {existing.team.slug}; "
+                                       f"only that team or an admin can move it.")
+            if existing is not None and existing.team_id == self.pk:
+                return existing
+            before = {"namespace": namespace, "team": existing.team.slug} if existing else None
+            mapping, _ = NamespaceTeam.objects.update_or_create(namespace=namespace, defaults={"team": self})
+            AuditEvent.record(by, AuditAction.NAMESPACE_MAPPED, self, before=before,
+                              after={"namespace": namespace, "team": self.slug})
+        return mapping
+
+    def unmap_job_namespace(self, namespace: str, *, by) -> bool:
+        if not (acts_for(by, self) or is_governance_admin(by)):
+            raise PermissionDenied(f"Only a member of team {self.slug} can unmap its job namespaces.")
+        with transaction.atomic():
+            deleted, _ = NamespaceTeam.objects.filter(namespace=namespace, team=self).delete()
+            if deleted:
+                AuditEvent.record(by, AuditAction.NAMESPACE_UNMAPPED, self,
+                                  before={"namespace": namespace, "team": self.slug}, after=None)
+        return bool(deleted)
+
 
 class Membership(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")

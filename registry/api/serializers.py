@@ -56,3 +56,9 @@ class ConsumerRegistrationSerializer(serializers.Serializer):
         child=serializers.CharField(max_length=500), required=False, allow_null=True, default=None,
         help_text="The columns the team's jobs read; a breaking change to other columns then only tells it. "
                   "Registering again with columns updates the declaration.")
+
+
+class JobNamespaceSerializer(serializers.Serializer):
+    namespace = serializers.CharField(max_length=500, help_text="An OpenLineage job namespace, e.g. analytics-airflow.")
+    team = serializers.CharField(source="team.slug", read_only=True)
+    created_at = serializers.DateTimeField(read_only=True)

@@ -4,6 +4,9 @@ from registry.api import views
 
 urlpatterns = [
     path("teams/", views.TeamList.as_view(), name="api-team-list"),
+    path("teams/<slug:team>/job-namespaces/", views.TeamJobNamespaces.as_view(), name="api-team-job-namespaces"),
+    path("teams/<slug:team>/job-namespaces/<path:namespace>/", views.TeamJobNamespaceDetail.as_view(),
+         name="api-team-job-namespace"),
     path("datasets/", views.DatasetList.as_view(), name="api-dataset-list"),
     path("datasets/<int:pk>/", views.DatasetDetail.as_view(), name="api-dataset-detail"),
     path("datasets/<int:pk>/claim/", views.DatasetClaim.as_view(), name="api-dataset-claim"),

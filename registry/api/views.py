@@ -11,6 +11,7 @@ from registry.api.serializers import (
     ConsumerSerializer,
     DatasetDetailSerializer,
     DatasetSerializer,
+    JobNamespaceSerializer,
     TeamSerializer,
 )
 from registry.models import Consumer, Dataset, Team
@@ -87,4 +88,30 @@ class DatasetConsumerDetail(APIView):
         consumer_team = get_object_or_404(Team, slug=team)
         if not dataset.unregister_consumer(consumer_team, by=request.user):
             return Response({"detail": f"Team {team} is not a consumer of {dataset}.", "code": "not_found"}, status=404)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class TeamJobNamespaces(APIView):
+    """The OpenLineage job namespaces whose jobs are this team's (so lineage's readers are attributed to it)."""
+
+    @extend_schema(responses=JobNamespaceSerializer(many=True))
+    def get(self, request, team: str):
+        owner = get_object_or_404(Team, slug=team)
+        return Response(JobNamespaceSerializer(owner.job_namespaces.select_related("team"), many=True).data)
+
+    @extend_schema(request=JobNamespaceSerializer, responses=JobNamespaceSerializer)
+    def post(self, request, team: str):
+        owner = get_object_or_404(Team, slug=team)
+        body = JobNamespaceSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        mapping = owner.map_job_namespace(body.validated_data["namespace"], by=request.user)
+        return Response(JobNamespaceSerializer(mapping).data, status=status.HTTP_201_CREATED)
+
+
+class TeamJobNamespaceDetail(APIView):
+    @extend_schema(request=None, responses={204: None})
+    def delete(self, request, team: str, namespace: str):
+        owner = get_object_or_404(Team, slug=team)
+        if not owner.unmap_job_namespace(namespace, by=request.user):
+            return Response({"detail": f"Team {team} has no job namespace {namespace}.", "code": "not_found"}, status=404)
         return Response(status=status.HTTP_204_NO_CONTENT)

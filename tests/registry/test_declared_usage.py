@@ -79,3 +79,26 @@ def test_the_dataset_api_lists_readers_with_their_team_and_columns(client, datas
     assert readers["airflow/orders_by_customer"]["columns"] == ["customer_id"]
     assert (readers["airflow/warehouse_load"]["team"], readers["airflow/warehouse_load"]["registered"],
             readers["airflow/warehouse_load"]["columns"]) == ("warehouse", False, None)
+
+
+def test_a_team_maps_its_job_namespace_and_its_jobs_are_attributed_to_it(client, dataset, other_team, outsider):
+    ColumnRead.objects.create(dataset=dataset, job_namespace="warehouse-airflow", job_name="load", column="order_id",
+                              source=UsageSource.SQL, last_seen_at=timezone.now())
+    client.force_login(outsider)
+    response = client.post("/api/teams/warehouse/job-namespaces/", {"namespace": "warehouse-airflow"},
+                           content_type="application/json")
+    assert response.status_code == 201, response.json()
+    assert AuditEvent.objects.filter(action="namespace.mapped", after__namespace="warehouse-airflow").exists()
+    [reader] = client.get(f"/api/datasets/{dataset.pk}/").json()["readers"]
+    assert (reader["job"], reader["team"]) == ("warehouse-airflow/load", "warehouse")
+    assert client.delete("/api/teams/warehouse/job-namespaces/warehouse-airflow/").status_code == 204
+
+
+def test_only_the_team_holding_a_namespace_or_an_admin_moves_it(client, dataset, other_team, outsider, consumer_team,
+                                                                 consumer, admin):
+    other_team.map_job_namespace("shared-airflow", by=outsider)
+    client.force_login(consumer)
+    response = client.post("/api/teams/analytics/job-namespaces/", {"namespace": "shared-airflow"},
+                           content_type="application/json")
+    assert response.status_code == 403 and "belongs to team warehouse" in response.json()["detail"]
+    assert consumer_team.map_job_namespace("shared-airflow", by=admin).team == consumer_team
