@@ -55,7 +55,8 @@ from registry.models import AuditEvent, RegistryError, Team, person_of
 log = logging.getLogger(__name__)
 
 PUBLISHED, UNCHANGED, REFUSED, BREAKING = "published", "unchanged", "refused", "breaking"
-DEFAULT_MODE = "BACKWARD"
+# The mode of a contract not yet recorded (its first version is accepted under any mode).
+DEFAULT_MODE = Contract._meta.get_field("compatibility_mode").default
 UPLOAD_ATTEMPTS = 3
 UPLOAD_BACKOFF_S = 0.5
 
@@ -316,11 +317,16 @@ def upload_spec(spec_pk: int, *, store: Store | None = None) -> bool:
 # --- the whole publish step for one document -------------------------------------
 
 def compatibility_modes(contract: Contract | None) -> list[str]:
-    """The modes of the datasets bound to the contract, or the default."""
+    """The contract's own mode, then the distinct modes of the datasets bound to it.
+
+    A version must pass all of them: a dataset's mode (set by a governance admin in
+    the core) can ask for more than its contract, never for less, so changing the
+    contract's mode never silently drops what a dataset requires."""
     if contract is None:
         return [DEFAULT_MODE]
-    modes = sorted({b.dataset.compatibility_mode for b in contract.bindings.select_related("dataset")})
-    return modes or [DEFAULT_MODE]
+    own = contract.compatibility_mode
+    bound = sorted({b.dataset.compatibility_mode for b in contract.bindings.select_related("dataset")} - {own})
+    return [own, *bound]
 
 
 def _published_below(contract: Contract | None, version: str) -> list[ContractVersion]:
@@ -334,14 +340,14 @@ def _published_below(contract: Contract | None, version: str) -> list[ContractVe
 def check_in_required_modes(contract: Contract | None, previous_documents: list[dict],
                             document: dict) -> CompatibilityReport:
     """The checker's report for `document` against `previous_documents` in
-    every mode required by the datasets bound to the contract (the first
-    incompatible report wins; otherwise the last mode's report)."""
-    report = None
+    every mode required (the contract's own and its bound datasets'; the first
+    incompatible report wins; otherwise the contract's own mode's report)."""
+    reports = []
     for mode in compatibility_modes(contract):
-        report = check_compatibility(previous_documents, document, mode=mode)
-        if not report.compatible:
-            break
-    return report
+        reports.append(check_compatibility(previous_documents, document, mode=mode))
+        if not reports[-1].compatible:
+            return reports[-1]
+    return reports[0]
 
 
 def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_run: bool = False,

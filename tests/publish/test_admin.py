@@ -11,7 +11,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def version(owner, local_store, django_capture_on_commit_callbacks):
+def version(owner, owner_team, local_store, django_capture_on_commit_callbacks):
+    # owner_team first, so the contract it records belongs to Checkout and alice may bind it.
     with django_capture_on_commit_callbacks(execute=True):
         return record_version(cell_count(), by=owner, store=local_store)
 
