@@ -58,6 +58,15 @@ class VersionInUse(RegistryError):
     """A version that consumers of a bound dataset still depend on."""
 
 
+class DatasetBoundElsewhere(RegistryError):
+    """A contract document names a dataset that another contract describes."""
+
+
+def datasets_named_in(document: dict) -> list[tuple[str, str]]:
+    """The (namespace, name) of every dataset a contract document's `datasets:` section names."""
+    return [(str(d["namespace"]), str(d["name"])) for d in (document.get("datasets") or [])]
+
+
 def document_checksum(document: dict) -> str:
     """SHA-256 of the document's canonical JSON form (keys sorted), so key order
     and YAML formatting never make identical content look different."""
@@ -89,6 +98,14 @@ class SchemaType(models.TextChoices):
     API = "api", "API"
 
 
+class ContractQuerySet(models.QuerySet):
+    def manageable_by(self, user) -> ContractQuerySet:
+        """Contracts whose mode and bindings `user` may change: its teams' contracts, or all for an admin."""
+        if is_governance_admin(user):
+            return self
+        return self.filter(owner_team__in=Team.objects.of_user(user))
+
+
 class Contract(models.Model):
     name = models.CharField(max_length=300, unique=True, help_text="Dotted: domain.sub1.sub2.entity")
     domain = models.CharField(max_length=100)
@@ -106,6 +123,8 @@ class Contract(models.Model):
         help_text="What the publish gate checks a new version against (bound datasets may require more). "
                   "FULL: producers change first and history is replayed, so both directions count.",
     )
+
+    objects = ContractQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]
@@ -176,7 +195,7 @@ class Contract(models.Model):
         """The audit rows of every weakening of this contract's mode, newest first."""
         return AuditEvent.objects.filter(
             object_type=audit_type(Contract), object_id=str(self.pk), action=AuditAction.MODE_WEAKENED,
-        ).select_related("actor").order_by("-at", "-id")
+        ).order_by("-at", "-id")
 
     # --- bindings ------------------------------------------------------------------
 
@@ -202,6 +221,46 @@ class Contract(models.Model):
             binding, _ = DatasetBinding.objects.update_or_create(dataset=dataset, defaults={"contract": self, "bound_at": timezone.now()})
             AuditEvent.record(by, AuditAction.DATASET_BOUND, dataset, before=before, after={"contract": self.name})
         return binding
+
+    def bind_named_datasets(self, document: dict, *, by) -> list[DatasetBinding]:
+        """Bind every dataset the document's `datasets:` section names, creating the
+        ones never seen before as unowned datasets (audited as lineage audits a
+        dataset it meets first). A document never takes a dataset from another
+        contract: that is refused (DatasetBoundElsewhere) and nothing is bound.
+        Call inside the transaction that records the version."""
+        from registry.models import Dataset
+
+        named = datasets_named_in(document)
+        if not named:
+            return []
+        clash = self.bound_elsewhere(named)
+        if clash:
+            raise DatasetBoundElsewhere(clash)
+        version = document["schema"]["version"]
+        bindings = []
+        for namespace, name in named:
+            dataset, created = Dataset.objects.get_or_create(namespace=namespace, name=name)
+            if created:
+                AuditEvent.record(by, AuditAction.DATASET_FIRST_SEEN, dataset, after={
+                    "namespace": namespace, "name": name, "owner_team": None, "named_by": f"{self.name} {version}",
+                })
+            bindings.append(self.bind(dataset, by=by))
+        return bindings
+
+    def bound_elsewhere(self, named: list[tuple[str, str]]) -> str:
+        """A sentence naming the first of `named` that another contract is bound to, or ""."""
+        if not named:
+            return ""
+        wanted = models.Q()
+        for namespace, name in named:
+            wanted |= models.Q(dataset__namespace=namespace, dataset__name=name)
+        other = (DatasetBinding.objects.filter(wanted).exclude(contract__name=self.name)
+                 .select_related("dataset", "contract").order_by("dataset__namespace", "dataset__name").first())
+        if other is None:
+            return ""
+        return (f"the document names dataset {other.dataset}, which is bound to {other.contract.name}; "
+                f"unbind it there (its page or DELETE /api/contracts/{other.contract.name}/bindings/"
+                f"{other.dataset.pk}/) or leave it out of the document")
 
     def unbind(self, dataset, *, by) -> bool:
         """Unbind `dataset` from this contract; returns whether it was bound. The audit row
