@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from contracts_app.models import Contract, ContractVersion, DatasetBinding, IntegrationSpec
@@ -83,6 +84,11 @@ class ModeChangeSerializer(serializers.Serializer):
         return attrs
 
 
+@extend_schema_field({"oneOf": [
+    {"type": "integer", "description": "the dataset's id"},
+    {"type": "object", "required": ["namespace", "name"],
+     "properties": {"namespace": {"type": "string"}, "name": {"type": "string"}}},
+]})
 class DatasetRefField(serializers.Field):
     """A dataset by id (`12`) or by OpenLineage identity (`{"namespace": "…", "name": "…"}`)."""
 
