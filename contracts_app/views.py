@@ -15,7 +15,7 @@ from registry_client.resolution import latest_release, semantic_sort
 
 from contracts_app.diff import structural_diff
 from contracts_app.forms import BindByNameForm, BindToContractForm, ModeForm
-from contracts_app.models import Contract, ContractVersion, DatasetBinding
+from contracts_app.models import Contract, ContractVersion, DatasetBinding, is_weaker
 from contracts_app.publishing import check_in_required_modes
 from registry.hooks import dataset_page_section
 from registry.models import Dataset
@@ -100,7 +100,9 @@ def contract_detail(request: HttpRequest, name: str) -> HttpResponse:
         "sections": {k: document[k] for k in ("payload", "request", "response", "callbacks") if k in document},
         "crumbs": [{"label": part, "path": "/".join(contract.path_parts[: i + 1])} for i, part in enumerate(contract.path_parts[:-1])],
         "bindings": bindings,
-        "dataset_modes": sorted({b.dataset.compatibility_mode for b in bindings} - {contract.compatibility_mode}),
+        # Only the datasets' modes that ask for more than the contract's own are worth a mention.
+        "dataset_modes": sorted({b.dataset.compatibility_mode for b in bindings
+                                 if is_weaker(contract.compatibility_mode, b.dataset.compatibility_mode)}),
         "weakenings": list(contract.weakenings()[:10]),
         "can_manage": can_manage,
         "mode_form": ModeForm(initial={"compatibility_mode": contract.compatibility_mode}) if can_manage else None,
@@ -194,6 +196,7 @@ def bound_contract_section(request: HttpRequest, dataset) -> str:
         contract = binding.contract
         can_manage = contract.can_be_managed_by(request.user)
         ctx.update(contract=contract, can_manage=can_manage,
+                   dataset_adds=is_weaker(contract.compatibility_mode, dataset.compatibility_mode),
                    mode_form=ModeForm(initial={"compatibility_mode": contract.compatibility_mode}) if can_manage else None)
     else:
         # Listed once here; the select is written from this list, so rendering queries nothing more.

@@ -35,7 +35,10 @@ def page_of(client, person, url=PAGE) -> str:
 def test_the_contract_page_shows_the_mode_and_the_bound_datasets(client, contract, consumer, dataset):
     page = page_of(client, consumer)
     assert '<span class="tag" id="contract-mode">FULL</span>' in page
-    assert "required by bound datasets, BACKWARD" in page
+    assert "required by bound datasets" not in page  # the dataset's BACKWARD adds nothing to FULL
+    Dataset.objects.filter(pk=dataset.pk).update(compatibility_mode="FULL_TRANSITIVE")
+    assert "required by bound datasets, FULL_TRANSITIVE" in page_of(client, consumer)
+    page = page_of(client, consumer)
     assert f'href="{dataset.get_absolute_url()}">{dataset.namespace}/{dataset.name}</a>' in page
     # A consumer sees them, and no form to change them.
     assert 'id="mode-form"' not in page and 'id="bind-form"' not in page and "Unbind" not in page
@@ -119,7 +122,10 @@ def test_the_contract_page_takes_a_constant_number_of_queries(client, contract, 
 def test_the_dataset_page_shows_the_contract_and_its_mode(client, contract, dataset, consumer):
     page = page_of(client, consumer, dataset.get_absolute_url())
     assert f'href="/contracts/{NAME}/"' in page and '<span class="tag" id="contract-mode">FULL</span>' in page
-    assert "this dataset's own BACKWARD: a new version must pass both" in page
+    assert "this dataset's own" not in page  # its BACKWARD asks for nothing FULL does not
+    Dataset.objects.filter(pk=dataset.pk).update(compatibility_mode="BACKWARD_TRANSITIVE")
+    page = page_of(client, consumer, dataset.get_absolute_url())
+    assert "this dataset's own BACKWARD_TRANSITIVE, which asks for more: a new version must pass both" in page
     assert 'id="dataset-mode-form"' not in page and 'id="dataset-unbind-form"' not in page
 
 
