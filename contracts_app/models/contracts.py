@@ -24,6 +24,7 @@ from registry_client.versions import latest_release
 from registry.constants import CompatibilityMode
 from registry.models import (
     AuditEvent,
+    Dataset,
     RegistryError,
     Team,
     acts_for,
@@ -228,8 +229,6 @@ class Contract(models.Model):
         dataset it meets first). A document never takes a dataset from another
         contract: that is refused (DatasetBoundElsewhere) and nothing is bound.
         Call inside the transaction that records the version."""
-        from registry.models import Dataset
-
         named = datasets_named_in(document)
         if not named:
             return []
