@@ -13,7 +13,7 @@ from contracts_app.publishing import publish_document
 from registry.hooks import demo_step
 
 DEMO_CONTRACT = "retail.checkout.order_placed"
-DEMO_VERSION = "2.0"
+DEMO_VERSION = "3.0"  # the demo tree itself goes up to 2.0
 
 
 @demo_step("change requests: publish the approved ones, open one that waits for a consumer team", order=50)
@@ -31,7 +31,9 @@ def open_demo_change_request(stdout) -> None:
 
     contract = Contract.objects.filter(name=DEMO_CONTRACT).first()
     latest = contract.latest_version() if contract else None
-    if latest is None or latest.version == DEMO_VERSION or ChangeRequest.objects.filter(contract=contract).exists():
+    # The demo tree's own 2.0 went through an (approved, now published) request too: only ours counts here.
+    if latest is None or latest.version == DEMO_VERSION or ChangeRequest.objects.filter(
+            contract=contract, proposed_version=DEMO_VERSION).exists():
         stdout.write("  change requests: nothing to open\n")
         return
     document = copy.deepcopy(latest.document)

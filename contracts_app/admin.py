@@ -28,8 +28,17 @@ class ContractAdmin(admin.ModelAdmin):
     list_filter = ["schema_type", "domain"]
     search_fields = ["name", "description"]
     readonly_fields = ["name", "domain", "subdomains", "entity", "schema_type", "meta", "owner_label", "description", "created_at"]
-    fields = [*readonly_fields, "owner_team"]
+    fields = [*readonly_fields, "owner_team", "compatibility_mode"]
     inlines = [VersionInline]
+
+    def save_model(self, request, obj: Contract, form, change) -> None:
+        # The mode changes through the domain method, so it is audited (and a weakening named).
+        mode = obj.compatibility_mode
+        if change and "compatibility_mode" in form.changed_data:
+            obj.compatibility_mode = form.initial["compatibility_mode"]
+        super().save_model(request, obj, form, change)
+        if change and mode != obj.compatibility_mode:
+            obj.set_mode(mode, by=request.user)
 
 
 @admin.register(ContractVersion)
@@ -62,6 +71,13 @@ class DatasetBindingAdmin(admin.ModelAdmin):
         # Through the domain method, so the binding is audited.
         binding = obj.contract.bind(obj.dataset, by=request.user)
         obj.pk, obj.bound_at = binding.pk, binding.bound_at
+
+    def delete_model(self, request, obj: DatasetBinding) -> None:
+        obj.contract.unbind(obj.dataset, by=request.user)
+
+    def delete_queryset(self, request, queryset) -> None:
+        for binding in queryset.select_related("contract", "dataset"):
+            self.delete_model(request, binding)
 
 
 @admin.register(IntegrationSpec)

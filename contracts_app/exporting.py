@@ -195,8 +195,21 @@ def _unique_columns(value: Any) -> list[str] | None:
     return [str(v) for v in value]
 
 
-def build_document(model: type, *, on_warning: Callable[[str], None] | None = None) -> dict[str, Any]:
+def _datasets_section(value: Any) -> list[dict[str, str]]:
+    """A schema.py's module-level DATASETS as the document's `datasets:` section."""
+    if not isinstance(value, list | tuple) or not all(
+            isinstance(d, dict) and isinstance(d.get("namespace"), str) and isinstance(d.get("name"), str)
+            for d in value):
+        raise ExportError('DATASETS must be a list of {"namespace": ..., "name": ...} mappings (strings)')
+    return [{"namespace": d["namespace"], "name": d["name"]} for d in value]
+
+
+def build_document(model: type, *, on_warning: Callable[[str], None] | None = None,
+                   datasets: Any = None) -> dict[str, Any]:
     """The canonical contract document for one registered DataFrameModel.
+
+    `datasets` is the schema.py's module-level ``DATASETS`` (the datasets the
+    contract describes, bound when a version is published), or None.
 
     Enforces the placement rules (unless relaxed). Unrepresentable checks are
     reported through ``on_warning`` (default: a :class:`SkippedCheckWarning`).
@@ -278,6 +291,8 @@ def build_document(model: type, *, on_warning: Callable[[str], None] | None = No
     meta_section = meta.to_dict()
     if meta_section:
         document["meta"] = meta_section
+    if datasets is not None:
+        document["datasets"] = _datasets_section(datasets)
     document["config"] = config
     document["columns"] = columns
     return document
@@ -315,7 +330,7 @@ def export_file(path: Path, root: Path, *, check: bool = False) -> ExportResult:
         return result
     model = models[0]
     try:
-        document = build_document(model, on_warning=result.warnings.append)
+        document = build_document(model, on_warning=result.warnings.append, datasets=getattr(module, "DATASETS", None))
     except ExportError as exc:
         result.error = str(exc)
         return result

@@ -35,7 +35,9 @@ from contracts_app.models import (
     ContentChanged,
     Contract,
     ContractVersion,
+    DatasetBoundElsewhere,
     IntegrationSpec,
+    datasets_named_in,
     document_checksum,
 )
 from contracts_app.store import (
@@ -55,7 +57,8 @@ from registry.models import AuditEvent, RegistryError, Team, person_of
 log = logging.getLogger(__name__)
 
 PUBLISHED, UNCHANGED, REFUSED, BREAKING = "published", "unchanged", "refused", "breaking"
-DEFAULT_MODE = "BACKWARD"
+# The mode of a contract not yet recorded (its first version is accepted under any mode).
+DEFAULT_MODE = Contract._meta.get_field("compatibility_mode").default
 UPLOAD_ATTEMPTS = 3
 UPLOAD_BACKOFF_S = 0.5
 
@@ -123,8 +126,10 @@ def record_version(document: dict, *, by, yaml_text: str | None = None, store: S
     3. the same content under an existing version is a no-op (its upload is
        re-scheduled if an earlier one failed); different content is refused
        (ContentChanged);
-    4. a new row and its AuditEvent are written; the upload runs after the
-       caller's transaction commits, never inside it.
+    4. a new row and its AuditEvent are written, and the datasets the
+       document's `datasets:` section names are bound (created unowned when
+       never seen; DatasetBoundElsewhere when another contract describes one);
+    5. the upload runs after the caller's transaction commits, never inside it.
     """
     errors = gate_errors(document)
     name, version = _identity(document)
@@ -152,6 +157,7 @@ def record_version(document: dict, *, by, yaml_text: str | None = None, store: S
         AuditEvent.record(by, AuditAction.VERSION_PUBLISHED, cv, after={
             "contract": name, "version": version, "checksum": checksum, "schema_type": schema["schema_type"],
         })
+        contract.bind_named_datasets(document, by=by)
         _schedule_upload(cv.pk, store)
     return cv
 
@@ -316,11 +322,16 @@ def upload_spec(spec_pk: int, *, store: Store | None = None) -> bool:
 # --- the whole publish step for one document -------------------------------------
 
 def compatibility_modes(contract: Contract | None) -> list[str]:
-    """The modes of the datasets bound to the contract, or the default."""
+    """The contract's own mode, then the distinct modes of the datasets bound to it.
+
+    A version must pass all of them: a dataset's mode (set by a governance admin in
+    the core) can ask for more than its contract, never for less, so changing the
+    contract's mode never silently drops what a dataset requires."""
     if contract is None:
         return [DEFAULT_MODE]
-    modes = sorted({b.dataset.compatibility_mode for b in contract.bindings.select_related("dataset")})
-    return modes or [DEFAULT_MODE]
+    own = contract.compatibility_mode
+    bound = sorted({b.dataset.compatibility_mode for b in contract.bindings.select_related("dataset")} - {own})
+    return [own, *bound]
 
 
 def _published_below(contract: Contract | None, version: str) -> list[ContractVersion]:
@@ -334,14 +345,14 @@ def _published_below(contract: Contract | None, version: str) -> list[ContractVe
 def check_in_required_modes(contract: Contract | None, previous_documents: list[dict],
                             document: dict) -> CompatibilityReport:
     """The checker's report for `document` against `previous_documents` in
-    every mode required by the datasets bound to the contract (the first
-    incompatible report wins; otherwise the last mode's report)."""
-    report = None
+    every mode required (the contract's own and its bound datasets'; the first
+    incompatible report wins; otherwise the contract's own mode's report)."""
+    reports = []
     for mode in compatibility_modes(contract):
-        report = check_compatibility(previous_documents, document, mode=mode)
-        if not report.compatible:
-            break
-    return report
+        reports.append(check_compatibility(previous_documents, document, mode=mode))
+        if not reports[-1].compatible:
+            return reports[-1]
+    return reports[0]
 
 
 def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_run: bool = False,
@@ -351,7 +362,9 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
     1. gates (structure, identity, canonical dtypes) -> refused;
     2. the version exists: same content -> unchanged, other content -> refused;
     2b. a version number that understates the change (e.g. a minor bump for a
-       breaking change) -> refused, naming the smallest version that would do;
+       change that breaks either direction) -> refused, naming the smallest
+       version that would do; so is a document naming a dataset another
+       contract is bound to;
     3. the checker compares it with the published versions below it ->
        breaking is announced (contracts_app.hooks.breaking_version_proposed;
        change_requests opens a request that waits for the consumer teams) and
@@ -377,6 +390,10 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
             f"publish the change as a new version (e.g. {_next_version(version)})",
             errors=["different content under a published version"], contract_version=existing, dry_run=dry_run,
         )
+    # (a contract not recorded yet asks by its name: any binding of a named dataset is elsewhere)
+    clash = (contract or Contract(name=name)).bound_elsewhere(datasets_named_in(document))
+    if clash:
+        return PublishOutcome(name, version, REFUSED, f"{name} {version}: {clash}", errors=[clash], dry_run=dry_run)
     below = _published_below(contract, version)
     report = check_in_required_modes(contract, [v.document for v in below], document)
     latest_below = below[-1] if below else None
@@ -398,7 +415,7 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
         return PublishOutcome(name, version, PUBLISHED, f"{name} {version} would be published", report=report, dry_run=True)
     try:
         cv = record_version(document, by=by, yaml_text=yaml_text, store=store)
-    except (ContentChanged, InvalidDocument) as exc:
+    except (ContentChanged, InvalidDocument, DatasetBoundElsewhere) as exc:
         return PublishOutcome(name, version, REFUSED, " ".join(exc.messages), report=report, dry_run=dry_run)
     cv.refresh_from_db()
     return PublishOutcome(name, version, PUBLISHED, f"{name} {version} published", report=report,

@@ -8,4 +8,9 @@ urlpatterns = [
     # A contract name always has a dot (domain.entity at least), which keeps it apart from "browse".
     re_path(r"^contracts/(?P<name>[^/]+\.[^/]+)/$", views.contract_detail, name="contract-detail"),
     re_path(r"^contracts/(?P<name>[^/]+\.[^/]+)/diff/$", views.contract_diff, name="contract-diff"),
+    re_path(r"^contracts/(?P<name>[^/]+\.[^/]+)/mode/$", views.contract_set_mode, name="contract-set-mode"),
+    re_path(r"^contracts/(?P<name>[^/]+\.[^/]+)/bindings/$", views.contract_bind, name="contract-bind"),
+    re_path(r"^contracts/(?P<name>[^/]+\.[^/]+)/bindings/(?P<dataset>[0-9]+)/unbind/$", views.contract_unbind,
+            name="contract-unbind"),
+    path("contracts/bind-dataset/<int:pk>/", views.dataset_bind, name="contract-dataset-bind"),
 ]

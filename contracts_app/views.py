@@ -1,18 +1,25 @@
-"""Catalogue pages: browse by domain → subdomains → entity → version."""
+"""Catalogue pages: browse by domain → subdomains → entity → version; a contract's
+mode and bindings, set by its owner team on its page and on the dataset page."""
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Prefetch
+from django.db.models import Count, Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
 from registry_client.resolution import latest_release, semantic_sort
 
 from contracts_app.diff import structural_diff
-from contracts_app.models import Contract, ContractVersion
+from contracts_app.forms import BindByNameForm, BindToContractForm, ModeForm
+from contracts_app.models import Contract, ContractVersion, DatasetBinding, is_weaker
 from contracts_app.publishing import check_in_required_modes
 from registry.hooks import dataset_page_section
+from registry.models import Dataset
+from registry.views import act_and_redirect
 
 
 def _versions_by_semver(contract: Contract) -> list[ContractVersion]:
@@ -82,6 +89,9 @@ def contract_detail(request: HttpRequest, name: str) -> HttpResponse:
     if versions and current is None:
         raise Http404(f"{name} has no version {wanted}.")
     document = current.document if current else {}
+    bindings = list(contract.bindings.select_related("dataset").annotate(consumer_count=Count("dataset__consumers"))
+                    .order_by("dataset__namespace", "dataset__name"))
+    can_manage = contract.can_be_managed_by(request.user)
     ctx = {
         "contract": contract, "versions": list(reversed(versions)), "current": current, "document": document,
         "columns": document.get("columns") or [], "config": document.get("config") or {},
@@ -89,6 +99,14 @@ def contract_detail(request: HttpRequest, name: str) -> HttpResponse:
         "snippet": client_snippet(contract, request.GET.get("version")),
         "sections": {k: document[k] for k in ("payload", "request", "response", "callbacks") if k in document},
         "crumbs": [{"label": part, "path": "/".join(contract.path_parts[: i + 1])} for i, part in enumerate(contract.path_parts[:-1])],
+        "bindings": bindings,
+        # Only the datasets' modes that ask for more than the contract's own are worth a mention.
+        "dataset_modes": sorted({b.dataset.compatibility_mode for b in bindings
+                                 if is_weaker(contract.compatibility_mode, b.dataset.compatibility_mode)}),
+        "weakenings": list(contract.weakenings()[:10]),
+        "can_manage": can_manage,
+        "mode_form": ModeForm(initial={"compatibility_mode": contract.compatibility_mode}) if can_manage else None,
+        "bind_form": BindByNameForm() if can_manage else None,
     }
     return render(request, "contracts_app/contract_detail.html", ctx)
 
@@ -111,9 +129,79 @@ def contract_diff(request: HttpRequest, name: str) -> HttpResponse:
     return render(request, "contracts_app/contract_diff.html", ctx)
 
 
+def _back(request: HttpRequest, contract: Contract):
+    """Where a form came from (the contract page or a dataset page), if it is ours."""
+    target = request.POST.get("next", "")
+    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        return target
+    return contract
+
+
+@login_required
+@require_POST
+def contract_set_mode(request: HttpRequest, name: str) -> HttpResponse:
+    contract = get_object_or_404(Contract.objects.select_related("owner_team"), name=name)
+    form = ModeForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose one of the compatibility modes.")
+        return redirect(_back(request, contract))
+    mode = form.cleaned_data["compatibility_mode"]
+    return act_and_redirect(request, _back(request, contract), lambda: contract.set_mode(mode, by=request.user),
+                            f"{contract.name} is now checked under {mode}.")
+
+
+@login_required
+@require_POST
+def contract_bind(request: HttpRequest, name: str) -> HttpResponse:
+    contract = get_object_or_404(Contract.objects.select_related("owner_team"), name=name)
+    form = BindByNameForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+        return redirect(_back(request, contract))
+    dataset = form.cleaned_data["dataset"]
+    return act_and_redirect(request, _back(request, contract), lambda: contract.bind(dataset, by=request.user),
+                            f"{dataset} is now bound to {contract.name}.")
+
+
+@login_required
+@require_POST
+def contract_unbind(request: HttpRequest, name: str, dataset: int) -> HttpResponse:
+    contract = get_object_or_404(Contract.objects.select_related("owner_team"), name=name)
+    bound = get_object_or_404(Dataset, pk=dataset)
+    return act_and_redirect(request, _back(request, contract), lambda: contract.unbind(bound, by=request.user),
+                            f"{bound} is no longer bound to {contract.name}.")
+
+
+@login_required
+@require_POST
+def dataset_bind(request: HttpRequest, pk: int) -> HttpResponse:
+    """The dataset page's form: bind this dataset to one of the contracts the person manages."""
+    dataset = get_object_or_404(Dataset, pk=pk)
+    form = BindToContractForm(request.POST, user=request.user)
+    if not form.is_valid():
+        messages.error(request, "Choose one of the contracts your teams own.")
+        return redirect(dataset)
+    contract = form.cleaned_data["contract"]
+    return act_and_redirect(request, dataset, lambda: contract.bind(dataset, by=request.user),
+                            f"{dataset} is now bound to {contract.name}.")
+
+
 @dataset_page_section(order=30)
 def bound_contract_section(request: HttpRequest, dataset) -> str:
-    binding = getattr(dataset, "contract_binding", None) if hasattr(dataset, "contract_binding") else None
-    if binding is None:
-        return ""
-    return render_to_string("contracts_app/_dataset_section.html", {"contract": binding.contract}, request=request)
+    """The contract describing this dataset, its mode and, for its owner team, the forms to
+    change them; for an unbound dataset, a form to bind it to one of the person's contracts."""
+    binding = DatasetBinding.objects.select_related("contract__owner_team").filter(dataset=dataset).first()
+    ctx: dict = {"dataset": dataset, "binding": binding}
+    if binding is not None:
+        contract = binding.contract
+        can_manage = contract.can_be_managed_by(request.user)
+        ctx.update(contract=contract, can_manage=can_manage,
+                   dataset_adds=is_weaker(contract.compatibility_mode, dataset.compatibility_mode),
+                   mode_form=ModeForm(initial={"compatibility_mode": contract.compatibility_mode}) if can_manage else None)
+    else:
+        # Listed once here; the select is written from this list, so rendering queries nothing more.
+        bindable = list(Contract.objects.manageable_by(request.user).order_by("name").only("name"))
+        if not bindable:
+            return ""
+        ctx["bindable"] = bindable
+    return render_to_string("contracts_app/_dataset_section.html", ctx, request=request)

@@ -1,4 +1,5 @@
-"""The contract API: browse, fetch documents, diff versions, validate payloads."""
+"""The contract API: browse, fetch documents, diff versions, validate payloads;
+set a contract's compatibility mode and bind or unbind its datasets."""
 
 from __future__ import annotations
 
@@ -14,11 +15,20 @@ from rest_framework.exceptions import APIException, NotFound, ParseError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from contracts_app.api.serializers import ContractSerializer, SpecSerializer, VersionSerializer
+from contracts_app.api.serializers import (
+    BindingSerializer,
+    BindRequestSerializer,
+    ContractDetailSerializer,
+    ContractSerializer,
+    ModeChangeSerializer,
+    SpecSerializer,
+    VersionSerializer,
+)
 from contracts_app.diff import structural_diff
-from contracts_app.models import Contract, ContractVersion, IntegrationSpec
+from contracts_app.models import Contract, ContractVersion, DatasetBinding, IntegrationSpec
 from contracts_app.publishing import check_in_required_modes
 from contracts_app.yamlio import dump_plain_yaml
+from registry.models import Dataset
 
 
 class ValidationRefused(APIException):
@@ -110,13 +120,58 @@ class ContractList(generics.ListAPIView):
         return qs.order_by("name").distinct()
 
 
-class ContractDetail(generics.RetrieveAPIView):
-    serializer_class = ContractSerializer
-    lookup_field = "name"
-    lookup_url_kwarg = "name"
+def get_contract(name: str, *, with_details: bool = False) -> Contract:
+    contracts = contracts_with_versions()
+    if with_details:
+        contracts = contracts.prefetch_related(Prefetch("bindings", queryset=DatasetBinding.objects.select_related("dataset")))
+    contract = contracts.filter(name=name).first()
+    if contract is None:
+        raise NotFound(f"No contract named {name!r}.")
+    return contract
 
-    def get_queryset(self):
-        return contracts_with_versions()
+
+class ContractDetail(APIView):
+    """A contract; PATCH sets its compatibility mode (its owner team or a governance admin)."""
+
+    @extend_schema(responses=ContractDetailSerializer)
+    def get(self, request, name: str):
+        return Response(ContractDetailSerializer(get_contract(name, with_details=True)).data)
+
+    @extend_schema(request=ModeChangeSerializer, responses=ContractDetailSerializer)
+    def patch(self, request, name: str):
+        contract = get_contract(name)
+        body = ModeChangeSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        contract.set_mode(body.validated_data["compatibility_mode"], by=request.user)
+        return Response(ContractDetailSerializer(get_contract(name, with_details=True)).data)
+
+
+class ContractBindings(APIView):
+    """The datasets bound to a contract; POST binds one (by id or by namespace and name)."""
+
+    @extend_schema(responses=BindingSerializer(many=True))
+    def get(self, request, name: str):
+        contract = get_contract(name)
+        bindings = contract.bindings.select_related("dataset").order_by("dataset__namespace", "dataset__name")
+        return Response(BindingSerializer(bindings, many=True).data)
+
+    @extend_schema(request=BindRequestSerializer, responses={201: BindingSerializer})
+    def post(self, request, name: str):
+        contract = get_contract(name)
+        body = BindRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        binding = contract.bind(body.validated_data["dataset"], by=request.user)
+        return Response(BindingSerializer(binding).data, status=status.HTTP_201_CREATED)
+
+
+class ContractBindingDetail(APIView):
+    @extend_schema(responses={204: None})
+    def delete(self, request, name: str, dataset: str):
+        contract = get_contract(name)
+        bound = get_object_or_404(Dataset, pk=dataset)
+        if not contract.unbind(bound, by=request.user):
+            raise NotFound(f"Dataset {bound} (id {bound.pk}) is not bound to {name}.")
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class VersionList(generics.ListAPIView):

@@ -4,15 +4,20 @@ from contracts_app.models.contracts import (
     Contract,
     ContractVersion,
     DatasetBinding,
+    DatasetBoundElsewhere,
     IntegrationSpec,
     SchemaType,
     VersionInUse,
+    datasets_named_in,
     document_checksum,
+    is_weaker,
+    mode_requirements,
     version_of,
 )
 from contracts_app.models.drift import SchemaDriftCheck
 
 __all__ = [
-    "AuditAction", "ContentChanged", "Contract", "ContractVersion", "DatasetBinding", "IntegrationSpec",
-    "SchemaDriftCheck", "SchemaType", "VersionInUse", "document_checksum", "version_of",
+    "AuditAction", "ContentChanged", "Contract", "ContractVersion", "DatasetBinding", "DatasetBoundElsewhere",
+    "IntegrationSpec", "SchemaDriftCheck", "SchemaType", "VersionInUse", "datasets_named_in", "document_checksum",
+    "is_weaker", "mode_requirements", "version_of",
 ]

@@ -3,6 +3,10 @@
 A ContractVersion is immutable once published: the same content again is a
 no-op, different content under the same version is refused, and a version
 that a bound dataset's consumers depend on is never deleted.
+
+A contract carries its own compatibility mode (FULL for new contracts) and the
+datasets bound to it; both are changed by its owner team or a governance admin,
+through `set_mode`, `bind` and `unbind`, each audited.
 """
 
 from __future__ import annotations
@@ -12,11 +16,21 @@ import json
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.db import models, transaction
 from django.utils import timezone
 from registry_client.versions import latest_release
 
-from registry.models import AuditEvent, RegistryError
+from registry.constants import CompatibilityMode
+from registry.models import (
+    AuditEvent,
+    Dataset,
+    RegistryError,
+    Team,
+    acts_for,
+    audit_type,
+    is_governance_admin,
+)
 
 
 class AuditAction:
@@ -27,6 +41,14 @@ class AuditAction:
     VERSION_DELETED = "contract.version_deleted"
     SPEC_PUBLISHED = "contract.spec_published"
     DATASET_BOUND = "contract.dataset_bound"
+    DATASET_UNBOUND = "contract.dataset_unbound"
+    MODE_CHANGED = "contract.mode_changed"
+    # A mode that lets through a change the old one refused, while consumer teams
+    # depend on the contract: their protection shrank, so it gets a name of its own.
+    MODE_WEAKENED = "contract.mode_weakened"
+    # The same action lineage records for a dataset it meets first: a dataset
+    # named by a contract document before anything wrote it is created unowned.
+    DATASET_FIRST_SEEN = "dataset.first_seen"
 
 
 class ContentChanged(RegistryError):
@@ -37,6 +59,15 @@ class VersionInUse(RegistryError):
     """A version that consumers of a bound dataset still depend on."""
 
 
+class DatasetBoundElsewhere(RegistryError):
+    """A contract document names a dataset that another contract describes."""
+
+
+def datasets_named_in(document: dict) -> list[tuple[str, str]]:
+    """The (namespace, name) of every dataset a contract document's `datasets:` section names."""
+    return [(str(d["namespace"]), str(d["name"])) for d in (document.get("datasets") or [])]
+
+
 def document_checksum(document: dict) -> str:
     """SHA-256 of the document's canonical JSON form (keys sorted), so key order
     and YAML formatting never make identical content look different."""
@@ -44,10 +75,36 @@ def document_checksum(document: dict) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def mode_requirements(mode: str) -> tuple[int, int]:
+    """What a mode requires, as (backward, forward), each 0 (not checked), 1 (against the
+    latest version) or 2 (against every earlier version: the TRANSITIVE modes)."""
+    if mode not in CompatibilityMode.values:
+        raise RegistryError(f"Unknown compatibility mode {mode!r}; choose one of {', '.join(CompatibilityMode.values)}.")
+    base, _, transitive = mode.partition("_")
+    depth = 2 if transitive else 1
+    return (depth if base in ("BACKWARD", "FULL") else 0, depth if base in ("FORWARD", "FULL") else 0)
+
+
+def is_weaker(new: str, old: str) -> bool:
+    """Whether moving from mode `old` to `new` lets through some change `old` refused:
+    it drops a direction, or checks a direction against fewer versions. BACKWARD ->
+    FORWARD is weaker too (backward breaks now pass), though it adds a direction."""
+    (nb, nf), (ob, of) = mode_requirements(new), mode_requirements(old)
+    return nb < ob or nf < of
+
+
 class SchemaType(models.TextChoices):
     DATAFRAME = "dataframe", "DataFrame"
     EVENT = "event", "Event"
     API = "api", "API"
+
+
+class ContractQuerySet(models.QuerySet):
+    def manageable_by(self, user) -> ContractQuerySet:
+        """Contracts whose mode and bindings `user` may change: its teams' contracts, or all for an admin."""
+        if is_governance_admin(user):
+            return self
+        return self.filter(owner_team__in=Team.objects.of_user(user))
 
 
 class Contract(models.Model):
@@ -62,6 +119,13 @@ class Contract(models.Model):
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     datasets = models.ManyToManyField("registry.Dataset", through="DatasetBinding", related_name="contracts", blank=True)
+    compatibility_mode = models.CharField(
+        max_length=32, choices=CompatibilityMode.choices, default=CompatibilityMode.FULL,
+        help_text="What the publish gate checks a new version against (bound datasets may require more). "
+                  "FULL: producers change first and history is replayed, so both directions count.",
+    )
+
+    objects = ContractQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]
@@ -79,16 +143,137 @@ class Contract(models.Model):
     def path_parts(self) -> list[str]:
         return [self.domain, *self.subdomains, self.entity]
 
-    def bind(self, dataset, *, by) -> DatasetBinding:
-        """Bind `dataset` to this contract (replacing any earlier binding)."""
+    # --- who may change it -------------------------------------------------------
+
+    def can_be_managed_by(self, user) -> bool:
+        """A member of the owner team (a person or a team token), a governance admin, or
+        the system itself (None: an operator's command such as publish_contracts)."""
+        if user is None:
+            return True
+        if is_governance_admin(user):
+            return True
+        return self.owner_team_id is not None and acts_for(user, self.owner_team)
+
+    def _require_manager(self, by, doing: str) -> None:
+        if self.can_be_managed_by(by):
+            return
+        if self.owner_team_id is None:
+            named = f" (its document names {self.owner_label!r}, which is no team here)" if self.owner_label else ""
+            raise PermissionDenied(f"{self.name} has no owner team{named}; only a governance admin can {doing} {self.name}.")
+        raise PermissionDenied(
+            f"Only a member of the owner team {self.owner_team.slug} or a governance admin can {doing} {self.name}."
+        )
+
+    # --- the compatibility mode --------------------------------------------------
+
+    def set_mode(self, mode: str, *, by) -> bool:
+        """Set the compatibility mode; returns whether it changed.
+
+        A mode that lets more changes through (see is_weaker) while consumer teams
+        depend on the contract is audited as MODE_WEAKENED, naming those teams, so
+        the contract page can say who lowered whose protection, and when."""
+        mode_requirements(mode)  # refuses an unknown mode, listing the valid ones
+        self._require_manager(by, "change the compatibility mode of")
         with transaction.atomic():
+            locked = Contract.objects.select_for_update().get(pk=self.pk)
+            before = locked.compatibility_mode
+            if before == mode:
+                return False
+            teams = sorted(Team.objects.filter(consumptions__dataset__contract_binding__contract=locked)
+                           .values_list("slug", flat=True).distinct())
+            weakened = is_weaker(mode, before) and bool(teams)
+            locked.compatibility_mode = mode
+            locked.save(update_fields=["compatibility_mode"])
+            after: dict[str, Any] = {"compatibility_mode": mode}
+            if weakened:
+                after["consumer_teams"] = teams
+            AuditEvent.record(by, AuditAction.MODE_WEAKENED if weakened else AuditAction.MODE_CHANGED, locked,
+                              before={"compatibility_mode": before}, after=after)
+        self.compatibility_mode = mode
+        return True
+
+    def weakenings(self) -> models.QuerySet:
+        """The audit rows of every weakening of this contract's mode, newest first."""
+        return AuditEvent.objects.filter(
+            object_type=audit_type(Contract), object_id=str(self.pk), action=AuditAction.MODE_WEAKENED,
+        ).order_by("-at", "-id")
+
+    # --- bindings ------------------------------------------------------------------
+
+    def bind(self, dataset, *, by) -> DatasetBinding:
+        """Bind `dataset` to this contract; binding it again is a no-op.
+
+        A dataset bound to another contract moves here only when `by` may also manage
+        that contract: otherwise one team could take another team's dataset out from
+        under its contract (and its change requests)."""
+        self._require_manager(by, "bind datasets to")
+        with transaction.atomic():
+            existing = DatasetBinding.objects.select_for_update().filter(dataset=dataset).select_related("contract").first()
+            if existing is not None and existing.contract_id == self.pk:
+                return existing
             before = None
-            existing = DatasetBinding.objects.filter(dataset=dataset).select_related("contract").first()
             if existing is not None:
+                if not existing.contract.can_be_managed_by(by):
+                    raise PermissionDenied(
+                        f"{dataset} is bound to {existing.contract.name}; only its owner team or a governance "
+                        f"admin can move it to {self.name} (or unbind it there first)."
+                    )
                 before = {"contract": existing.contract.name}
-            binding, _ = DatasetBinding.objects.update_or_create(dataset=dataset, defaults={"contract": self})
+            binding, _ = DatasetBinding.objects.update_or_create(dataset=dataset, defaults={"contract": self, "bound_at": timezone.now()})
             AuditEvent.record(by, AuditAction.DATASET_BOUND, dataset, before=before, after={"contract": self.name})
         return binding
+
+    def bind_named_datasets(self, document: dict, *, by) -> list[DatasetBinding]:
+        """Bind every dataset the document's `datasets:` section names, creating the
+        ones never seen before as unowned datasets (audited as lineage audits a
+        dataset it meets first). A document never takes a dataset from another
+        contract: that is refused (DatasetBoundElsewhere) and nothing is bound.
+        Call inside the transaction that records the version."""
+        named = datasets_named_in(document)
+        if not named:
+            return []
+        clash = self.bound_elsewhere(named)
+        if clash:
+            raise DatasetBoundElsewhere(clash)
+        version = document["schema"]["version"]
+        bindings = []
+        for namespace, name in named:
+            dataset, created = Dataset.objects.get_or_create(namespace=namespace, name=name)
+            if created:
+                AuditEvent.record(by, AuditAction.DATASET_FIRST_SEEN, dataset, after={
+                    "namespace": namespace, "name": name, "owner_team": None, "named_by": f"{self.name} {version}",
+                })
+            bindings.append(self.bind(dataset, by=by))
+        return bindings
+
+    def bound_elsewhere(self, named: list[tuple[str, str]]) -> str:
+        """A sentence naming the first of `named` that another contract is bound to, or ""."""
+        if not named:
+            return ""
+        wanted = models.Q()
+        for namespace, name in named:
+            wanted |= models.Q(dataset__namespace=namespace, dataset__name=name)
+        other = (DatasetBinding.objects.filter(wanted).exclude(contract__name=self.name)
+                 .select_related("dataset", "contract").order_by("dataset__namespace", "dataset__name").first())
+        if other is None:
+            return ""
+        return (f"the document names dataset {other.dataset}, which is bound to {other.contract.name}; "
+                f"unbind it there (its page or DELETE /api/contracts/{other.contract.name}/bindings/"
+                f"{other.dataset.pk}/) or leave it out of the document")
+
+    def unbind(self, dataset, *, by) -> bool:
+        """Unbind `dataset` from this contract; returns whether it was bound. The audit row
+        names the consumer teams, since no change request waits for them any more."""
+        self._require_manager(by, "unbind datasets from")
+        with transaction.atomic():
+            binding = DatasetBinding.objects.select_for_update().filter(dataset=dataset, contract=self).first()
+            if binding is None:
+                return False
+            teams = sorted(dataset.consumers.values_list("team__slug", flat=True))
+            binding.delete()
+            AuditEvent.record(by, AuditAction.DATASET_UNBOUND, dataset,
+                              before={"contract": self.name, "consumer_teams": teams}, after=None)
+        return True
 
     def has_dependent_consumers(self) -> bool:
         return self.bindings.filter(dataset__consumers__isnull=False).exists()

@@ -119,7 +119,9 @@ def test_an_outsider_cannot_publish_through_the_api(client, contract, outsider):
 def test_a_compatible_version_is_published_at_once_through_the_api(client, contract, dataset, owner):
     from registry.models import Dataset
 
+    # A version must pass the contract's mode (FULL for new contracts) and its datasets': set both to NONE.
     Dataset.objects.filter(pk=dataset.pk).update(compatibility_mode="NONE")
+    contract.set_mode("NONE", by=owner)
     response = client.post("/api/change-requests/", {"document": proposed_document("2.0")},
                            content_type="application/json", **bearer(owner))
     assert response.status_code == 200

@@ -83,16 +83,38 @@ def test_the_first_version_is_always_accepted():
     assert report.compatible and report.suggested_bump == "none"
 
 
+# The same enum restated (a change of spelling, not of what is valid).
+V1_RESTATED = {"type": "object", "properties": {"id": {"type": "string"}, "status": {"enum": ["paid", "new"]}}}
+
+
 @pytest.mark.parametrize(("new", "mode", "bump"), [
     (V1, "BACKWARD", "none"),
     ({**V1, "description": "An order."}, "FULL", "patch"),
-    (V2_WIDER, "BACKWARD", "minor"),
+    (V1_RESTATED, "FULL", "minor"),
     (V2_WIDER, "FORWARD", "major"),
     (V2_WIDER, "NONE", "major"),
     (V3_NARROWER, "BACKWARD", "major"),
 ])
 def test_the_suggested_bump_is_the_smallest_the_changes_allow(new, mode, bump):
     assert check_compatibility([V1], new, mode).suggested_bump == bump
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_change_that_breaks_either_direction_needs_a_major_whatever_the_mode(mode):
+    # V2_WIDER breaks forward only (a reader of V1 fails on "void"), V3_NARROWER
+    # breaks both: the gate may let them through under some modes, the advice never.
+    assert check_compatibility([V1], V2_WIDER, mode).suggested_bump == "major"
+    assert check_compatibility([V1], V3_NARROWER, mode).suggested_bump == "major"
+    backward_only = {**V1, "required": ["id"]}
+    assert check_compatibility([V1], backward_only, mode).suggested_bump == "major"
+
+
+def test_a_forward_only_break_under_backward_is_compatible_but_needs_a_major():
+    report = check_compatibility([V1], V2_WIDER, "BACKWARD")
+    assert report.compatible
+    problem = version_bump_problem("1.2", "1.3", report)
+    assert "breaks forward compatibility" in problem and "needs a major release (2.0 or later)" in problem
+    assert version_bump_problem("1.2", "2.0", report) is None
 
 
 def test_a_version_number_that_understates_a_breaking_change_is_refused():
@@ -103,8 +125,10 @@ def test_a_version_number_that_understates_a_breaking_change_is_refused():
     assert version_bump_problem("1.2", "2.0.0rc1", report) is None
 
 
-def test_a_patch_number_for_a_widening_change_is_refused_and_a_minor_accepted():
-    report = check_compatibility([V1], V2_WIDER, "BACKWARD")
+def test_a_patch_number_for_a_restated_schema_is_refused_and_a_minor_accepted():
+    # What was V2_WIDER here breaks forward, so it now needs a major; a restatement
+    # that breaks neither direction is the change a minor is for.
+    report = check_compatibility([V1], V1_RESTATED, "BACKWARD")
     assert "at least a minor release (1.3 or later)" in version_bump_problem("1.2", "1.2.1", report)
     assert version_bump_problem("1.2", "1.3", report) is None
 

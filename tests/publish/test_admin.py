@@ -11,7 +11,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def version(owner, local_store, django_capture_on_commit_callbacks):
+def version(owner, owner_team, local_store, django_capture_on_commit_callbacks):
+    # owner_team first, so the contract it records belongs to Checkout and alice may bind it.
     with django_capture_on_commit_callbacks(execute=True):
         return record_version(cell_count(), by=owner, store=local_store)
 
@@ -37,3 +38,26 @@ def test_binding_a_dataset_in_the_admin_is_audited(client, admin, version, datas
     assert response.status_code == 302
     assert DatasetBinding.objects.get().contract == version.contract
     assert AuditEvent.objects.filter(action=AuditAction.DATASET_BOUND, actor=admin).exists()
+
+
+def test_setting_the_mode_in_the_admin_is_audited(client, admin, version, dataset, owner):
+    version.contract.bind(dataset, by=owner)
+    client.force_login(admin)
+    response = client.post(f"/admin/contracts_app/contract/{version.contract.pk}/change/", {
+        "owner_team": version.contract.owner_team_id, "compatibility_mode": "NONE",
+        "versions-TOTAL_FORMS": "1", "versions-INITIAL_FORMS": "1", "versions-0-id": version.pk,
+        "versions-0-contract": version.contract.pk,
+    })
+    assert response.status_code == 302, response.content.decode()[:2000]
+    version.contract.refresh_from_db()
+    assert version.contract.compatibility_mode == "NONE"
+    event = AuditEvent.objects.get(action=AuditAction.MODE_WEAKENED)
+    assert (event.actor, event.after["consumer_teams"]) == (admin, ["analytics"])
+
+
+def test_unbinding_in_the_admin_is_audited(client, admin, version, dataset, owner):
+    binding = version.contract.bind(dataset, by=owner)
+    client.force_login(admin)
+    client.post(f"/admin/contracts_app/datasetbinding/{binding.pk}/delete/", {"post": "yes"})
+    assert not DatasetBinding.objects.exists()
+    assert AuditEvent.objects.filter(action=AuditAction.DATASET_UNBOUND, actor=admin).exists()

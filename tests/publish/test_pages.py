@@ -85,7 +85,9 @@ def test_the_contract_page_takes_a_constant_number_of_queries(browser, published
     with django_capture_on_commit_callbacks(execute=True):
         for minor in range(1, 6):
             record_version(cell_count(f"1.{minor}"), by=owner, store=local_store)
-    # 1: session, 2: user, 3: the contract with its owner team, 4: its versions with their publishers
-    with django_assert_num_queries(4):
+    # 1: session, 2: user, 3: the contract with its owner team, 4: its versions with their publishers,
+    # 5: its bound datasets with their consumer counts, 6: is the reader in the owner team (may they
+    # change the mode and bindings?), 7: the audit rows of the mode's weakenings
+    with django_assert_num_queries(7):
         page = browser.get("/contracts/lab.analytics.cell_count/").content.decode()
     assert "?version=1.5" in page

@@ -8,7 +8,7 @@ import io
 import pytest
 from django.core.management import call_command
 
-from contracts_app.models import ContractVersion, IntegrationSpec
+from contracts_app.models import Contract, ContractVersion, IntegrationSpec
 from contracts_app.publishing import (
     BREAKING,
     PUBLISHED,
@@ -92,6 +92,8 @@ def test_changed_content_under_a_published_version_is_refused_with_exit_status_1
 def test_a_breaking_change_stops_with_a_clear_message_and_exit_status_2(tmp_path, s3_store, use_store):
     use_store(s3_store)
     run(write_tree(tmp_path, [cell_count()]))
+    # New contracts start in FULL; this one is set to BACKWARD, and the new column still breaks it.
+    Contract.objects.filter(name="lab.analytics.cell_count").update(compatibility_mode="BACKWARD")
     v2 = with_column(cell_count("2.0"), {"name": "vcd", "dtype": "float64", "nullable": True})
     status, out = run(write_tree(tmp_path, [cell_count(), v2]))
     assert status == 2, out

@@ -93,7 +93,7 @@ def test_a_missing_schema_type_is_a_hard_failure():
     assert gate_errors(doc)[0].startswith("schema.schema_type: is missing")
 
 
-def test_a_version_that_consumers_depend_on_cannot_be_deleted(owner, dataset, local_store, django_capture_on_commit_callbacks):
+def test_a_version_that_consumers_depend_on_cannot_be_deleted(owner, owner_team, dataset, local_store, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         cv = record_version(cell_count(), by=owner, store=local_store)
     cv.contract.bind(dataset, by=owner)
@@ -104,7 +104,7 @@ def test_a_version_that_consumers_depend_on_cannot_be_deleted(owner, dataset, lo
     assert ContractVersion.objects.filter(pk=cv.pk).exists()
 
 
-def test_a_version_nobody_depends_on_can_be_deleted_and_is_audited(owner, unowned_dataset, local_store, django_capture_on_commit_callbacks):
+def test_a_version_nobody_depends_on_can_be_deleted_and_is_audited(owner, owner_team, unowned_dataset, local_store, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         cv = record_version(cell_count(), by=owner, store=local_store)
     cv.contract.bind(unowned_dataset, by=owner)  # bound, but no consumers

@@ -18,7 +18,8 @@ Public interface, used by the publish gate, the diff API and the CLI:
     version_bump_problem(previous_version, proposed_version, report) -> str | None
         a sentence when the proposed number understates the change.
 
-    CompatibilityReport: .mode, .compatible, .suggested_bump ("major"|"minor"|"patch"|"none"),
+    CompatibilityReport: .mode, .compatible, .suggested_bump ("major"|"minor"|"patch"|"none", judged
+        in both directions whatever the mode),
         .verdict, .changes (list[Change]), .to_dict() in the CLI's JSON shape.
     Change: .path (JSON pointer), .kind, .breaks_backward, .breaks_forward, .reason,
         .against (the version compared with, or None), .breaking (under the mode).
@@ -102,8 +103,8 @@ def check_compatibility(previous: Sequence, proposed, mode: str = "BACKWARD") ->
         if index == len(previous) - 1:
             latest = found
         changes += found
-    # The bump is advice for the step from the latest version.
-    bump = suggested_bump(latest, checks_backward(mode), checks_forward(mode))
+    # The bump is advice for the step from the latest version, in both directions whatever the mode.
+    bump = suggested_bump(latest)
     compatible = not any(c.breaking for c in changes)
     return CompatibilityReport(mode=mode, compatible=compatible, suggested_bump=bump, changes=changes,
                                verdict=_verdict(mode, changes))
