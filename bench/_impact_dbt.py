@@ -37,7 +37,7 @@ WORK_DB = WAREHOUSE + "_work"                                       # one change
 JOB_NAMESPACE = "impact_dbt"
 THREADS = "2"
 # Bump when the raw data or the change generator changes: it is part of the cache key.
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
 
 
 def log(message: str) -> None:
@@ -272,6 +272,19 @@ def describe_project(manifest: dict, catalog: dict) -> dict:
     return {"database": WAREHOUSE, "job_namespace": JOB_NAMESPACE, "nodes": nodes, "tests": tests}
 
 
+def count_nulls(project: dict, database: str) -> None:
+    """Each column's NULLs in the clean build (a column without any is one a contract calls not nullable)."""
+    with psycopg.connect(db_url(database)) as conn:
+        for node in project["nodes"].values():
+            table = sql.SQL("{}.{}").format(sql.Identifier(node["schema"]), sql.Identifier(node["table"]))
+            counts = sql.SQL(", ").join(sql.SQL("count(*) - count({})").format(sql.Identifier(c["name"]))
+                                        for c in node["columns"])
+            row = conn.execute(sql.SQL("SELECT count(*), {} FROM {}").format(counts, table)).fetchone()
+            node["rows"] = row[0]
+            for column, nulls in zip(node["columns"], row[1:], strict=True):
+                column["nulls"] = nulls
+
+
 def teams_of(project: dict) -> list[str]:
     return sorted({n["owner_team"] for n in project["nodes"].values()})
 
@@ -292,7 +305,7 @@ def build_baseline(tools: Path) -> tuple[dict, list[dict], dict]:
     # The catalog gives dbt-ol each table's real columns for the schema facet, as in a
     # deployment that runs `dbt docs generate`.
     dbt(tools, ["docs", "generate"], database=WAREHOUSE)
-    timings["clean_build_s"] = time.perf_counter() - started
+    timings["clean_build_s"] = round(time.perf_counter() - started, 1)
 
     events_file = WORK / "openlineage" / "events.jsonl"
     events_file.parent.mkdir(parents=True, exist_ok=True)
@@ -305,23 +318,48 @@ def build_baseline(tools: Path) -> tuple[dict, list[dict], dict]:
     run_results = read_target("run_results.json")
     dbt(tools, ["test"], database=WAREHOUSE, executable="dbt-ol", extra_env=ol_env)
     test_results = read_target("run_results.json")
-    timings["dbt_ol_run_test_s"] = time.perf_counter() - started
+    timings["dbt_ol_run_test_s"] = round(time.perf_counter() - started, 1)
     bad = [r["unique_id"] for r in run_results["results"] + test_results["results"] if r["status"] not in ("success", "pass")]
     if bad:
         raise SystemExit(f"the clean project does not pass: {bad}")
     project = describe_project(read_target("manifest.json"), read_target("catalog.json"))
+    count_nulls(project, WAREHOUSE)
     project["hash"] = project_hash()
     events = [json.loads(line) for line in events_file.read_text().splitlines() if line.strip()]
     if not events:
         raise SystemExit(f"dbt-ol wrote no events to {events_file}")
     project["counts"] = {"models": len(run_results["results"]), "tests": len(test_results["results"])}
+    mark_warehouse(project["hash"])
     return project, events, timings
+
+
+def mark_warehouse(digest: str) -> None:
+    with psycopg.connect(db_url("postgres"), autocommit=True) as conn:
+        conn.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(WAREHOUSE), sql.Literal(digest)))
+
+
+def ensure_warehouse(tools: Path, project: dict) -> None:
+    """The clean build every change starts from, rebuilt (without events) if missing or stale."""
+    with psycopg.connect(db_url("postgres"), autocommit=True) as conn:
+        row = conn.execute("SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s",
+                           (WAREHOUSE,)).fetchone()
+    if row and row[0] == project["hash"]:
+        sync_work_copy(clean=False)
+        return
+    log(f"Rebuilding the clean warehouse {WAREHOUSE} (the template of every change) …")
+    recreate_database(WAREHOUSE)
+    load_raw(WAREHOUSE)
+    sync_work_copy(clean=True)
+    for step in ("seed", "run"):
+        dbt(tools, [step], database=WAREHOUSE)
+    mark_warehouse(project["hash"])
 
 
 def summarize_events(events: list[dict], project: dict) -> dict:
     """What the captured events carry, checked against the manifest."""
     by_type: dict[str, int] = {}
     jobs, with_sql, with_column_lineage, inputs, inputs_with_schema = set(), 0, 0, 0, 0
+    lineage_fields, lineage_to_datasets = 0, 0
     seed_relations = {n["relation"] for n in project["nodes"].values() if n["kind"] == "seed"}
     seeds_as_inputs = 0
     for e in events:
@@ -331,9 +369,14 @@ def summarize_events(events: list[dict], project: dict) -> dict:
             continue
         if "sql" in (e["job"].get("facets") or {}):
             with_sql += 1
+        names = {d["name"] for d in e.get("inputs", [])}
         for o in e.get("outputs", []):
             if "columnLineage" in (o.get("facets") or {}):
                 with_column_lineage += 1
+                for f in o["facets"]["columnLineage"].get("fields", {}).values():
+                    for source in f.get("inputFields", []):
+                        lineage_fields += 1
+                        lineage_to_datasets += source["name"] in names
         for i in e.get("inputs", []):
             inputs += 1
             inputs_with_schema += "schema" in (i.get("facets") or {})
@@ -343,6 +386,7 @@ def summarize_events(events: list[dict], project: dict) -> dict:
     namespaces = sorted({d["namespace"] for e in events for d in e.get("inputs", []) + e.get("outputs", [])})
     return {"events": len(events), "by_type": by_type, "jobs": len(jobs),
             "complete_with_sql_facet": with_sql, "outputs_with_column_lineage": with_column_lineage,
+            "column_lineage_input_fields": lineage_fields, "column_lineage_fields_naming_an_input": lineage_to_datasets,
             "inputs": inputs, "inputs_with_schema_facet": inputs_with_schema,
             "seed_inputs": seeds_as_inputs, "models_reading_seeds": models_reading_seeds,
             "dataset_namespaces": namespaces}
@@ -402,7 +446,8 @@ def generate_changes(project: dict, *, count: int, seed: int) -> list[Change]:
     sources, seeds and models with a descendant owned by another team (a change
     nobody else can see is not worth a run); (dataset, column) pairs are drawn in
     a seeded random order, one per dataset per kind before any dataset gets a second.
-    NULLs are injected only into columns with a not_null test or read below."""
+    NULLs are injected only into columns that have none in the clean build and that
+    a not_null test checks or a model below reads: making a column nullable."""
     nodes = project["nodes"]
     not_null = {(t["attached"], t["column"]) for t in project["tests"].values() if t["test"] == "not_null"}
     eligible = sorted(uid for uid, n in nodes.items()
@@ -415,7 +460,7 @@ def generate_changes(project: dict, *, count: int, seed: int) -> list[Change]:
             name = column["name"]
             read_below = re.search(rf"\b{re.escape(name)}\b", below) is not None
             for kind in KINDS:
-                if kind == "nulls" and not ((uid, name) in not_null or read_below):
+                if kind == "nulls" and (column["nulls"] or not ((uid, name) in not_null or read_below)):
                     continue
                 candidates[kind].append((uid, name))
     for kind in KINDS:
