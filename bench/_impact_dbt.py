@@ -359,13 +359,19 @@ def summarize_events(events: list[dict], project: dict) -> dict:
     """What the captured events carry, checked against the manifest."""
     by_type: dict[str, int] = {}
     jobs, with_sql, with_column_lineage, inputs, inputs_with_schema = set(), 0, 0, 0, 0
-    lineage_fields, lineage_to_datasets = 0, 0
+    lineage_fields, lineage_to_datasets, test_jobs, assertions = 0, 0, 0, 0
     seed_relations = {n["relation"] for n in project["nodes"].values() if n["kind"] == "seed"}
     seeds_as_inputs = 0
     for e in events:
         by_type[e.get("eventType", "?")] = by_type.get(e.get("eventType", "?"), 0) + 1
         jobs.add(e["job"]["name"])
         if e["eventType"] != "COMPLETE":
+            continue
+        job_type = ((e["job"].get("facets") or {}).get("jobType") or {}).get("jobType")
+        if job_type == "TEST":
+            test_jobs += 1
+            assertions += sum(len(((i.get("inputFacets") or {}).get("dataQualityAssertions") or {}).get("assertions", []))
+                              for i in e.get("inputs", []))
             continue
         if "sql" in (e["job"].get("facets") or {}):
             with_sql += 1
@@ -388,6 +394,7 @@ def summarize_events(events: list[dict], project: dict) -> dict:
             "complete_with_sql_facet": with_sql, "outputs_with_column_lineage": with_column_lineage,
             "column_lineage_input_fields": lineage_fields, "column_lineage_fields_naming_an_input": lineage_to_datasets,
             "inputs": inputs, "inputs_with_schema_facet": inputs_with_schema,
+            "test_jobs": test_jobs, "test_assertions": assertions,
             "seed_inputs": seeds_as_inputs, "models_reading_seeds": models_reading_seeds,
             "dataset_namespaces": namespaces}
 
