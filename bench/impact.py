@@ -6,11 +6,12 @@
 
 The ground truth comes from a real tool, never from our own lineage:
 
-1. A dbt project on PostgreSQL (bench/dbt_impact/: 8 raw sources, 3 seeds, 40 models
-   owned by 9 teams, ~155 tests) runs in its own virtualenv, .venv-tools/dbt
+1. A dbt project on PostgreSQL (bench/dbt_impact/: 8 raw sources owned by an ingest
+   team, 3 seeds, 47 models owned by 9 teams, 173 tests) runs in its own virtualenv, .venv-tools/dbt
    (dbt-core<1.12, dbt-postgres, openlineage-dbt; created if missing), on a scratch
    database (IMPACT_WAREHOUSE_DB, default impact_wh, on IMPACT_PG_URL, default
-   postgres://postgres@127.0.0.1:5432; dropped and re-created).
+   postgres://postgres@127.0.0.1:5432; created, and dropped at the end unless
+   --keep-warehouse).
 2. One clean `dbt-ol run` + `dbt-ol test` emits real OpenLineage events (file
    transport); they are kept in bench/dbt_impact/captured/ with a digest of the
    project (manifest parents, owners, columns) and are what the product ingests.
@@ -67,6 +68,7 @@ from _impact_dbt import Change, log  # noqa: E402
 REGISTRY_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/reg_impact_bench")
 NAMESPACE = "postgres://127.0.0.1:5432"      # what dbt-ol names the warehouse's datasets with
 CONTRACT_DOMAIN = "impact"
+REPORT = ROOT / "var" / "impact" / "report.json"
 
 
 # --- ground truth -----------------------------------------------------------------------
@@ -565,6 +567,8 @@ def main() -> None:
     parser.add_argument("--recapture", action="store_true", help="rebuild the warehouse and capture the events again")
     parser.add_argument("--verify-full", type=int, default=0, metavar="N",
                         help="also run the first N changes on the whole project and compare (default 0)")
+    parser.add_argument("--keep-warehouse", action="store_true",
+                        help="keep the clean warehouse database (the template of every change) for the next run")
     parser.add_argument("--ask", choices=["http", "inprocess", "none"], default="http",
                         help="how to ask the product: its HTTP endpoint, preview_change in-process, or not at all")
     parser.add_argument("--world", action="store_true", help="time one impact computation in a generated registry")
@@ -585,7 +589,12 @@ def main() -> None:
     kinds = {k: sum(1 for c in changes if c.kind == k) for k in dbt_side.KINDS}
     log(f"{len(changes)} breaking changes ({', '.join(f'{k} {v}' for k, v in kinds.items())}); ground truth "
         f"from `dbt run` + `dbt test` on each change's downstream:")
-    outcomes, gt_timings = ground_truth(tools, project, changes, refresh=args.refresh, verify_full=args.verify_full)
+    try:
+        outcomes, gt_timings = ground_truth(tools, project, changes, refresh=args.refresh, verify_full=args.verify_full)
+    finally:
+        if not args.keep_warehouse:
+            for database in (dbt_side.WORK_DB, dbt_side.WAREHOUSE):
+                dbt_side.drop_database(database)
 
     consumers = registrations(project)
     broken_total = sum(len(o["broken_teams"]) for o in outcomes)
@@ -611,12 +620,20 @@ def main() -> None:
         else:
             answers = product["answers"]
             missed = false_not_affected = required = granular = 0
-            for outcome, answer, own in zip(outcomes, answers, granular_own, strict=True):
+            report = []
+            for change, outcome, answer, own in zip(changes, outcomes, answers, granular_own, strict=True):
                 broken = set(outcome["broken_teams"])
+                asked_today = answer["dataset_granular"] if answer["dataset_granular"] is not None else own
                 missed += len(broken - answer["affected"])
                 false_not_affected += len(broken & answer["not_affected"])
                 required += len(answer["affected"])
-                granular += len(answer["dataset_granular"] if answer["dataset_granular"] is not None else own)
+                granular += len(asked_today)
+                report.append({"change": change.id, "broken": sorted(broken), "affected": sorted(answer["affected"]),
+                               "not_affected": sorted(answer["not_affected"]), "dataset_granular": sorted(asked_today),
+                               "missed": sorted(broken - answer["affected"]), "evidence": outcome["broken"]})
+            REPORT.parent.mkdir(parents=True, exist_ok=True)
+            REPORT.write_text(json.dumps(report, indent=1) + "\n")
+            log(f"Per change (truth, answer, the models and tests that broke): {REPORT.relative_to(ROOT)}")
             result.update({"missed": missed, "required_acks": required, "dataset_granular_acks": granular,
                            "ratio": round(required / granular, 3) if granular else None,
                            "false_not_affected": false_not_affected, "product": "ok"})
