@@ -41,8 +41,12 @@ The ground truth comes from a real tool, never from our own lineage:
 
 Prints a readable summary, then one JSON line (last):
 {"changes", "broken_teams", "missed", "required_acks", "dataset_granular_acks", "ratio",
- "false_not_affected", "dataset_granular_missed", "ideal_ratio", "product", "timings"}
+ "false_not_affected", "dataset_granular_missed", "ideal_ratio", "ratio_within_granular",
+ "ideal_ratio_within_granular", "product", "timings"}
 `missed` and `false_not_affected` must be 0; `ratio` = required / dataset-granular acks, target <= 0.5.
+`ideal_ratio` is what a router asking exactly the broken teams would score: teams broken
+through a model in between count above the line but were never asked below it.
+`*_within_granular` count only the asked teams that today's rule also asks.
 """
 
 from __future__ import annotations
@@ -601,6 +605,9 @@ def main() -> None:
     granular_own = [consumers[c.relation] - {c.owner_team} for c in changes]
     granular_missed = sum(len(set(o["broken_teams"]) - g) for o, g in zip(outcomes, granular_own, strict=True))
     granular_total = sum(len(g) for g in granular_own)
+    # Of the teams today's rule asks, how many a change really breaks: the best any
+    # router can do on the part of the work today's rule already does.
+    broken_within = sum(len(set(o["broken_teams"]) & g) for o, g in zip(outcomes, granular_own, strict=True))
     nothing_broken = sum(1 for o in outcomes if not o["broken_teams"])
     log(f"Ground truth: {broken_total} broken teams over {len(changes)} changes "
         f"({broken_total / len(changes):.2f} per change; {nothing_broken} changes break no other team). "
@@ -610,7 +617,13 @@ def main() -> None:
     result = {"changes": len(changes), "broken_teams": broken_total, "missed": None, "required_acks": None,
               "dataset_granular_acks": granular_total, "ratio": None, "false_not_affected": None,
               "dataset_granular_missed": granular_missed,
-              "ideal_ratio": round(broken_total / granular_total, 3) if granular_total else None, "product": "not asked"}
+              "ideal_ratio": round(broken_total / granular_total, 3) if granular_total else None,
+              "ratio_within_granular": None,
+              "ideal_ratio_within_granular": round(broken_within / granular_total, 3) if granular_total else None,
+              "product": "not asked"}
+    log(f"A router asking exactly the broken teams would score ratio {result['ideal_ratio']} "
+        f"({broken_total}/{granular_total}); counting only the teams today's rule asks, "
+        f"{result['ideal_ratio_within_granular']} ({broken_within}/{granular_total}).")
     product = {}
     if args.ask != "none":
         product = product_side(project, events, changes, outcomes, args.ask)
@@ -619,7 +632,7 @@ def main() -> None:
             log(f"NOTE: the product could not be asked ({product['unavailable']}); printed the ground truth only.")
         else:
             answers = product["answers"]
-            missed = false_not_affected = required = granular = 0
+            missed = false_not_affected = required = granular = within = 0
             report = []
             for change, outcome, answer, own in zip(changes, outcomes, answers, granular_own, strict=True):
                 broken = set(outcome["broken_teams"])
@@ -628,6 +641,7 @@ def main() -> None:
                 false_not_affected += len(broken & answer["not_affected"])
                 required += len(answer["affected"])
                 granular += len(asked_today)
+                within += len(answer["affected"] & set(asked_today))
                 report.append({"change": change.id, "broken": sorted(broken), "affected": sorted(answer["affected"]),
                                "not_affected": sorted(answer["not_affected"]), "dataset_granular": sorted(asked_today),
                                "missed": sorted(broken - answer["affected"]), "evidence": outcome["broken"]})
@@ -636,7 +650,8 @@ def main() -> None:
             log(f"Per change (truth, answer, the models and tests that broke): {REPORT.relative_to(ROOT)}")
             result.update({"missed": missed, "required_acks": required, "dataset_granular_acks": granular,
                            "ratio": round(required / granular, 3) if granular else None,
-                           "false_not_affected": false_not_affected, "product": "ok"})
+                           "false_not_affected": false_not_affected,
+                           "ratio_within_granular": round(within / granular, 3) if granular else None, "product": "ok"})
             log(f"Product: asks {required} teams where today's rule asks {granular} (ratio {result['ratio']}, "
                 f"target <= 0.5); missed {missed} broken teams, told {false_not_affected} broken teams "
                 "they were not affected (both must be 0).")
