@@ -1,0 +1,16 @@
+with source as (
+    select * from {{ source('raw', 'payments') }}
+),
+
+renamed as (
+    select
+        id as payment_id,
+        order_id,
+        method as payment_method,
+        amount_cents,
+        status as payment_status,
+        created_at as paid_at
+    from source
+)
+
+select * from renamed

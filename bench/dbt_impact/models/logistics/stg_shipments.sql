@@ -1,0 +1,17 @@
+with source as (
+    select * from {{ source('raw', 'shipments') }}
+),
+
+renamed as (
+    select
+        id as shipment_id,
+        order_id,
+        carrier,
+        shipped_at,
+        delivered_at,
+        warehouse_code,
+        weight_grams
+    from source
+)
+
+select * from renamed

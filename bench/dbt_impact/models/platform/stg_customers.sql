@@ -1,0 +1,19 @@
+with source as (
+    select * from {{ source('raw', 'customers') }}
+),
+
+renamed as (
+    select
+        id as customer_id,
+        first_name,
+        last_name,
+        lower(email) as email,
+        upper(country_code) as country_code,
+        signup_date,
+        segment,
+        marketing_opt_in
+    from source
+    where not is_deleted
+)
+
+select * from renamed

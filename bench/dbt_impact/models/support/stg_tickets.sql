@@ -1,0 +1,18 @@
+with source as (
+    select * from {{ source('raw', 'tickets') }}
+),
+
+renamed as (
+    select
+        id as ticket_id,
+        customer_id,
+        order_id,
+        opened_at,
+        closed_at,
+        priority,
+        category as ticket_category,
+        csat_score
+    from source
+)
+
+select * from renamed
