@@ -180,9 +180,21 @@ def _judge(team: Team, consumed: dict[str, tuple[list[Hit], list[str] | None]],
 def assess(contract: Contract, touched: list[str] | None, *, now: datetime | None = None,
            owner_team_id: int | None = None) -> Impact:
     """Judge every consumer team of the contract's datasets (a fixed number of queries)."""
-    datasets = {d.pk: d for d in Dataset.objects.filter(contract_binding__contract=contract)}
+    datasets = list(Dataset.objects.filter(contract_binding__contract=contract))
+    return assess_datasets(datasets, touched, now=now,
+                           owner_team_id=owner_team_id if owner_team_id is not None else contract.owner_team_id)
+
+
+def preview_change(dataset: Dataset, columns: list[str] | None, *, now: datetime | None = None) -> dict[str, Any]:
+    """Who a change to `columns` of one dataset would wait for (None: every column), contract or not."""
+    return assess_datasets([dataset], columns, now=now, owner_team_id=dataset.owner_team_id).to_dict()
+
+
+def assess_datasets(datasets_: Iterable[Dataset], touched: list[str] | None, *, now: datetime | None = None,
+                    owner_team_id: int | None = None) -> Impact:
+    """Judge every consumer team of `datasets_` (four queries, whatever their number)."""
+    datasets = {d.pk: d for d in datasets_}
     labels = {pk: f"{d.namespace}/{d.name}" for pk, d in datasets.items()}
-    owner_team_id = owner_team_id if owner_team_id is not None else contract.owner_team_id
     consumers = list(Consumer.objects.filter(dataset_id__in=datasets).select_related("team").order_by("team__name"))
     readings = readings_of(datasets, now=now) if datasets else []
     teams: dict[int, Team] = {}

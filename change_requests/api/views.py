@@ -245,6 +245,8 @@ class ImpactPreview(APIView):
     )
     def post(self, request, name: str):
         document = request.data
+        if isinstance(document, dict) and isinstance(document.get("document"), dict):
+            document = document["document"]  # {"document": …} as the change-request API takes it
         if not isinstance(document, dict) or not isinstance(document.get("schema"), dict):
             return Response({"detail": "Send the whole proposed contract document as the JSON body "
                                        "(schema:, meta: and its sections).", "code": "bad_document"},
