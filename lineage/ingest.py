@@ -12,6 +12,10 @@
 3. upserts the job and the run (the run's state follows eventType; a late
    START never undoes a COMPLETE);
 4. inserts the job→dataset and run→dataset edges (`ON CONFLICT DO NOTHING`);
+   and upserts the columns the job read of each input, the field edges
+   (column lineage) and the schemas the event carries (lineage.column_usage:
+   one multi-row `INSERT … ON CONFLICT DO UPDATE` per table, inside the same
+   statement on PostgreSQL);
 5. sends `lineage.signals.dataset_written` once per output dataset.
 
 Lineage therefore appears at START or RUNNING, not only at COMPLETE. Every
@@ -26,18 +30,31 @@ import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
 from uuid import UUID
 
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, transaction
 from django.utils import timezone
 
-from lineage.models import Direction, Job, JobDataset, Run, RunDataset, RunEvent, RunState
+from lineage.column_usage import UsagePlan, UsageRows
+from lineage.models import (
+    DatasetSchema,
+    Direction,
+    FieldEdge,
+    Job,
+    JobDataset,
+    Run,
+    RunDataset,
+    RunEvent,
+    RunState,
+)
 from lineage.signals import dataset_flags, dataset_written
 from registry.db import on_postgresql, prepared_cursor
 from registry.models import AuditEvent, Dataset
+from registry.usage import ColumnRead
 
 DATASET_FIRST_SEEN = "dataset.first_seen"
 
@@ -46,6 +63,10 @@ _STATE_RANK = {RunState.NEW: 0, RunState.START: 1, RunState.RUNNING: 2,
                RunState.COMPLETE: 3, RunState.FAIL: 3, RunState.ABORT: 3}
 _RETRYABLE_SQLSTATES = {"40P01", "40001"}  # deadlock detected, serialization failure
 _RETRIES = 3
+# A column read or field edge seen again sooner than this keeps its row as it is:
+# a job running every few seconds would otherwise rewrite every row (and its
+# index entries) per event, for an age that counts in days.
+USAGE_REFRESH = timedelta(minutes=1)
 
 
 @dataclass
@@ -123,26 +144,30 @@ class Gate:
     token of the request that sent it. `sql` returns at most one row whose
     first column is never NULL; on PostgreSQL it travels with the event's first
     statement (one round trip fewer per event). `check(row or None)` runs right
-    after and raises to refuse the event, which rolls back all it wrote."""
+    after and raises to refuse the event, which rolls back all it wrote; else
+    it returns the team whose token sent the event (column usage records it),
+    or None."""
 
     sql: str
     params: list
-    check: Callable[[tuple | None], None]
+    check: Callable[[tuple | None], int | None]  # returns the team the event is attributed to, or None
 
-    def run_alone(self, cursor) -> None:
-        """The gate as a query of its own (SQLite, or before reading a body)."""
+    def run_alone(self, cursor) -> int | None:
+        """The gate as a query of its own (SQLite, or before reading a body); the check's team."""
         cursor.execute(self.sql, self.params)
-        self.check(cursor.fetchone())
+        return self.check(cursor.fetchone())
 
 
-def store_event(event: dict | ParsedEvent, *, by=None, gate: Gate | None = None) -> StoredEvent:
-    """Store one valid RunEvent in its own transaction (see the module docstring)."""
+def store_event(event: dict | ParsedEvent, *, by=None, gate: Gate | None = None,
+                token_team_id: int | None = None) -> StoredEvent:
+    """Store one valid RunEvent in its own transaction (see the module docstring).
+    `token_team_id`: the team of the token that sent it, when no `gate` says so."""
     parsed = event if isinstance(event, ParsedEvent) else ParsedEvent.of(event)
     attempt = 0
     while True:
         try:
             with transaction.atomic():
-                return _store(parsed, by, gate)
+                return _store(parsed, by, gate, token_team_id)
         except OperationalError as exc:
             attempt += 1
             sqlstate = getattr(exc.__cause__, "sqlstate", None)
@@ -151,9 +176,9 @@ def store_event(event: dict | ParsedEvent, *, by=None, gate: Gate | None = None)
             time.sleep(0.01 * attempt)
 
 
-def store_events(events: Iterable[dict | ParsedEvent], *, by=None) -> list[StoredEvent]:
+def store_events(events: Iterable[dict | ParsedEvent], *, by=None, token_team_id: int | None = None) -> list[StoredEvent]:
     """A batch: each event in its own transaction, in order."""
-    return [store_event(event, by=by) for event in events]
+    return [store_event(event, by=by, token_team_id=token_team_id) for event in events]
 
 
 # --- the statements ----------------------------------------------------------
@@ -167,20 +192,25 @@ def _prep(model, field_name: str, value: Any) -> Any:
     return model._meta.get_field(field_name).get_db_prep_save(value, connection)
 
 
-def _store(parsed: ParsedEvent, by, gate: Gate | None) -> StoredEvent:
+def _store(parsed: ParsedEvent, by, gate: Gate | None, token_team_id: int | None) -> StoredEvent:
     now = timezone.now()
     run_uuid = str(parsed.run_uuid)
-    found = _insert_raw_event(parsed, now, gate)
+    plan = UsagePlan.of(parsed) if settings.LINEAGE_COLUMN_USAGE else None
+    keys = plan.lookup_keys() if plan else parsed.dataset_keys
+    found, schemas, gate_team = _insert_raw_event(parsed, now, gate, keys, with_schemas=bool(plan and plan.has_sql))
     if found is None:
         return StoredEvent(stored=False, run_id=run_uuid)
 
-    datasets, created = datasets_for(parsed.dataset_keys, by=by, found=found)
+    datasets, created = datasets_for(plan.resolve(found) if plan else parsed.dataset_keys, by=by, found=found)
+    usage = plan.rows(datasets, schemas) if plan else UsageRows()
+    team = gate_team if gate is not None else token_team_id
     if on_postgresql():
         with prepared_cursor() as cursor:
-            job_pk, run_pk = _upsert_job_run_and_edges(cursor, parsed, datasets, now)
+            job_pk, run_pk = _upsert_job_run_and_edges(cursor, parsed, datasets, now, usage, team)
     else:
         job_pk, run_pk = _upsert_job_and_run(parsed, now)
-        _insert_edges(job_pk, run_pk, parsed, datasets, now)
+        _insert_edges(job_pk, run_pk, parsed, datasets, now, usage)
+        _upsert_usage(job_pk, parsed, usage, now, team)
     # What listeners need; the rest of each row loads on first access.
     job = Job.from_db(DEFAULT_DB_ALIAS, ["id", "namespace", "name"], [job_pk, parsed.job_namespace, parsed.job_name])
     run = Run.from_db(DEFAULT_DB_ALIAS, ["id", "run_uuid", "job_id"], [run_pk, parsed.run_uuid, job_pk])
@@ -210,10 +240,13 @@ def _store(parsed: ParsedEvent, by, gate: Gate | None) -> StoredEvent:
     return StoredEvent(stored=True, run_id=run_uuid, datasets_created=created)
 
 
-def _insert_raw_event(parsed: ParsedEvent, now: datetime, gate: Gate | None) -> dict[tuple[str, str], Dataset] | None:
-    """Insert the raw event once the gate passes; None if it was stored before,
-    else the event's datasets that already exist (on PostgreSQL found, and the
-    gate checked, by the same statement)."""
+def _insert_raw_event(parsed: ParsedEvent, now: datetime, gate: Gate | None, keys: list[tuple[str, str]], *,
+                      with_schemas: bool = False,
+                      ) -> tuple[dict[tuple[str, str], Dataset] | None, dict[tuple[str, str], dict], int | None]:
+    """Insert the raw event once the gate passes. Returns (None if it was stored
+    before, else those of `keys` that name existing datasets; with
+    `with_schemas`, their stored columns; the gate's team). On PostgreSQL the
+    datasets (and schemas) are found, and the gate checked, by the same statement."""
     params = [
         parsed.checksum,
         _prep(RunEvent, "run_uuid", parsed.run_uuid),
@@ -226,29 +259,44 @@ def _insert_raw_event(parsed: ParsedEvent, now: datetime, gate: Gate | None) -> 
         parsed.canonical,
         _prep(RunEvent, "received_at", now),
     ]
-    keys = parsed.dataset_keys
+    team = None
     if not on_postgresql():
         with connection.cursor() as cursor:
             if gate is not None:
-                gate.run_alone(cursor)
+                team = gate.run_alone(cursor)
             cursor.execute(_raw_event_sql(), params)
             if cursor.fetchone() is None:
-                return None
-        return _select_datasets(keys) if keys else {}
+                return None, {}, team
+        found = _select_datasets(keys) if keys else {}
+        return found, _select_schemas(found) if with_schemas and found else {}, team
     names = [[k[0] for k in keys], [k[1] for k in keys]]
     with prepared_cursor() as cursor:
         if gate is None:
-            cursor.execute(_raw_event_and_datasets_sql(), [*params, *names])
+            cursor.execute(_raw_event_and_datasets_sql(with_schemas), [*params, *names])
         else:
-            cursor.execute(_gated_raw_event_and_datasets_sql(gate.sql), [*gate.params, *params, *names])
+            cursor.execute(_gated_raw_event_and_datasets_sql(gate.sql, with_schemas), [*gate.params, *params, *names])
         rows = cursor.fetchall()
     width = 1 + len(_DATASET_FIELDS) + len(dataset_flags())
+    extra = 1 if with_schemas else 0
     if gate is not None:
-        gate_row = rows[0][width:]
-        gate.check(gate_row if gate_row[0] is not None else None)
+        gate_row = rows[0][width + extra:]
+        team = gate.check(gate_row if gate_row[0] is not None else None)
     if not rows or rows[0][0] is None:
-        return None
-    return _datasets_from_rows([row[1:width] for row in rows if row[1] is not None])
+        return None, {}, team
+    found = _datasets_from_rows([row[1:width] for row in rows if row[1] is not None])
+    schemas = {}
+    if with_schemas:
+        for row in rows:
+            if row[1] is not None and row[width] is not None:
+                fields = row[width]
+                schemas[(row[2], row[3])] = json.loads(fields) if isinstance(fields, str) else fields
+    return found, schemas, team
+
+
+def _select_schemas(found: dict[tuple[str, str], Dataset]) -> dict[tuple[str, str], dict]:
+    keys = {d.pk: key for key, d in found.items()}
+    return {keys[pk]: fields for pk, fields in
+            DatasetSchema.objects.filter(dataset_id__in=list(keys)).values_list("dataset_id", "fields")}
 
 
 @cache
@@ -260,26 +308,32 @@ def _raw_event_sql(*, gated: bool = False) -> str:
             "ON CONFLICT (checksum) DO NOTHING RETURNING id")
 
 
-def _datasets_by_name_sql() -> str:
+def _datasets_by_name_sql(with_schemas: bool = False) -> str:
     # The names go as arrays so the statement's text, and so its plan, is the
-    # same whatever the number of datasets.
-    return (f"SELECT {_dataset_columns()} FROM {connection.ops.quote_name(Dataset._meta.db_table)} t "
+    # same whatever the number of datasets. The stored schemas only join in
+    # for an event whose SQL may need them (every table a statement touches
+    # costs PostgreSQL CPU).
+    schemas = (f", s.fields AS lineage_fields FROM {connection.ops.quote_name(Dataset._meta.db_table)} t "
+               f"LEFT JOIN {DatasetSchema._meta.db_table} s ON s.dataset_id = t.id" if with_schemas
+               else f" FROM {connection.ops.quote_name(Dataset._meta.db_table)} t")
+    return (f"SELECT {_dataset_columns()}{schemas} "
             "JOIN unnest(CAST(%s AS text[]), CAST(%s AS text[])) AS k(ns, nm) ON t.namespace = k.ns AND t.name = k.nm")
 
 
 @cache
-def _raw_event_and_datasets_sql() -> str:
+def _raw_event_and_datasets_sql(with_schemas: bool = False) -> str:
     # One prepared round trip: no rows = a duplicate; a row of NULLs = no dataset known yet.
-    return f"WITH ev AS ({_raw_event_sql()}) SELECT ev.id, d.* FROM ev LEFT JOIN ({_datasets_by_name_sql()}) d ON true"
+    return (f"WITH ev AS ({_raw_event_sql()}) SELECT ev.id, d.* FROM ev "
+            f"LEFT JOIN ({_datasets_by_name_sql(with_schemas)}) d ON true")
 
 
 @cache
-def _gated_raw_event_and_datasets_sql(gate_sql: str) -> str:
+def _gated_raw_event_and_datasets_sql(gate_sql: str, with_schemas: bool = False) -> str:
     # Always one row at least, ending with the gate's columns (NULLs when it found nothing).
     return (
         f"WITH gate AS ({gate_sql}), ev AS ({_raw_event_sql(gated=True)}) "
         "SELECT ev.id, d.*, g.* FROM (SELECT 1) AS one LEFT JOIN gate g ON true LEFT JOIN ev ON true "
-        f"LEFT JOIN ({_datasets_by_name_sql()}) d ON ev.id IS NOT NULL"
+        f"LEFT JOIN ({_datasets_by_name_sql(with_schemas)}) d ON ev.id IS NOT NULL"
     )
 
 
@@ -423,7 +477,16 @@ def _job_and_run_params(parsed: ParsedEvent, now: datetime) -> dict[str, Any]:
 
 
 @cache
-def _job_run_and_edges_sql() -> str:
+def _job_run_and_edges_sql(reads: bool = False, field_edges: bool = False, schemas: bool = False) -> str:
+    """The job, the run, both edge sets and, when the event has them, its column
+    reads, field edges and schemas: one statement, one round trip."""
+    usage = []
+    if reads:
+        usage.append(f"cr AS ({_column_reads_sql(_unnest_rows(_READ_COLUMNS))})")
+    if field_edges:
+        usage.append(f"fe AS ({_field_edges_sql(_unnest_rows(_EDGE_COLUMNS, with_job=True))})")
+    if schemas:
+        usage.append(f"sc AS ({_schemas_sql(_unnest_rows(_SCHEMA_COLUMNS))})")
     return (
         f"WITH job AS ({_job_sql()}), run AS ({_run_sql(job_from_cte=True)}), "
         f"je AS (INSERT INTO {JobDataset._meta.db_table} (job_id, direction, dataset_id, first_seen_at) "
@@ -434,19 +497,30 @@ def _job_run_and_edges_sql() -> str:
         "SELECT run.id, e.direction, e.dataset_id FROM run, "
         "unnest(%(directions)s::varchar[], %(dataset_ids)s::bigint[]) AS e(direction, dataset_id) "
         "ORDER BY e.dataset_id, e.direction ON CONFLICT (run_id, direction, dataset_id) DO NOTHING) "
-        "SELECT job.id, run.id FROM job, run"
+        + "".join(f", {cte}" for cte in usage)
+        + " SELECT job.id, run.id FROM job, run"
     )
 
 
-def _upsert_job_run_and_edges(cursor, parsed: ParsedEvent, datasets: dict, now: datetime) -> tuple[int, int]:
-    """PostgreSQL: the job, the run and both edge sets in one statement (one
-    round trip instead of four; each costs more than the statement's work).
-    Returns the job's and the run's pk."""
-    edges = _edges(parsed, datasets)
+def _upsert_job_run_and_edges(cursor, parsed: ParsedEvent, datasets: dict, now: datetime, usage: UsageRows,
+                              team_id: int | None) -> tuple[int, int]:
+    """PostgreSQL: the job, the run, both edge sets and the column usage in one
+    statement (one round trip instead of four or more; each costs more than the
+    statement's work). Returns the job's and the run's pk."""
+    edges = _edges(parsed, datasets, usage)
     params = _job_and_run_params(parsed, now)
     params["directions"] = [direction for _, direction in edges]
     params["dataset_ids"] = [dataset_id for dataset_id, _ in edges]
-    cursor.execute(_job_run_and_edges_sql(), params)
+    if usage:
+        params.update(_usage_params(parsed, now, team_id))
+        for name, values in _columns(_READ_COLUMNS, usage.column_reads).items():
+            params[name] = values
+        for name, values in _columns(_EDGE_COLUMNS, usage.field_edges).items():
+            params[name] = values
+        params["sc_dataset_id"] = [pk for pk, _ in usage.schemas]
+        params["sc_fields"] = [fields for _, fields in usage.schemas]
+    cursor.execute(_job_run_and_edges_sql(bool(usage.column_reads), bool(usage.field_edges), bool(usage.schemas)),
+                   params)
     return cursor.fetchone()
 
 
@@ -460,14 +534,17 @@ def _upsert_job_and_run(parsed: ParsedEvent, now: datetime) -> tuple[int, int]:
         return params["job_id"], cursor.fetchone()[0]
 
 
-def _edges(parsed: ParsedEvent, datasets: dict) -> list[tuple[int, str]]:
-    """(dataset pk, direction), sorted: concurrent inserts take locks in one order."""
+def _edges(parsed: ParsedEvent, datasets: dict, usage: UsageRows) -> list[tuple[int, str]]:
+    """(dataset pk, direction), sorted: concurrent inserts take locks in one order.
+    The inputs include those only the column evidence names (the tables an
+    event's SQL reads that it does not list: dbt leaves out seeds)."""
     return sorted({(datasets[k].pk, Direction.INPUT.value) for k in parsed.inputs}
+                  | {(pk, Direction.INPUT.value) for pk in usage.inputs}
                   | {(datasets[(o["namespace"], o["name"])].pk, Direction.OUTPUT.value) for o in parsed.outputs})
 
 
-def _insert_edges(job_id: int, run_id: int, parsed: ParsedEvent, datasets: dict, now: datetime) -> None:
-    edges = _edges(parsed, datasets)
+def _insert_edges(job_id: int, run_id: int, parsed: ParsedEvent, datasets: dict, now: datetime, usage: UsageRows) -> None:
+    edges = _edges(parsed, datasets, usage)
     if not edges:
         return
     stamp = _prep(JobDataset, "first_seen_at", now)
@@ -484,3 +561,124 @@ def _insert_edges(job_id: int, run_id: int, parsed: ParsedEvent, datasets: dict,
             "ON CONFLICT (run_id, direction, dataset_id) DO NOTHING",
             [v for dataset_id, direction in edges for v in (run_id, direction, dataset_id)],
         )
+
+
+# --- column usage: reads, field edges, schemas (lineage.column_usage) ------------------
+#
+# Each is one multi-row upsert. On PostgreSQL the rows travel as arrays (one
+# statement text, so one plan, whatever their number) inside the job/run
+# statement; elsewhere as a VALUES list, a statement per table. A row seen
+# again within USAGE_REFRESH, with the same evidence, is left as it is.
+
+# (parameter suffix, SQL type, row attribute)
+_READ_COLUMNS = (("dataset_id", "bigint", "dataset_id"), ("column", "varchar", "column"),
+                 ("kind", "varchar", "kind"), ("source", "varchar", "source"))
+_EDGE_COLUMNS = (("dataset_id", "bigint", "dataset_id"), ("field", "varchar", "field"),
+                 ("input_dataset_id", "bigint", "input_dataset_id"), ("input_field", "varchar", "input_field"),
+                 ("kind", "varchar", "kind"), ("subtype", "varchar", "subtype"),
+                 ("description", "text", "description"), ("masking", "boolean", "masking"),
+                 ("source", "varchar", "source"))
+_SCHEMA_COLUMNS = (("dataset_id", "bigint", None), ("fields", "text", None))
+_PREFIX = {_READ_COLUMNS: "cr", _EDGE_COLUMNS: "fe", _SCHEMA_COLUMNS: "sc"}
+
+
+def _unnest_rows(columns: tuple, *, with_job: bool = False) -> str:
+    """PostgreSQL: `FROM unnest(arrays) AS r(…)`, the rows of one usage table, from
+    parameters named `<prefix>_<column>` (and the `job` CTE, for its id)."""
+    prefix = _PREFIX[columns]
+    arrays = ", ".join(f"%({prefix}_{name})s::{kind}[]" for name, kind, _ in columns)
+    names = ", ".join(f"c_{name}" for name, _, _ in columns)
+    return f"FROM {'job, ' if with_job else ''}unnest({arrays}) AS r({names})"
+
+
+def _columns(columns: tuple, rows: list) -> dict[str, list]:
+    prefix = _PREFIX[columns]
+    return {f"{prefix}_{name}": [getattr(row, attr) for row in rows] for name, _, attr in columns}
+
+
+def _usage_params(parsed: ParsedEvent, now: datetime, team_id: int | None) -> dict[str, Any]:
+    return {"token_team": team_id, "usage_now": _prep(ColumnRead, "last_seen_at", now),
+            "refresh_before": _prep(ColumnRead, "last_seen_at", now - USAGE_REFRESH),
+            "usage_run": _prep(ColumnRead, "run_uuid", parsed.run_uuid),
+            "usage_event_time": _prep(ColumnRead, "event_time", parsed.event_time)}
+
+
+def _null_safe_differs() -> str:
+    return "IS DISTINCT FROM" if on_postgresql() else "IS NOT"
+
+
+def _column_reads_sql(rows: str, *, values: bool = False) -> str:
+    table = ColumnRead._meta.db_table
+    select = ("r.c_dataset_id, %(job_namespace)s, %(job_name)s, r.c_column, r.c_kind, r.c_source, "
+              "CAST(%(token_team)s AS bigint), %(usage_run)s, %(usage_event_time)s, %(usage_now)s, %(usage_now)s")
+    return (
+        f'INSERT INTO {table} (dataset_id, job_namespace, job_name, "column", kind, source, token_team_id, '
+        "run_uuid, event_time, first_seen_at, last_seen_at) "
+        f"SELECT {select} {rows} {'' if values else 'ORDER BY r.c_dataset_id, r.c_column, r.c_kind '}"
+        'ON CONFLICT (dataset_id, job_namespace, job_name, "column", kind) DO UPDATE SET '
+        "last_seen_at = EXCLUDED.last_seen_at, source = EXCLUDED.source, run_uuid = EXCLUDED.run_uuid, "
+        "event_time = EXCLUDED.event_time, token_team_id = EXCLUDED.token_team_id "
+        f"WHERE {table}.last_seen_at < %(refresh_before)s OR {table}.source <> EXCLUDED.source "
+        f"OR {table}.token_team_id {_null_safe_differs()} EXCLUDED.token_team_id"
+    )
+
+
+def _field_edges_sql(rows: str, *, values: bool = False) -> str:
+    table = FieldEdge._meta.db_table
+    job = "%(job_id)s" if values else "job.id"
+    return (
+        f"INSERT INTO {table} (job_id, dataset_id, field, input_dataset_id, input_field, kind, subtype, "
+        "description, masking, source, first_seen_at, last_seen_at) "
+        f"SELECT {job}, r.c_dataset_id, r.c_field, r.c_input_dataset_id, r.c_input_field, r.c_kind, r.c_subtype, "
+        f"r.c_description, r.c_masking, r.c_source, %(usage_now)s, %(usage_now)s {rows} "
+        f"{'' if values else 'ORDER BY r.c_dataset_id, r.c_field, r.c_input_dataset_id, r.c_input_field, r.c_kind '}"
+        "ON CONFLICT (dataset_id, field, input_dataset_id, input_field, job_id, kind) DO UPDATE SET "
+        "last_seen_at = EXCLUDED.last_seen_at, subtype = EXCLUDED.subtype, description = EXCLUDED.description, "
+        "masking = EXCLUDED.masking, source = EXCLUDED.source "
+        f"WHERE {table}.last_seen_at < %(refresh_before)s OR {table}.source <> EXCLUDED.source "
+        f"OR {table}.subtype <> EXCLUDED.subtype OR {table}.description <> EXCLUDED.description "
+        f"OR {table}.masking <> EXCLUDED.masking"
+    )
+
+
+def _schemas_sql(rows: str, *, values: bool = False) -> str:
+    table = DatasetSchema._meta.db_table
+    fields = "r.c_fields" if values else "CAST(r.c_fields AS jsonb)"
+    return (
+        f"INSERT INTO {table} (dataset_id, fields, updated_at) SELECT r.c_dataset_id, {fields}, %(usage_now)s {rows} "
+        f"{'' if values else 'ORDER BY r.c_dataset_id '}"
+        "ON CONFLICT (dataset_id) DO UPDATE SET fields = EXCLUDED.fields, updated_at = EXCLUDED.updated_at "
+        f"WHERE {table}.fields <> EXCLUDED.fields"
+    )
+
+
+def _values_rows(columns: tuple, rows: list) -> tuple[str, dict[str, Any]]:
+    """SQLite: `FROM (VALUES …) AS r(…)` and its named parameters."""
+    prefix = _PREFIX[columns]
+    params: dict[str, Any] = {}
+    lines = []
+    for i, row in enumerate(rows):
+        cells = []
+        for position, (name, _, attr) in enumerate(columns):
+            key = f"{prefix}{i}_{name}"
+            params[key] = getattr(row, attr) if attr else row[position]
+            cells.append(f"%({key})s")
+        lines.append(f"({', '.join(cells)})")
+    # SQLite names a VALUES list's columns column1, column2, …: renamed in a subquery.
+    # The WHERE tells its parser that ON CONFLICT belongs to the INSERT.
+    renamed = ", ".join(f"column{i + 1} AS c_{name}" for i, (name, _, _) in enumerate(columns))
+    return f"FROM (SELECT {renamed} FROM (VALUES {', '.join(lines)})) AS r WHERE true", params
+
+
+def _upsert_usage(job_id: int, parsed: ParsedEvent, usage: UsageRows, now: datetime, team_id: int | None) -> None:
+    """Elsewhere (SQLite): one upsert per usage table that has rows."""
+    if not usage:
+        return
+    base = {**_job_and_run_params(parsed, now), **_usage_params(parsed, now, team_id), "job_id": job_id}
+    with connection.cursor() as cursor:
+        for columns, rows, sql in ((_READ_COLUMNS, usage.column_reads, _column_reads_sql),
+                                   (_EDGE_COLUMNS, usage.field_edges, _field_edges_sql),
+                                   (_SCHEMA_COLUMNS, usage.schemas, _schemas_sql)):
+            if rows:
+                source, params = _values_rows(columns, rows)
+                cursor.execute(sql(source, values=True), {**base, **params})
