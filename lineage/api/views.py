@@ -33,6 +33,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from lineage.column_graph import column_lineage
 from lineage.graph import GraphError, NodeNotFound, lineage_graph, run_graph
 from lineage.ingest import Gate, ParsedEvent, store_event, store_events
 from lineage.validation import run_event_problems, storage_problems
@@ -313,6 +314,33 @@ class LineageBatchView(APIView):
     )
     def post(self, request):
         return ingest_batch(request._request)
+
+
+class ColumnLineageView(APIView):
+    """GET /api/v1/column-lineage?nodeId=datasetField:<namespace>:<name>:<field>&depth=N&withDownstream=…"""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("nodeId", str, description="datasetField:<namespace>:<name>:<field>, or "
+                             "dataset:<namespace>:<name> for every field of the dataset with column lineage"),
+            OpenApiParameter("depth", int, description="How many field hops to walk (default 20, at most 100)."),
+            OpenApiParameter("withDownstream", bool, description="Also walk downstream (default false: upstream only)."),
+        ],
+        responses={200: dict},
+        summary="The column lineage around a dataset field, in Marquez's shape.",
+    )
+    def get(self, request):
+        params = request.query_params
+        try:
+            if not params.get("nodeId"):
+                raise GraphError("Send nodeId=datasetField:<namespace>:<name>:<field> (or dataset:<namespace>:<name>).")
+            graph = column_lineage(params["nodeId"], depth=params.get("depth"),
+                                   with_downstream=params.get("withDownstream"))
+        except GraphError as exc:
+            return Response({"detail": str(exc), "code": "bad_request"}, status=400)
+        except NodeNotFound as exc:
+            return Response({"detail": str(exc), "code": "not_found"}, status=404)
+        return Response(graph)
 
 
 _graph_view = LineageGraphView.as_view()
