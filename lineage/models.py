@@ -175,8 +175,9 @@ class FieldEdge(models.Model):
             models.UniqueConstraint(fields=["dataset", "field", "input_dataset", "input_field", "job", "kind"],
                                     name="lineage_fieldedge_unique"),
         ]
-        indexes = [models.Index(fields=["input_dataset", "input_field"], name="lineage_fieldedge_input_idx"),
-                   models.Index(fields=["last_seen_at"], name="lineage_fieldedge_seen_idx")]
+        # The downstream walk: a field -> the fields it feeds. (No index on last_seen_at: the
+        # daily prune can scan, the ingest would pay for it with every row.)
+        indexes = [models.Index(fields=["input_dataset", "input_field"], name="lineage_fieldedge_input_idx")]
 
     def __str__(self) -> str:
         return f"#{self.dataset_id}.{self.field} <- #{self.input_dataset_id}.{self.input_field} ({self.kind})"

@@ -24,3 +24,6 @@ class FieldEdgeQuerySet(models.QuerySet):
     def current(self, now: datetime | None = None) -> FieldEdgeQuerySet:
         """Edges seen within COLUMN_USAGE_WINDOW, as column reads count."""
         return self.filter(last_seen_at__gte=(now or timezone.now()) - settings.COLUMN_USAGE_WINDOW)
+
+    def expired(self, now: datetime | None = None) -> FieldEdgeQuerySet:
+        return self.filter(last_seen_at__lt=(now or timezone.now()) - settings.COLUMN_USAGE_WINDOW)

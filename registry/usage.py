@@ -43,6 +43,10 @@ class ColumnReadQuerySet(models.QuerySet):
         """Facts seen within COLUMN_USAGE_WINDOW."""
         return self.filter(last_seen_at__gte=(now or timezone.now()) - settings.COLUMN_USAGE_WINDOW)
 
+    def expired(self, now: datetime | None = None) -> ColumnReadQuerySet:
+        """Facts last seen before COLUMN_USAGE_WINDOW: they no longer count, and are pruned."""
+        return self.filter(last_seen_at__lt=(now or timezone.now()) - settings.COLUMN_USAGE_WINDOW)
+
     def of_datasets(self, dataset_ids: Iterable[int]) -> ColumnReadQuerySet:
         return self.filter(dataset_id__in=list(dataset_ids))
 

@@ -60,6 +60,9 @@ for attempt in range(2):
 counts["reads"] = sorted(ColumnRead.objects.values_list("dataset__name", "column", "kind", "source"))
 counts["field_edges"] = FieldEdge.objects.count()
 counts["schemas"] = DatasetSchema.objects.count()
+from lineage.column_graph import column_lineage
+graph = column_lineage("datasetField:demo://:mart:id", with_downstream=True)["graph"]
+counts["column_graph"] = [[n["id"], n["data"]["fieldType"], [e["origin"] for e in n["inEdges"]]] for n in graph]
 print(json.dumps(counts))
 """
 
@@ -77,4 +80,6 @@ def test_the_sqlite_demo_stores_events_refuses_bad_tokens_and_ignores_retries(tm
                       "datasets": 2, "first_seen": 2,
                       "reads": [["lookup", "code", "INDIRECT", "sql"], ["raw", "", "DIRECT", "input"],
                                 ["raw", "id", "DIRECT", "column_lineage"]],
-                      "field_edges": 1, "schemas": 1}
+                      "field_edges": 1, "schemas": 1,
+                      "column_graph": [["datasetField:demo://:mart:id", "int", ["datasetField:demo://:raw:id"]],
+                                       ["datasetField:demo://:raw:id", None, []]]}
