@@ -33,7 +33,7 @@ import json
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from django.conf import settings
 
@@ -56,23 +56,22 @@ log = logging.getLogger(__name__)
 DatasetKey = tuple[str, str]  # (namespace, name)
 
 DIRECT, INDIRECT = UsageKind.DIRECT.value, UsageKind.INDIRECT.value
-TRUST_ORDER = (UsageSource.LINEAGE_FACET.value, UsageSource.COLUMN_LINEAGE.value, UsageSource.SQL.value)
 MAX_NAME = 500  # the column fields' max_length; a longer name is read as all/unknown
 MAX_SUBTYPE = 50
 MAX_DESCRIPTION = 2000
 MAX_CANDIDATES = 8  # (namespace, name) spellings tried per SQL table
 
 
-@dataclass(frozen=True)
-class ColumnReadRow:
+# Rows are tuples (the ingest builds a dozen per event): their order is the lock order.
+
+class ColumnReadRow(NamedTuple):
     dataset_id: int
     column: str
     kind: str
     source: str
 
 
-@dataclass(frozen=True)
-class FieldEdgeRow:
+class FieldEdgeRow(NamedTuple):
     dataset_id: int
     field: str
     input_dataset_id: int
@@ -95,8 +94,7 @@ class UsageRows:
         return bool(self.column_reads or self.field_edges or self.schemas)
 
 
-@dataclass
-class _Edge:
+class _Edge(NamedTuple):
     field: str
     input_key: DatasetKey
     input_field: str
@@ -141,8 +139,16 @@ def _key_of(obj: Any) -> DatasetKey | None:
 def _kind(transformations: Any, default: str) -> tuple[str, str, str, bool]:
     """(kind, subtype, description, masking) of an input's transformations: DIRECT
     when any is DIRECT, else INDIRECT when any is given, else `default`."""
-    if not isinstance(transformations, list):
+    if type(transformations) is not list or not transformations:
         return default, "", "", False
+    if len(transformations) == 1 and type(transformations[0]) is dict:
+        # The usual shape, without the general case's sets.
+        only = transformations[0]
+        kind, subtype, description = only.get("type"), only.get("subtype"), only.get("description")
+        kind = kind.upper() if type(kind) is str else ""
+        return (DIRECT if kind == DIRECT else INDIRECT if kind else default,
+                subtype[:MAX_SUBTYPE] if type(subtype) is str else "",
+                description[:MAX_DESCRIPTION] if type(description) is str else "", only.get("masking") is True)
     items = [t for t in transformations if isinstance(t, dict)]
     types = {str(t.get("type") or "").upper() for t in items}
     kind = DIRECT if DIRECT in types else INDIRECT if types - {""} else default
@@ -389,7 +395,8 @@ class UsagePlan:
 
     def rows(self, datasets: dict[DatasetKey, Any], stored_schemas: dict[DatasetKey, dict[str, str]]) -> UsageRows:
         """The rows for the ingest statement (`datasets`: every key of `resolve` → its dataset)."""
-        schemas = {**stored_schemas, **event_schemas(self.parsed)}
+        carried = event_schemas(self.parsed)
+        schemas = {**stored_schemas, **carried}
         sources = list(self.facet_evidence)
         if self.query is not None and not self.sql_failed:
             sources.append((UsageSource.SQL.value, self._sql_evidence(schemas)))
@@ -407,7 +414,7 @@ class UsagePlan:
                 continue
             name, columns = chosen
             reads.update(ColumnReadRow(dataset_id, column, kind, name) for column, kind in columns)
-        rows.column_reads = sorted(reads, key=lambda r: (r.dataset_id, r.column, r.kind))
+        rows.column_reads = sorted(reads)
         edges: dict[tuple, FieldEdgeRow] = {}
         for out in self.parsed.outputs:
             key = (out["namespace"], out["name"])
@@ -423,7 +430,7 @@ class UsagePlan:
                 edges.setdefault((row.dataset_id, row.field, row.input_dataset_id, row.input_field, row.kind), row)
         rows.field_edges = [edges[k] for k in sorted(edges)]
         rows.schemas = sorted((datasets[k].pk, json.dumps(fields, sort_keys=True))
-                              for k, fields in event_schemas(self.parsed).items() if k in datasets)
+                              for k, fields in carried.items() if k in datasets)
         return rows
 
 
