@@ -284,7 +284,7 @@ def through_the_app(port: int, secret: str, clients: int, seconds: float, column
 
 # --- phase 2: straight into PostgreSQL -------------------------------------------------
 
-def _direct_worker(url: str, freshness_sql: str, team_id: int, column_lineage: bool, threads: int, first_client: int,
+def _direct_worker(url: str, freshness_sql: str, team_id: int | None, column_lineage: bool, threads: int, first_client: int,
                    seconds: float, ready: mp.Queue, go: mp.Event, out: mp.Queue) -> None:
     def writer(index: int, work: tuple, deadline: float) -> tuple[int, float]:
         conn, events = work
@@ -388,12 +388,13 @@ def _usage_params(event: dict, rows: tuple, team_id: int, now: datetime, event_t
     return params
 
 
-def write_event(conn: psycopg.Connection, event: dict, freshness_sql: str, team_id: int) -> None:
+def write_event(conn: psycopg.Connection, event: dict, freshness_sql: str, team_id: int | None) -> None:
     """The rows the app writes for one event, with the statements it sends on
     PostgreSQL, prepared as it prepares them: raw event + dataset look-up,
     missing datasets (rarely), job + run + edges + column usage as one
     statement, and on a COMPLETE the freshness row of each output with the
-    app's own statement (`freshness_sql`, read from the app)."""
+    app's own statement (`freshness_sql`, read from the app). `team_id` None:
+    column usage is off, its rows are left out."""
     now = datetime.now(UTC)
     checksum = hashlib.sha256(json.dumps(event, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     run_id = event["run"]["runId"]
@@ -431,7 +432,7 @@ def write_event(conn: psycopg.Connection, event: dict, freshness_sql: str, team_
     moves = (f"(%s > (CASE lineage_run.state {RANKS} ELSE 0 END) OR "
              f"(%s = (CASE lineage_run.state {RANKS} ELSE 0 END) AND EXCLUDED.state_at >= lineage_run.state_at))")
     run_facets = event["run"].get("facets") or {}
-    usage = usage_rows(event, found)
+    usage = usage_rows(event, found) if team_id is not None else ([], [], [])
     job_and_run = conn.execute(
         "WITH job AS (INSERT INTO lineage_job (namespace, name, facets, created_at, updated_at) VALUES (%s, %s, %s, %s, %s) "
         "ON CONFLICT (namespace, name) DO UPDATE SET facets = CASE WHEN %s THEN EXCLUDED.facets ELSE lineage_job.facets END, "
@@ -469,7 +470,7 @@ def write_event(conn: psycopg.Connection, event: dict, freshness_sql: str, team_
 
 
 
-def straight_into_postgres(url: str, freshness_sql: str, team_id: int, clients: int, seconds: float,
+def straight_into_postgres(url: str, freshness_sql: str, team_id: int | None, clients: int, seconds: float,
                            column_lineage: bool = False) -> dict:
     results, elapsed = _load(_direct_worker, (url, freshness_sql, team_id, column_lineage), clients, seconds)
     return {"events": sum(r[0] for r in results), "elapsed": elapsed, "client_cpu": sum(r[1] for r in results),
@@ -560,6 +561,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="server worker processes (default 2: one per core)")
     parser.add_argument("--threads", type=int, default=8, help="threads per worker (granian blocking threads, "
                         "gunicorn gthread threads); default 8")
+    parser.add_argument("--column-usage", choices=["on", "off"], default="on",
+                        help="the app's column usage (LINEAGE_COLUMN_USAGE); off: neither side writes its rows")
     parser.add_argument("--column-lineage", choices=["off", "on", "both"], default="off",
                         help="events carry a columnLineage facet: never (default), always, or in alternate slices "
                              "of each kind (prints the ratio of their throughputs)")
@@ -569,8 +572,10 @@ def main() -> None:
     url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/reg_lineage_bench")
     print(f"Preparing {plain_url(url)} …", flush=True)
     fresh_database(plain_url(url))
-    env = django_env(plain_url(url) + "?conn_max_age=600")
+    env = django_env(plain_url(url) + "?conn_max_age=600", LINEAGE_COLUMN_USAGE="1" if args.column_usage == "on" else "0")
     secret, freshness_sql, team_id = from_the_app(env)
+    if args.column_usage == "off":
+        team_id = None  # tells the writer to leave the column usage rows out
     port = free_port()
     if args.server == "granian":
         command = [sys.executable, "-m", "granian", "--interface", "wsgi", "registry.wsgi:application",

@@ -63,9 +63,9 @@ _STATE_RANK = {RunState.NEW: 0, RunState.START: 1, RunState.RUNNING: 2,
                RunState.COMPLETE: 3, RunState.FAIL: 3, RunState.ABORT: 3}
 _RETRYABLE_SQLSTATES = {"40P01", "40001"}  # deadlock detected, serialization failure
 _RETRIES = 3
-# A column read or field edge seen again sooner than this keeps its row as it is:
-# a job running every few seconds would otherwise rewrite every row (and its
-# index entries) per event, for an age that counts in days.
+# A column read or field edge seen again sooner than this keeps its row (and its
+# evidence) as it is: a job running every few seconds would otherwise rewrite
+# every row and its index entries per event, for an age that counts in days.
 USAGE_REFRESH = timedelta(minutes=1)
 
 
@@ -480,24 +480,18 @@ def _job_and_run_params(parsed: ParsedEvent, now: datetime) -> dict[str, Any]:
 def _job_run_and_edges_sql(reads: bool = False, field_edges: bool = False, schemas: bool = False) -> str:
     """The job, the run, both edge sets and, when the event has them, its column
     reads, field edges and schemas: one statement, one round trip."""
-    usage = []
-    if reads:
-        usage.append(f"cr AS ({_column_reads_sql(_unnest_rows(_READ_COLUMNS))})")
-    if field_edges:
-        usage.append(f"fe AS ({_field_edges_sql(_unnest_rows(_EDGE_COLUMNS, with_job=True))})")
-    if schemas:
-        usage.append(f"sc AS ({_schemas_sql(_unnest_rows(_SCHEMA_COLUMNS))})")
+    usage = [sql for wanted, sql in ((reads, _column_reads_sql), (field_edges, _field_edges_sql),
+                                     (schemas, _schemas_sql)) if wanted]
     return (
         f"WITH job AS ({_job_sql()}), run AS ({_run_sql(job_from_cte=True)}), "
-        f"je AS (INSERT INTO {JobDataset._meta.db_table} (job_id, direction, dataset_id, first_seen_at) "
-        "SELECT job.id, e.direction, e.dataset_id, %(now)s FROM job, "
-        "unnest(%(directions)s::varchar[], %(dataset_ids)s::bigint[]) AS e(direction, dataset_id) "
-        "ORDER BY e.dataset_id, e.direction ON CONFLICT (job_id, direction, dataset_id) DO NOTHING), "
-        f"re AS (INSERT INTO {RunDataset._meta.db_table} (run_id, direction, dataset_id) "
-        "SELECT run.id, e.direction, e.dataset_id FROM run, "
-        "unnest(%(directions)s::varchar[], %(dataset_ids)s::bigint[]) AS e(direction, dataset_id) "
-        "ORDER BY e.dataset_id, e.direction ON CONFLICT (run_id, direction, dataset_id) DO NOTHING) "
-        + "".join(f", {cte}" for cte in usage)
+        # Terse from here on: psycopg caches the parsing of statements up to 4 KiB.
+        f"je AS (INSERT INTO {JobDataset._meta.db_table}(job_id,direction,dataset_id,first_seen_at) "
+        "SELECT job.id,e.d,e.i,%(now)s FROM job,unnest(%(directions)s::varchar[],%(dataset_ids)s::bigint[]) e(d,i) "
+        "ORDER BY e.i,e.d ON CONFLICT(job_id,direction,dataset_id) DO NOTHING),"
+        f"re AS (INSERT INTO {RunDataset._meta.db_table}(run_id,direction,dataset_id) "
+        "SELECT run.id,e.d,e.i FROM run,unnest(%(directions)s::varchar[],%(dataset_ids)s::bigint[]) e(d,i) "
+        "ORDER BY e.i,e.d ON CONFLICT(run_id,direction,dataset_id) DO NOTHING)"
+        + "".join(f",u{i} AS ({sql()})" for i, sql in enumerate(usage))
         + " SELECT job.id, run.id FROM job, run"
     )
 
@@ -512,13 +506,7 @@ def _upsert_job_run_and_edges(cursor, parsed: ParsedEvent, datasets: dict, now: 
     params["directions"] = [direction for _, direction in edges]
     params["dataset_ids"] = [dataset_id for dataset_id, _ in edges]
     if usage:
-        params.update(_usage_params(parsed, now, team_id))
-        for name, values in _columns(_READ_COLUMNS, usage.column_reads).items():
-            params[name] = values
-        for name, values in _columns(_EDGE_COLUMNS, usage.field_edges).items():
-            params[name] = values
-        params["sc_dataset_id"] = [pk for pk, _ in usage.schemas]
-        params["sc_fields"] = [fields for _, fields in usage.schemas]
+        params.update(_usage_params(usage, now, team_id))
     cursor.execute(_job_run_and_edges_sql(bool(usage.column_reads), bool(usage.field_edges), bool(usage.schemas)),
                    params)
     return cursor.fetchone()
@@ -565,120 +553,82 @@ def _insert_edges(job_id: int, run_id: int, parsed: ParsedEvent, datasets: dict,
 
 # --- column usage: reads, field edges, schemas (lineage.column_usage) ------------------
 #
-# Each is one multi-row upsert. On PostgreSQL the rows travel as arrays (one
-# statement text, so one plan, whatever their number) inside the job/run
-# statement; elsewhere as a VALUES list, a statement per table. A row seen
-# again within USAGE_REFRESH, with the same evidence, is left as it is.
-
-# (parameter suffix, SQL type, row attribute)
-_READ_COLUMNS = (("dataset_id", "bigint", "dataset_id"), ("column", "varchar", "column"),
-                 ("kind", "varchar", "kind"), ("source", "varchar", "source"))
-_EDGE_COLUMNS = (("dataset_id", "bigint", "dataset_id"), ("field", "varchar", "field"),
-                 ("input_dataset_id", "bigint", "input_dataset_id"), ("input_field", "varchar", "input_field"),
-                 ("kind", "varchar", "kind"), ("subtype", "varchar", "subtype"),
-                 ("description", "text", "description"), ("masking", "boolean", "masking"),
-                 ("source", "varchar", "source"))
-_SCHEMA_COLUMNS = (("dataset_id", "bigint", None), ("fields", "text", None))
-_PREFIX = {_READ_COLUMNS: "cr", _EDGE_COLUMNS: "fe", _SCHEMA_COLUMNS: "sc"}
+# Each is one multi-row upsert whose rows travel as one JSON parameter, an array
+# of arrays (json.dumps is C; a dozen typed arrays cost psycopg more than the
+# statement's work), read with json_array_elements on PostgreSQL, inside the
+# job/run statement, and json_each elsewhere, a statement per table. A row seen
+# again within USAGE_REFRESH is left as it is (its evidence too). The SQL
+# is terse on purpose: psycopg caches the parsing of statements up to 4 KiB.
+# The rows come sorted (lineage.column_usage): the order the upserts lock them in.
 
 
-def _unnest_rows(columns: tuple, *, with_job: bool = False) -> str:
-    """PostgreSQL: `FROM unnest(arrays) AS r(…)`, the rows of one usage table, from
-    parameters named `<prefix>_<column>` (and the `job` CTE, for its id)."""
-    prefix = _PREFIX[columns]
-    arrays = ", ".join(f"%({prefix}_{name})s::{kind}[]" for name, kind, _ in columns)
-    names = ", ".join(f"c_{name}" for name, _, _ in columns)
-    return f"FROM {'job, ' if with_job else ''}unnest({arrays}) AS r({names})"
+def _rows(param: str) -> str:
+    if on_postgresql():
+        return f" FROM json_array_elements(CAST(%({param})s AS json)) r"
+    # The WHERE tells SQLite's parser that ON CONFLICT belongs to the INSERT.
+    return f" FROM json_each(%({param})s) r WHERE true"
 
 
-def _columns(columns: tuple, rows: list) -> dict[str, list]:
-    prefix = _PREFIX[columns]
-    return {f"{prefix}_{name}": [getattr(row, attr) for row in rows] for name, _, attr in columns}
+def _cell(index: int, sql_type: str = "") -> str:
+    if on_postgresql():
+        return f"CAST(r.value->>{index} AS {sql_type})" if sql_type else f"r.value->>{index}"
+    return f"json_extract(r.value,'$[{index}]')"
 
 
-def _usage_params(parsed: ParsedEvent, now: datetime, team_id: int | None) -> dict[str, Any]:
-    return {"token_team": team_id, "usage_now": _prep(ColumnRead, "last_seen_at", now),
-            "refresh_before": _prep(ColumnRead, "last_seen_at", now - USAGE_REFRESH),
-            "usage_run": _prep(ColumnRead, "run_uuid", parsed.run_uuid),
-            "usage_event_time": _prep(ColumnRead, "event_time", parsed.event_time)}
+def _conflict(constraint: str, columns: str) -> str:
+    # PostgreSQL names the constraint (shorter); SQLite needs its columns.
+    return f"ON CONFLICT ON CONSTRAINT {constraint}" if on_postgresql() else f"ON CONFLICT({columns})"
 
 
-def _null_safe_differs() -> str:
-    return "IS DISTINCT FROM" if on_postgresql() else "IS NOT"
-
-
-def _column_reads_sql(rows: str, *, values: bool = False) -> str:
-    table = ColumnRead._meta.db_table
-    select = ("r.c_dataset_id, %(job_namespace)s, %(job_name)s, r.c_column, r.c_kind, r.c_source, "
-              "CAST(%(token_team)s AS bigint), %(usage_run)s, %(usage_event_time)s, %(usage_now)s, %(usage_now)s")
+def _column_reads_sql() -> str:
     return (
-        f'INSERT INTO {table} (dataset_id, job_namespace, job_name, "column", kind, source, token_team_id, '
-        "run_uuid, event_time, first_seen_at, last_seen_at) "
-        f"SELECT {select} {rows} {'' if values else 'ORDER BY r.c_dataset_id, r.c_column, r.c_kind '}"
-        'ON CONFLICT (dataset_id, job_namespace, job_name, "column", kind) DO UPDATE SET '
-        "last_seen_at = EXCLUDED.last_seen_at, source = EXCLUDED.source, run_uuid = EXCLUDED.run_uuid, "
-        "event_time = EXCLUDED.event_time, token_team_id = EXCLUDED.token_team_id "
-        f"WHERE {table}.last_seen_at < %(refresh_before)s OR {table}.source <> EXCLUDED.source "
-        f"OR {table}.token_team_id {_null_safe_differs()} EXCLUDED.token_team_id"
+        f'INSERT INTO {ColumnRead._meta.db_table} AS t(dataset_id,job_namespace,job_name,"column",kind,source,'
+        "token_team_id,run_uuid,event_time,first_seen_at,last_seen_at) "
+        f"SELECT {_cell(0, 'bigint')},%(job_namespace)s,%(job_name)s,{_cell(1)},{_cell(2)},{_cell(3)},"
+        f"CAST(%(token_team)s AS bigint),%(run_uuid)s,%(state_at)s,%(now)s,%(now)s{_rows('cr')} "
+        + _conflict("column_read_unique", 'dataset_id,job_namespace,job_name,"column",kind')
+        + " DO UPDATE SET last_seen_at=EXCLUDED.last_seen_at,source=EXCLUDED.source,run_uuid=EXCLUDED.run_uuid,"
+        "event_time=EXCLUDED.event_time,token_team_id=EXCLUDED.token_team_id WHERE t.last_seen_at<%(refresh_before)s"
     )
 
 
-def _field_edges_sql(rows: str, *, values: bool = False) -> str:
-    table = FieldEdge._meta.db_table
-    job = "%(job_id)s" if values else "job.id"
+def _field_edges_sql() -> str:
+    job = "job.id" if on_postgresql() else "%(job_id)s"
     return (
-        f"INSERT INTO {table} (job_id, dataset_id, field, input_dataset_id, input_field, kind, subtype, "
-        "description, masking, source, first_seen_at, last_seen_at) "
-        f"SELECT {job}, r.c_dataset_id, r.c_field, r.c_input_dataset_id, r.c_input_field, r.c_kind, r.c_subtype, "
-        f"r.c_description, r.c_masking, r.c_source, %(usage_now)s, %(usage_now)s {rows} "
-        f"{'' if values else 'ORDER BY r.c_dataset_id, r.c_field, r.c_input_dataset_id, r.c_input_field, r.c_kind '}"
-        "ON CONFLICT (dataset_id, field, input_dataset_id, input_field, job_id, kind) DO UPDATE SET "
-        "last_seen_at = EXCLUDED.last_seen_at, subtype = EXCLUDED.subtype, description = EXCLUDED.description, "
-        "masking = EXCLUDED.masking, source = EXCLUDED.source "
-        f"WHERE {table}.last_seen_at < %(refresh_before)s OR {table}.source <> EXCLUDED.source "
-        f"OR {table}.subtype <> EXCLUDED.subtype OR {table}.description <> EXCLUDED.description "
-        f"OR {table}.masking <> EXCLUDED.masking"
+        f"INSERT INTO {FieldEdge._meta.db_table} AS t(job_id,dataset_id,field,input_dataset_id,input_field,kind,"
+        "subtype,description,masking,source,first_seen_at,last_seen_at) "
+        f"SELECT {job},{_cell(0, 'bigint')},{_cell(1)},{_cell(2, 'bigint')},{_cell(3)},{_cell(4)},{_cell(5)},"
+        f"{_cell(6)},{_cell(7, 'boolean')},{_cell(8)},%(now)s,%(now)s"
+        + (" FROM job,json_array_elements(CAST(%(fe)s AS json)) r " if on_postgresql() else _rows("fe") + " ")
+        + _conflict("lineage_fieldedge_unique", "dataset_id,field,input_dataset_id,input_field,job_id,kind")
+        + " DO UPDATE SET last_seen_at=EXCLUDED.last_seen_at,subtype=EXCLUDED.subtype,"
+        "description=EXCLUDED.description,masking=EXCLUDED.masking,source=EXCLUDED.source "
+        "WHERE t.last_seen_at<%(refresh_before)s"
     )
 
 
-def _schemas_sql(rows: str, *, values: bool = False) -> str:
-    table = DatasetSchema._meta.db_table
-    fields = "r.c_fields" if values else "CAST(r.c_fields AS jsonb)"
+def _schemas_sql() -> str:
+    fields = _cell(1, "jsonb") if on_postgresql() else "json(json_extract(r.value,'$[1]'))"
     return (
-        f"INSERT INTO {table} (dataset_id, fields, updated_at) SELECT r.c_dataset_id, {fields}, %(usage_now)s {rows} "
-        f"{'' if values else 'ORDER BY r.c_dataset_id '}"
-        "ON CONFLICT (dataset_id) DO UPDATE SET fields = EXCLUDED.fields, updated_at = EXCLUDED.updated_at "
-        f"WHERE {table}.fields <> EXCLUDED.fields"
+        f"INSERT INTO {DatasetSchema._meta.db_table} AS t(dataset_id,fields,updated_at) "
+        f"SELECT {_cell(0, 'bigint')},{fields},%(now)s{_rows('sc')} "
+        "ON CONFLICT(dataset_id) DO UPDATE SET fields=EXCLUDED.fields,updated_at=EXCLUDED.updated_at "
+        "WHERE t.fields<>EXCLUDED.fields"
     )
 
 
-def _values_rows(columns: tuple, rows: list) -> tuple[str, dict[str, Any]]:
-    """SQLite: `FROM (VALUES …) AS r(…)` and its named parameters."""
-    prefix = _PREFIX[columns]
-    params: dict[str, Any] = {}
-    lines = []
-    for i, row in enumerate(rows):
-        cells = []
-        for position, (name, _, attr) in enumerate(columns):
-            key = f"{prefix}{i}_{name}"
-            params[key] = getattr(row, attr) if attr else row[position]
-            cells.append(f"%({key})s")
-        lines.append(f"({', '.join(cells)})")
-    # SQLite names a VALUES list's columns column1, column2, …: renamed in a subquery.
-    # The WHERE tells its parser that ON CONFLICT belongs to the INSERT.
-    renamed = ", ".join(f"column{i + 1} AS c_{name}" for i, (name, _, _) in enumerate(columns))
-    return f"FROM (SELECT {renamed} FROM (VALUES {', '.join(lines)})) AS r WHERE true", params
+def _usage_params(usage: UsageRows, now: datetime, team_id: int | None) -> dict[str, Any]:
+    return {"token_team": team_id, "refresh_before": _prep(ColumnRead, "last_seen_at", now - USAGE_REFRESH),
+            "cr": json.dumps(usage.column_reads), "fe": json.dumps(usage.field_edges), "sc": json.dumps(usage.schemas)}
 
 
 def _upsert_usage(job_id: int, parsed: ParsedEvent, usage: UsageRows, now: datetime, team_id: int | None) -> None:
     """Elsewhere (SQLite): one upsert per usage table that has rows."""
     if not usage:
         return
-    base = {**_job_and_run_params(parsed, now), **_usage_params(parsed, now, team_id), "job_id": job_id}
+    params = {**_job_and_run_params(parsed, now), **_usage_params(usage, now, team_id), "job_id": job_id}
     with connection.cursor() as cursor:
-        for columns, rows, sql in ((_READ_COLUMNS, usage.column_reads, _column_reads_sql),
-                                   (_EDGE_COLUMNS, usage.field_edges, _field_edges_sql),
-                                   (_SCHEMA_COLUMNS, usage.schemas, _schemas_sql)):
+        for rows, sql in ((usage.column_reads, _column_reads_sql), (usage.field_edges, _field_edges_sql),
+                          (usage.schemas, _schemas_sql)):
             if rows:
-                source, params = _values_rows(columns, rows)
-                cursor.execute(sql(source, values=True), {**base, **params})
+                cursor.execute(sql(), params)

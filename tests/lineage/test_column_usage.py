@@ -425,3 +425,16 @@ def test_without_column_usage_the_ingest_records_none(client, lineage_secret, se
     post(client, run_event("COMPLETE", inputs=["raw.orders"], outputs=["mart.orders"]), lineage_secret)
     assert not ColumnRead.objects.exists()
     assert JobDataset.objects.count() == 2
+
+
+def test_every_variant_of_the_ingest_statement_stays_short_enough_for_psycopgs_parse_cache():
+    from itertools import product
+
+    from psycopg._queries import MAX_CACHED_STATEMENT_LENGTH
+
+    from lineage.ingest import _job_run_and_edges_sql
+
+    # Past this length psycopg parses the statement's placeholders again on every
+    # event, which cost the ingest more than the column usage itself.
+    for variant in product((False, True), repeat=3):
+        assert len(_job_run_and_edges_sql(*variant).encode()) <= MAX_CACHED_STATEMENT_LENGTH, variant
