@@ -340,37 +340,32 @@ def usage_rows(event: dict, found: dict) -> tuple[list[tuple], list[tuple], list
 
 
 def _usage_sql(reads: bool, edges: bool, schemas: bool) -> str:
-    """The app's usage CTEs (lineage.ingest), positional."""
+    """The app's usage CTEs (lineage.ingest), positional: rows as one JSON parameter per table."""
     ctes = []
     if reads:
         ctes.append(
-            'cr AS (INSERT INTO registry_columnread (dataset_id, job_namespace, job_name, "column", kind, source, '
-            "token_team_id, run_uuid, event_time, first_seen_at, last_seen_at) "
-            "SELECT r.d, %s, %s, r.c, r.k, r.s, CAST(%s AS bigint), %s, %s, %s, %s "
-            "FROM unnest(%s::bigint[], %s::varchar[], %s::varchar[], %s::varchar[]) AS r(d, c, k, s) "
-            'ORDER BY r.d, r.c, r.k ON CONFLICT (dataset_id, job_namespace, job_name, "column", kind) DO UPDATE SET '
-            "last_seen_at = EXCLUDED.last_seen_at, source = EXCLUDED.source, run_uuid = EXCLUDED.run_uuid, "
-            "event_time = EXCLUDED.event_time, token_team_id = EXCLUDED.token_team_id "
-            "WHERE registry_columnread.last_seen_at < %s OR registry_columnread.source <> EXCLUDED.source "
-            "OR registry_columnread.token_team_id IS DISTINCT FROM EXCLUDED.token_team_id)")
+            'cr AS (INSERT INTO registry_columnread AS t(dataset_id,job_namespace,job_name,"column",kind,source,'
+            "token_team_id,run_uuid,event_time,first_seen_at,last_seen_at) "
+            "SELECT CAST(r.value->>0 AS bigint),%s,%s,r.value->>1,r.value->>2,r.value->>3,CAST(%s AS bigint),%s,%s,%s,%s "
+            "FROM json_array_elements(CAST(%s AS json)) r ON CONFLICT ON CONSTRAINT column_read_unique DO UPDATE SET "
+            "last_seen_at=EXCLUDED.last_seen_at,source=EXCLUDED.source,run_uuid=EXCLUDED.run_uuid,"
+            "event_time=EXCLUDED.event_time,token_team_id=EXCLUDED.token_team_id WHERE t.last_seen_at<%s)")
     if edges:
         ctes.append(
-            "fe AS (INSERT INTO lineage_fieldedge (job_id, dataset_id, field, input_dataset_id, input_field, kind, "
-            "subtype, description, masking, source, first_seen_at, last_seen_at) "
-            "SELECT job.id, r.d, r.f, r.i, r.j, r.k, r.t, r.x, r.m, r.s, %s, %s FROM job, unnest(%s::bigint[], "
-            "%s::varchar[], %s::bigint[], %s::varchar[], %s::varchar[], %s::varchar[], %s::text[], %s::boolean[], "
-            "%s::varchar[]) AS r(d, f, i, j, k, t, x, m, s) ORDER BY r.d, r.f, r.i, r.j, r.k "
-            "ON CONFLICT (dataset_id, field, input_dataset_id, input_field, job_id, kind) DO UPDATE SET "
-            "last_seen_at = EXCLUDED.last_seen_at, subtype = EXCLUDED.subtype, description = EXCLUDED.description, "
-            "masking = EXCLUDED.masking, source = EXCLUDED.source "
-            "WHERE lineage_fieldedge.last_seen_at < %s OR lineage_fieldedge.source <> EXCLUDED.source "
-            "OR lineage_fieldedge.subtype <> EXCLUDED.subtype OR lineage_fieldedge.description <> EXCLUDED.description "
-            "OR lineage_fieldedge.masking <> EXCLUDED.masking)")
+            "fe AS (INSERT INTO lineage_fieldedge AS t(job_id,dataset_id,field,input_dataset_id,input_field,kind,"
+            "subtype,description,masking,source,first_seen_at,last_seen_at) "
+            "SELECT job.id,CAST(r.value->>0 AS bigint),r.value->>1,CAST(r.value->>2 AS bigint),r.value->>3,r.value->>4,"
+            "r.value->>5,r.value->>6,CAST(r.value->>7 AS boolean),r.value->>8,%s,%s "
+            "FROM job,json_array_elements(CAST(%s AS json)) r ON CONFLICT ON CONSTRAINT lineage_fieldedge_unique "
+            "DO UPDATE SET last_seen_at=EXCLUDED.last_seen_at,subtype=EXCLUDED.subtype,"
+            "description=EXCLUDED.description,masking=EXCLUDED.masking,source=EXCLUDED.source "
+            "WHERE t.last_seen_at<%s)")
     if schemas:
         ctes.append(
-            "sc AS (INSERT INTO lineage_datasetschema (dataset_id, fields, updated_at) SELECT r.d, CAST(r.f AS jsonb), %s "
-            "FROM unnest(%s::bigint[], %s::text[]) AS r(d, f) ORDER BY r.d ON CONFLICT (dataset_id) DO UPDATE SET "
-            "fields = EXCLUDED.fields, updated_at = EXCLUDED.updated_at WHERE lineage_datasetschema.fields <> EXCLUDED.fields)")
+            "sc AS (INSERT INTO lineage_datasetschema AS t(dataset_id,fields,updated_at) "
+            "SELECT CAST(r.value->>0 AS bigint),CAST(r.value->>1 AS jsonb),%s FROM json_array_elements(CAST(%s AS json)) r "
+            "ON CONFLICT(dataset_id) DO UPDATE SET fields=EXCLUDED.fields,updated_at=EXCLUDED.updated_at "
+            "WHERE t.fields<>EXCLUDED.fields)")
     return "".join(f", {cte}" for cte in ctes)
 
 
@@ -380,11 +375,11 @@ def _usage_params(event: dict, rows: tuple, team_id: int, now: datetime, event_t
     params: list = []
     if reads:
         params += [event["job"]["namespace"], event["job"]["name"], team_id, event["run"]["runId"], event_time, now, now,
-                   *[[r[i] for r in reads] for i in range(4)], refresh]
+                   json.dumps(reads), refresh]
     if edges:
-        params += [now, now, *[[e[i] for e in edges] for i in range(9)], refresh]
+        params += [now, now, json.dumps(edges), refresh]
     if schemas:
-        params += [now, [x[0] for x in schemas], [x[1] for x in schemas]]
+        params += [now, json.dumps(schemas)]
     return params
 
 
