@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 DatasetKey = tuple[str, str]  # (namespace, name)
 
 DIRECT, INDIRECT = UsageKind.DIRECT.value, UsageKind.INDIRECT.value
-MAX_NAME = 500  # the column fields' max_length; a longer name is read as all/unknown
+MAX_NAME = 500  # the name columns' max_length: a longer column reads all/unknown, a longer dataset is ignored
 MAX_SUBTYPE = 50
 MAX_DESCRIPTION = 2000
 MAX_CANDIDATES = 8  # (namespace, name) spellings tried per SQL table
@@ -129,9 +129,12 @@ class _Evidence:
 
 
 def _key_of(obj: Any) -> DatasetKey | None:
+    """The dataset a facet entry names; None for one the registry could not store
+    (a facet's own fields are not part of the RunEvent check)."""
     if isinstance(obj, dict):
         namespace, name = obj.get("namespace"), obj.get("name")
-        if isinstance(namespace, str) and isinstance(name, str) and namespace and name:
+        if (isinstance(namespace, str) and isinstance(name, str)
+                and 0 < len(namespace) <= MAX_NAME and 0 < len(name) <= MAX_NAME):
             return (namespace, name)
     return None
 
@@ -323,7 +326,7 @@ class UsagePlan:
             if len(ref.parts) <= len(prefix):
                 names.append(".".join(prefix[:len(prefix) - len(ref.parts) + 1] + ref.parts))
         names.append(ref.name)
-        names = list(dict.fromkeys(names))
+        names = [name for name in dict.fromkeys(names) if len(name) <= MAX_NAME]
         return [(ns, name) for ns in namespaces for name in names][:MAX_CANDIDATES]
 
     def lookup_keys(self) -> list[DatasetKey]:

@@ -438,3 +438,14 @@ def test_every_variant_of_the_ingest_statement_stays_short_enough_for_psycopgs_p
     # event, which cost the ingest more than the column usage itself.
     for variant in product((False, True), repeat=3):
         assert len(_job_run_and_edges_sql(*variant).encode()) <= MAX_CACHED_STATEMENT_LENGTH, variant
+
+
+def test_names_too_long_to_store_in_a_facet_never_refuse_the_event(client, lineage_secret):
+    long = "x" * 501
+    facet = column_lineage_facet({"order_id": [input_field("raw.orders", long, "DIRECT"), input_field(long, "id", "DIRECT")],
+                                  long: [input_field("raw.orders", "id", "DIRECT")]})
+    event = run_event("COMPLETE", inputs=["raw.orders"], outputs=[dataset("mart.orders", columnLineage=facet)],
+                      job_facets={"sql": sql_facet(f"select id from raw.{long}")})
+    assert post(client, event, lineage_secret).status_code == 201
+    assert reads() == {("raw.orders", "", "DIRECT", "column_lineage"), ("raw.orders", "id", "DIRECT", "column_lineage")}
+    assert edges() == set()  # each named a field or dataset too long to store
