@@ -87,3 +87,14 @@ def test_column_usage_older_than_the_usage_window_is_deleted_in_batches(db, sett
     assert set(ColumnRead.objects.values_list("job_name", flat=True)) == {"new_report"}
     assert set(FieldEdge.objects.values_list("job__name", flat=True)) == {"new_report"}
     assert AuditEvent.objects.get(action="lineage.events_pruned").after["column_reads_deleted"] == 2
+
+
+def test_the_demo_lineage_shows_which_columns_the_retailers_sql_reads(db):
+    from lineage.demo import load_lineage_demo
+    from registry.usage import ColumnRead
+
+    load_lineage_demo()
+    orders = set(ColumnRead.objects.filter(dataset__name="retail.public.orders", job_name="finance.daily_revenue")
+                 .values_list("column", "kind"))
+    assert orders == {("created_at", "DIRECT"), ("channel", "DIRECT"), ("status", "INDIRECT"), ("id", "INDIRECT")}
+    assert ColumnRead.objects.filter(dataset__name="retail.public.inventory", column="").exists()  # no SQL: unknown
