@@ -18,6 +18,8 @@ written straight into PostgreSQL with psycopg.
    (5 fields from both inputs, 3 dataset-level INDIRECT inputs: 8 column
    reads and 6 field edges per event instead of 2 all/unknown reads); `both`
    runs a slice of each kind per round, on both sides, and prints their ratio.
+   `--column-usage both` starts a second server with LINEAGE_COLUMN_USAGE=0
+   and alternates slices between the two: the feature's own cost, as a ratio.
 3. Counts acknowledged (201) events missing from the database (`lost`), at the end.
 4. Writes the same rows for the same time straight into PostgreSQL with
    psycopg, from the same number of connections, one transaction per event,
@@ -34,7 +36,9 @@ PostgreSQL, load generators; Linux), then one JSON line (last):
  "db_direct_events_per_s", "ratio"}, and with `both` also
  "column_lineage_events_per_s", "column_lineage_db_direct_events_per_s",
  "column_lineage_psycopg_ratio" and "column_lineage_ratio" (events/s through
- the app with the facet over events/s without it).
+ the app with the facet over events/s without it); with `--column-usage both`
+ "usage_off_events_per_s" and "column_usage_ratio" (events/s with column usage
+ on over off, for the last kind of events).
 """
 
 from __future__ import annotations
@@ -319,7 +323,7 @@ def usage_rows(event: dict, found: dict) -> tuple[list[tuple], list[tuple], list
         out_id = found[(out["namespace"], out["name"])]
         if facets.get("schema"):
             fields = {f["name"]: f["type"] for f in facets["schema"]["fields"]}
-            schemas.append((out_id, json.dumps(fields, sort_keys=True)))
+            schemas.append((out_id, json.dumps(fields, sort_keys=True), True))
         facet = facets.get("columnLineage")
         if not facet:
             continue
@@ -340,32 +344,38 @@ def usage_rows(event: dict, found: dict) -> tuple[list[tuple], list[tuple], list
 
 
 def _usage_sql(reads: bool, edges: bool, schemas: bool) -> str:
-    """The app's usage CTEs (lineage.ingest), positional: rows as one JSON parameter per table."""
+    """The app's usage CTEs (lineage.ingest), positional: rows as one JSON parameter per
+    table, typed once, upserted (a row seen within a minute left as it is)."""
     ctes = []
     if reads:
-        ctes.append(
-            'cr AS (INSERT INTO registry_columnread AS t(dataset_id,job_namespace,job_name,"column",kind,source,'
+        ctes += [
+            "cr(d,c,k,s) AS (SELECT (r.value->>0)::bigint,r.value->>1,r.value->>2,r.value->>3 "
+            "FROM json_array_elements(%s::json) r)",
+            'cr0 AS (INSERT INTO registry_columnread AS t(dataset_id,job_namespace,job_name,"column",kind,source,'
             "token_team_id,run_uuid,event_time,first_seen_at,last_seen_at) "
-            "SELECT CAST(r.value->>0 AS bigint),%s,%s,r.value->>1,r.value->>2,r.value->>3,CAST(%s AS bigint),%s,%s,%s,%s "
-            "FROM json_array_elements(CAST(%s AS json)) r ON CONFLICT ON CONSTRAINT column_read_unique DO UPDATE SET "
+            "SELECT x.d,%s,%s,x.c,x.k,x.s,%s::bigint,%s,%s,%s,%s FROM cr x "
+            'ON CONFLICT(dataset_id,job_namespace,job_name,"column",kind) DO UPDATE SET '
             "last_seen_at=EXCLUDED.last_seen_at,source=EXCLUDED.source,run_uuid=EXCLUDED.run_uuid,"
-            "event_time=EXCLUDED.event_time,token_team_id=EXCLUDED.token_team_id WHERE t.last_seen_at<%s)")
+            "event_time=EXCLUDED.event_time,token_team_id=EXCLUDED.token_team_id WHERE t.last_seen_at<%s)"]
     if edges:
-        ctes.append(
-            "fe AS (INSERT INTO lineage_fieldedge AS t(job_id,dataset_id,field,input_dataset_id,input_field,kind,"
+        ctes += [
+            "fe(d,f,i,j,k,t,x,m,s) AS (SELECT (r.value->>0)::bigint,r.value->>1,(r.value->>2)::bigint,r.value->>3,"
+            "r.value->>4,r.value->>5,r.value->>6,(r.value->>7)::boolean,r.value->>8 FROM json_array_elements(%s::json) r)",
+            "fe0 AS (INSERT INTO lineage_fieldedge AS t(job_id,dataset_id,field,input_dataset_id,input_field,kind,"
             "subtype,description,masking,source,first_seen_at,last_seen_at) "
-            "SELECT job.id,CAST(r.value->>0 AS bigint),r.value->>1,CAST(r.value->>2 AS bigint),r.value->>3,r.value->>4,"
-            "r.value->>5,r.value->>6,CAST(r.value->>7 AS boolean),r.value->>8,%s,%s "
-            "FROM job,json_array_elements(CAST(%s AS json)) r ON CONFLICT ON CONSTRAINT lineage_fieldedge_unique "
-            "DO UPDATE SET last_seen_at=EXCLUDED.last_seen_at,subtype=EXCLUDED.subtype,"
-            "description=EXCLUDED.description,masking=EXCLUDED.masking,source=EXCLUDED.source "
-            "WHERE t.last_seen_at<%s)")
+            "SELECT job.id,x.d,x.f,x.i,x.j,x.k,x.t,x.x,x.m,x.s,%s,%s FROM job,fe x "
+            "ON CONFLICT(dataset_id,field,input_dataset_id,input_field,job_id,kind) DO UPDATE SET "
+            "last_seen_at=EXCLUDED.last_seen_at,subtype=EXCLUDED.subtype,description=EXCLUDED.description,"
+            "masking=EXCLUDED.masking,source=EXCLUDED.source WHERE t.last_seen_at<%s)"]
     if schemas:
-        ctes.append(
-            "sc AS (INSERT INTO lineage_datasetschema AS t(dataset_id,fields,updated_at) "
-            "SELECT CAST(r.value->>0 AS bigint),CAST(r.value->>1 AS jsonb),%s FROM json_array_elements(CAST(%s AS json)) r "
-            "ON CONFLICT(dataset_id) DO UPDATE SET fields=EXCLUDED.fields,updated_at=EXCLUDED.updated_at "
-            "WHERE t.fields<>EXCLUDED.fields)")
+        ctes += [
+            "sc(d,f,o) AS (SELECT (r.value->>0)::bigint,(r.value->>1)::jsonb,(r.value->>2)::boolean "
+            "FROM json_array_elements(%s::json) r)",
+            "sc0 AS (INSERT INTO lineage_datasetschema AS t(dataset_id,fields,updated_at) SELECT x.d,x.f,%s FROM sc x "
+            "WHERE x.o ON CONFLICT(dataset_id) DO UPDATE SET fields=EXCLUDED.fields,updated_at=EXCLUDED.updated_at "
+            "WHERE t.fields<>EXCLUDED.fields)",
+            "sc1 AS (INSERT INTO lineage_datasetschema AS t(dataset_id,fields,updated_at) SELECT x.d,x.f,%s FROM sc x "
+            "WHERE NOT x.o ON CONFLICT(dataset_id) DO NOTHING)"]
     return "".join(f", {cte}" for cte in ctes)
 
 
@@ -374,12 +384,12 @@ def _usage_params(event: dict, rows: tuple, team_id: int, now: datetime, event_t
     refresh = now - timedelta(minutes=1)
     params: list = []
     if reads:
-        params += [event["job"]["namespace"], event["job"]["name"], team_id, event["run"]["runId"], event_time, now, now,
-                   json.dumps(reads), refresh]
+        params += [json.dumps(reads), event["job"]["namespace"], event["job"]["name"], team_id, event["run"]["runId"],
+                   event_time, now, now, refresh]
     if edges:
-        params += [now, now, json.dumps(edges), refresh]
+        params += [json.dumps(edges), now, now, refresh]
     if schemas:
-        params += [now, json.dumps(schemas)]
+        params += [json.dumps(schemas), now, now]
     return params
 
 
@@ -556,53 +566,69 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="server worker processes (default 2: one per core)")
     parser.add_argument("--threads", type=int, default=8, help="threads per worker (granian blocking threads, "
                         "gunicorn gthread threads); default 8")
-    parser.add_argument("--column-usage", choices=["on", "off"], default="on",
-                        help="the app's column usage (LINEAGE_COLUMN_USAGE); off: neither side writes its rows")
+    parser.add_argument("--column-usage", choices=["on", "off", "both"], default="on",
+                        help="the app's column usage (LINEAGE_COLUMN_USAGE): on (default), off (neither side writes "
+                             "its rows), or both: two servers, one each way, in alternate slices (prints the ratio)")
     parser.add_argument("--column-lineage", choices=["off", "on", "both"], default="off",
                         help="events carry a columnLineage facet: never (default), always, or in alternate slices "
                              "of each kind (prints the ratio of their throughputs)")
     args = parser.parse_args()
     kinds = {"off": [False], "on": [True], "both": [False, True]}[args.column_lineage]
+    usages = {"on": [True], "off": [False], "both": [True, False]}[args.column_usage]
+    variants = [(usage, kind) for usage in usages for kind in kinds]
 
     url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/reg_lineage_bench")
     print(f"Preparing {plain_url(url)} …", flush=True)
     fresh_database(plain_url(url))
-    env = django_env(plain_url(url) + "?conn_max_age=600", LINEAGE_COLUMN_USAGE="1" if args.column_usage == "on" else "0")
-    secret, freshness_sql, team_id = from_the_app(env)
-    if args.column_usage == "off":
-        team_id = None  # tells the writer to leave the column usage rows out
-    port = free_port()
-    if args.server == "granian":
-        command = [sys.executable, "-m", "granian", "--interface", "wsgi", "registry.wsgi:application",
-                   "--host", "127.0.0.1", "--port", str(port), "--workers", str(args.workers),
-                   "--blocking-threads", str(args.threads), "--backlog", "2048", "--log-level", "warning"]
-    else:
-        command = [sys.executable, "-m", "gunicorn", "registry.wsgi:application", "--bind", f"127.0.0.1:{port}",
-                   "--worker-class", "gthread", "--workers", str(args.workers), "--threads", str(args.threads),
-                   "--backlog", "2048", "--keep-alive", "30", "--log-level", "warning"]
-    server = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
+    envs = {usage: django_env(plain_url(url) + "?conn_max_age=600", LINEAGE_COLUMN_USAGE=str(int(usage)))
+            for usage in usages}
+    secret, freshness_sql, team_id = from_the_app(envs[usages[0]])
+    servers: dict[bool, tuple[subprocess.Popen, int]] = {}
+    for usage in usages:
+        port = free_port()
+        if args.server == "granian":
+            command = [sys.executable, "-m", "granian", "--interface", "wsgi", "registry.wsgi:application",
+                       "--host", "127.0.0.1", "--port", str(port), "--workers", str(args.workers),
+                       "--blocking-threads", str(args.threads), "--backlog", "2048", "--log-level", "warning"]
+        else:
+            command = [sys.executable, "-m", "gunicorn", "registry.wsgi:application", "--bind", f"127.0.0.1:{port}",
+                       "--worker-class", "gthread", "--workers", str(args.workers), "--threads", str(args.threads),
+                       "--backlog", "2048", "--keep-alive", "30", "--log-level", "warning"]
+        servers[usage] = (subprocess.Popen(command, cwd=ROOT, env=envs[usage], start_new_session=True), port)
     slice_seconds = args.seconds / args.rounds
-    apps = {kind: {"latencies": [], "acked": [], "errors": [], "elapsed": 0.0, "client_cpu": 0.0, "server_cpu": 0.0,
-                   "db_cpu": 0.0} for kind in kinds}
-    directs = {kind: {"events": 0, "elapsed": 0.0, "client_cpu": 0.0, "db_cpu": 0.0} for kind in kinds}
+    apps = {v: {"latencies": [], "acked": [], "errors": [], "elapsed": 0.0, "client_cpu": 0.0, "server_cpu": 0.0,
+                "db_cpu": 0.0} for v in variants}
+    directs = {v: {"events": 0, "elapsed": 0.0, "client_cpu": 0.0, "db_cpu": 0.0} for v in variants}
     database = urlsplit(plain_url(url)).path.lstrip("/")
+
+    def label(variant: tuple[bool, bool]) -> str:
+        usage, kind = variant
+        return " ".join(filter(None, ["+columnLineage" if kind else "",
+                                      "(usage off)" if not usage and len(usages) > 1 else ""]))
+
+    def writer_team(usage: bool) -> int | None:
+        return team_id if usage else None  # None tells the writer to leave the column usage rows out
+
     try:
-        wait_until_up(port, server)
-        print(f"{args.server} on :{port} ({args.workers} workers × {args.threads} threads); {args.clients} clients; "
-              f"{args.rounds} rounds of {slice_seconds:.1f}s through the app, then straight into PostgreSQL"
-              f"{'; columnLineage ' + args.column_lineage if args.column_lineage != 'off' else ''}", flush=True)
+        for proc, port in servers.values():
+            wait_until_up(port, proc)
+        print(f"{args.server} ({args.workers} workers × {args.threads} threads) ×{len(servers)}; {args.clients} clients; "
+              f"{args.rounds} rounds of {slice_seconds:.1f}s per variant, through the app, then straight into "
+              f"PostgreSQL; column usage {args.column_usage}, columnLineage {args.column_lineage}", flush=True)
         if args.warmup > 0:
             # Not counted: the first events create the datasets, their freshness
             # rows and each connection's prepared statements.
-            for kind in kinds:
-                through_the_app(port, secret, args.clients, args.warmup, kind)
-                straight_into_postgres(plain_url(url), freshness_sql, team_id, args.clients, args.warmup, kind)
+            for usage, kind in variants:
+                through_the_app(servers[usage][1], secret, args.clients, args.warmup, kind)
+                straight_into_postgres(plain_url(url), freshness_sql, writer_team(usage), args.clients, args.warmup, kind)
         for round_no in range(1, args.rounds + 1):
-            # Each kind first in every other round, so a drift of the machine's speed falls on both alike.
-            order = kinds if round_no % 2 else kinds[::-1]
+            # Each variant first in every other round, so a drift of the machine's speed falls on all alike.
+            order = variants if round_no % 2 else variants[::-1]
             line = []
-            for kind in order:
-                app = apps[kind]
+            for variant in order:
+                usage, kind = variant
+                app = apps[variant]
+                server, port = servers[usage]
                 server_before, db_before = group_cpu(server.pid), backends_cpu(database)
                 part = through_the_app(port, secret, args.clients, slice_seconds, kind)
                 app["server_cpu"] += group_cpu(server.pid) - server_before
@@ -611,39 +637,54 @@ def main() -> None:
                     app[key].extend(part[key])
                 for key in ("elapsed", "client_cpu"):
                     app[key] += part[key]
-                line.append(f"app{' +columnLineage' if kind else ''} {len(part['acked']) / part['elapsed']:.0f}/s")
-            for kind in order:
-                part_direct = straight_into_postgres(plain_url(url), freshness_sql, team_id, args.clients,
+                line.append(f"app{' ' + label(variant) if label(variant) else ''} {len(part['acked']) / part['elapsed']:.0f}/s")
+            for variant in order:
+                usage, kind = variant
+                part_direct = straight_into_postgres(plain_url(url), freshness_sql, writer_team(usage), args.clients,
                                                      slice_seconds, kind)
                 for key in ("events", "elapsed", "client_cpu", "db_cpu"):
-                    directs[kind][key] += part_direct[key]
-                line.append(f"psycopg{' +columnLineage' if kind else ''} "
+                    directs[variant][key] += part_direct[key]
+                line.append(f"psycopg{' ' + label(variant) if label(variant) else ''} "
                             f"{part_direct['events'] / part_direct['elapsed']:.0f}/s")
             print(f"  round {round_no}: {', '.join(line)}", flush=True)
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
+        for proc, _ in servers.values():
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=30)
 
     with psycopg.connect(plain_url(url)) as conn:
         stored = set(conn.execute("SELECT run_uuid::text, event_type FROM lineage_runevent").fetchall())
-    figures = {kind: _summary(apps[kind], directs[kind], stored, "with columnLineage" if kind else "")
-               for kind in kinds}
-    main_figures = figures[kinds[0]]
-    result = {"clients": args.clients, **main_figures}
+    figures = {v: _summary(apps[v], directs[v], stored, label(v)) for v in variants}
+    result = {"clients": args.clients, **figures[variants[0]]}
     if args.column_lineage == "on":
         result["column_lineage"] = True
+    if args.column_usage == "off":
+        result["column_usage"] = False
+
+    def ratio(a: tuple[bool, bool], b: tuple[bool, bool]) -> float | None:
+        return round(figures[a]["events_per_s"] / figures[b]["events_per_s"], 3) if figures[b]["events_per_s"] else None
+
+    usage = usages[0]
     if args.column_lineage == "both":
-        with_facet = figures[True]
+        with_facet = figures[(usage, True)]
         result.update({
             "column_lineage_events_per_s": with_facet["events_per_s"],
             "column_lineage_db_direct_events_per_s": with_facet["db_direct_events_per_s"],
             "column_lineage_psycopg_ratio": with_facet["ratio"],
             "column_lineage_errors": with_facet["errors"], "column_lineage_lost": with_facet["lost"],
-            "column_lineage_ratio": (round(with_facet["events_per_s"] / main_figures["events_per_s"], 3)
-                                     if main_figures["events_per_s"] else None),
+            "column_lineage_ratio": ratio((usage, True), (usage, False)),
         })
         print(f"columnLineage events through the app: {result['column_lineage_ratio']} × the throughput of events "
-              "without (target ≥ 0.9)")
+              "without the facet")
+    if args.column_usage == "both":
+        kind = kinds[-1]
+        off = figures[(False, kind)]
+        result.update({
+            "usage_off_events_per_s": off["events_per_s"], "usage_off_errors": off["errors"], "usage_off_lost": off["lost"],
+            "column_usage_ratio": ratio((True, kind), (False, kind)),
+        })
+        print(f"{'columnLineage ' if kind else ''}events through the app with column usage on: "
+              f"{result['column_usage_ratio']} × the throughput with it off (target ≥ 0.9)")
     print(json.dumps(result))
 
 

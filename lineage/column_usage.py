@@ -87,7 +87,8 @@ class FieldEdgeRow(NamedTuple):
 class UsageRows:
     column_reads: list[ColumnReadRow] = field(default_factory=list)
     field_edges: list[FieldEdgeRow] = field(default_factory=list)
-    schemas: list[tuple[int, str]] = field(default_factory=list)  # (dataset id, {column: type} as JSON text)
+    # (dataset id, {column: type} as JSON text, whether the event writes the dataset)
+    schemas: list[tuple[int, str, bool]] = field(default_factory=list)
     inputs: list[int] = field(default_factory=list)  # every dataset read, listed by the event or not
 
     def __bool__(self) -> bool:
@@ -432,7 +433,11 @@ class UsagePlan:
                                    edge.kind, edge.subtype, edge.description, edge.masking, name)
                 edges.setdefault((row.dataset_id, row.field, row.input_dataset_id, row.input_field, row.kind), row)
         rows.field_edges = [edges[k] for k in sorted(edges)]
-        rows.schemas = sorted((datasets[k].pk, json.dumps(fields, sort_keys=True))
+        # An output's schema is its writer's word and replaces the stored one; an
+        # input's only fills a gap (rewriting it would make every reader of a
+        # popular dataset wait on its row).
+        outputs = {(o["namespace"], o["name"]) for o in self.parsed.outputs}
+        rows.schemas = sorted((datasets[k].pk, json.dumps(fields, sort_keys=True), k in outputs)
                               for k, fields in carried.items() if k in datasets)
         return rows
 

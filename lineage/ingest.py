@@ -438,24 +438,25 @@ def _job_sql() -> str:
 @cache
 def _run_sql(*, job_from_cte: bool) -> str:
     """The run upsert; its job id comes from the CTE `job`, or is %(job_id)s."""
-    table = Run._meta.db_table
-    old_rank = " ".join(f"WHEN '{s}' THEN {r}" for s, r in _STATE_RANK.items())
+    # The stored run is `o`, and the rank of its state a short CASE (every state
+    # but these three is final): this statement shares psycopg's 4 KiB parse
+    # cache with the column usage written alongside it.
+    old_rank = "CASE o.state WHEN 'NEW' THEN 0 WHEN 'START' THEN 1 WHEN 'RUNNING' THEN 2 ELSE 3 END"
     # Whether this event moves the run: a higher rank, or the same rank and not older.
-    moves = (f"(%(rank)s > (CASE {table}.state {old_rank} ELSE 0 END) OR "
-             f"(%(rank)s = (CASE {table}.state {old_rank} ELSE 0 END) AND EXCLUDED.state_at >= {table}.state_at))")
-    values = "%(run_uuid)s, {job}, %(state)s, %(state_at)s, %(started_at)s, %(ended_at)s, %(run_facets)s, %(now)s"
+    moves = f"(%(rank)s>{old_rank} OR (%(rank)s={old_rank} AND EXCLUDED.state_at>=o.state_at))"
+    values = "%(run_uuid)s,{job},%(state)s,%(state_at)s,%(started_at)s,%(ended_at)s,%(run_facets)s,%(now)s"
     source = (f"SELECT {values.format(job='job.id')} FROM job" if job_from_cte
               else f"VALUES ({values.format(job='%(job_id)s')})")
     return (
-        f"INSERT INTO {table} (run_uuid, job_id, state, state_at, started_at, ended_at, facets, created_at) "
+        f"INSERT INTO {Run._meta.db_table} AS o(run_uuid,job_id,state,state_at,started_at,ended_at,facets,created_at) "
         f"{source} "
         "ON CONFLICT (run_uuid) DO UPDATE SET "
-        f"state = CASE WHEN {moves} THEN EXCLUDED.state ELSE {table}.state END, "
-        f"state_at = CASE WHEN {moves} THEN EXCLUDED.state_at ELSE {table}.state_at END, "
-        f"started_at = CASE WHEN {table}.started_at IS NULL OR EXCLUDED.started_at < {table}.started_at "
-        f"THEN COALESCE(EXCLUDED.started_at, {table}.started_at) ELSE {table}.started_at END, "
-        f"ended_at = COALESCE(EXCLUDED.ended_at, {table}.ended_at), "
-        f"facets = CASE WHEN %(has_run_facets)s THEN EXCLUDED.facets ELSE {table}.facets END "
+        f"state=CASE WHEN {moves} THEN EXCLUDED.state ELSE o.state END,"
+        f"state_at=CASE WHEN {moves} THEN EXCLUDED.state_at ELSE o.state_at END,"
+        "started_at=CASE WHEN o.started_at IS NULL OR EXCLUDED.started_at<o.started_at "
+        "THEN COALESCE(EXCLUDED.started_at,o.started_at) ELSE o.started_at END,"
+        "ended_at=COALESCE(EXCLUDED.ended_at,o.ended_at),"
+        "facets=CASE WHEN %(has_run_facets)s THEN EXCLUDED.facets ELSE o.facets END "
         "RETURNING id"
     )
 
@@ -480,8 +481,7 @@ def _job_and_run_params(parsed: ParsedEvent, now: datetime) -> dict[str, Any]:
 def _job_run_and_edges_sql(reads: bool = False, field_edges: bool = False, schemas: bool = False) -> str:
     """The job, the run, both edge sets and, when the event has them, its column
     reads, field edges and schemas: one statement, one round trip."""
-    usage = [sql for wanted, sql in ((reads, _column_reads_sql), (field_edges, _field_edges_sql),
-                                     (schemas, _schemas_sql)) if wanted]
+    usage = _usage_ctes((reads, field_edges, schemas))
     return (
         f"WITH job AS ({_job_sql()}), run AS ({_run_sql(job_from_cte=True)}), "
         # Terse from here on: psycopg caches the parsing of statements up to 4 KiB.
@@ -491,7 +491,7 @@ def _job_run_and_edges_sql(reads: bool = False, field_edges: bool = False, schem
         f"re AS (INSERT INTO {RunDataset._meta.db_table}(run_id,direction,dataset_id) "
         "SELECT run.id,e.d,e.i FROM run,unnest(%(directions)s::varchar[],%(dataset_ids)s::bigint[]) e(d,i) "
         "ORDER BY e.i,e.d ON CONFLICT(run_id,direction,dataset_id) DO NOTHING)"
-        + "".join(f",u{i} AS ({sql()})" for i, sql in enumerate(usage))
+        + "".join(f",{cte}" for cte in usage)
         + " SELECT job.id, run.id FROM job, run"
     )
 
@@ -553,68 +553,96 @@ def _insert_edges(job_id: int, run_id: int, parsed: ParsedEvent, datasets: dict,
 
 # --- column usage: reads, field edges, schemas (lineage.column_usage) ------------------
 #
-# Each is one multi-row upsert whose rows travel as one JSON parameter, an array
-# of arrays (json.dumps is C; a dozen typed arrays cost psycopg more than the
-# statement's work), read with json_array_elements on PostgreSQL, inside the
-# job/run statement, and json_each elsewhere, a statement per table. A row seen
-# again within USAGE_REFRESH is left as it is (its evidence too). The SQL
-# is terse on purpose: psycopg caches the parsing of statements up to 4 KiB.
-# The rows come sorted (lineage.column_usage): the order the upserts lock them in.
+# Each table's rows travel as one JSON parameter, an array of arrays (json.dumps
+# is C; a dozen typed arrays cost psycopg more than the statement's work), and
+# are written by one multi-row upsert: on PostgreSQL a CTE of the job/run
+# statement (the JSON read once into typed rows), elsewhere a statement of its
+# own. Upserts, not an UPDATE joined to the rows: the conflict is found through
+# the unique index whatever the planner thinks of the table.
+#
+# A column read or field edge seen again within USAGE_REFRESH is left as it is,
+# evidence included. (Its row is still locked until the event commits, as
+# ON CONFLICT DO UPDATE does: only events of the same job share those rows.)
+# A schema is written by the events that write its dataset and replaces the
+# stored one when it differs; an event reading the dataset only fills a gap,
+# with DO NOTHING, which locks nothing — else every reader of a popular dataset
+# would queue on its row. The SQL is terse on purpose: psycopg caches the
+# parsing of statements up to 4 KiB (a test pins it).
+#
+# The rows come sorted (lineage.column_usage): the order they are locked in.
+
+_READ_TYPES = (("d", "bigint"), ("c", ""), ("k", ""), ("s", ""))
+_EDGE_TYPES = (("d", "bigint"), ("f", ""), ("i", "bigint"), ("j", ""), ("k", ""), ("t", ""), ("x", ""),
+               ("m", "boolean"), ("s", ""))
+_SCHEMA_TYPES = (("d", "bigint"), ("f", "jsonb"), ("o", "boolean"))
 
 
-def _rows(param: str) -> str:
+def _usage_sql(table: str, param: str, types: tuple, columns: str, select: str, conflict: str,
+               update: str | None, *, where: str = "", job: bool = False) -> str:
+    """One usage upsert. `select` names the rows' cells as x.<letter>; on
+    PostgreSQL the rows come from the typed CTE `param`, on SQLite from json_each."""
     if on_postgresql():
-        return f" FROM json_array_elements(CAST(%({param})s AS json)) r"
-    # The WHERE tells SQLite's parser that ON CONFLICT belongs to the INSERT.
-    return f" FROM json_each(%({param})s) r WHERE true"
+        source = f"{'job,' if job else ''}{param} x"
+    else:
+        cells = ",".join(f"json_extract(r.value,'$[{i}]') AS {c}" for i, (c, _) in enumerate(types))
+        source = f"(SELECT {cells} FROM json_each(%({param})s) r) x"
+        select = select.replace("job.id", "%(job_id)s")
+    # SQLite needs the WHERE to tell that ON CONFLICT belongs to the INSERT.
+    sql = (f"INSERT INTO {table} AS t({columns}) SELECT {select} FROM {source} WHERE {where or 'true'} "
+           f"ON CONFLICT({conflict}) ")
+    return sql + (f"DO UPDATE SET {update}" if update else "DO NOTHING")
 
 
-def _cell(index: int, sql_type: str = "") -> str:
-    if on_postgresql():
-        return f"CAST(r.value->>{index} AS {sql_type})" if sql_type else f"r.value->>{index}"
-    return f"json_extract(r.value,'$[{index}]')"
+def _typed_rows(name: str, types: tuple) -> str:
+    """PostgreSQL: a CTE `name` of the JSON parameter `name`'s rows, typed, read once."""
+    cells = ",".join(f"(r.value->>{i})::{sql_type}" if sql_type else f"r.value->>{i}"
+                     for i, (_, sql_type) in enumerate(types))
+    return f"{name}({','.join(c for c, _ in types)}) AS (SELECT {cells} FROM json_array_elements(%({name})s::json) r)"
 
 
-def _conflict(constraint: str, columns: str) -> str:
-    # PostgreSQL names the constraint (shorter); SQLite needs its columns.
-    return f"ON CONFLICT ON CONSTRAINT {constraint}" if on_postgresql() else f"ON CONFLICT({columns})"
+def _column_reads_sql() -> list[str]:
+    team = "CAST(%(token_team)s AS bigint)"
+    return [_usage_sql(
+        ColumnRead._meta.db_table, "cr", _READ_TYPES,
+        'dataset_id,job_namespace,job_name,"column",kind,source,token_team_id,run_uuid,event_time,first_seen_at,last_seen_at',
+        f"x.d,%(job_namespace)s,%(job_name)s,x.c,x.k,x.s,{team},%(run_uuid)s,%(state_at)s,%(now)s,%(now)s",
+        'dataset_id,job_namespace,job_name,"column",kind',
+        "last_seen_at=EXCLUDED.last_seen_at,source=EXCLUDED.source,run_uuid=EXCLUDED.run_uuid,"
+        "event_time=EXCLUDED.event_time,token_team_id=EXCLUDED.token_team_id WHERE t.last_seen_at<%(refresh_before)s")]
 
 
-def _column_reads_sql() -> str:
-    return (
-        f'INSERT INTO {ColumnRead._meta.db_table} AS t(dataset_id,job_namespace,job_name,"column",kind,source,'
-        "token_team_id,run_uuid,event_time,first_seen_at,last_seen_at) "
-        f"SELECT {_cell(0, 'bigint')},%(job_namespace)s,%(job_name)s,{_cell(1)},{_cell(2)},{_cell(3)},"
-        f"CAST(%(token_team)s AS bigint),%(run_uuid)s,%(state_at)s,%(now)s,%(now)s{_rows('cr')} "
-        + _conflict("column_read_unique", 'dataset_id,job_namespace,job_name,"column",kind')
-        + " DO UPDATE SET last_seen_at=EXCLUDED.last_seen_at,source=EXCLUDED.source,run_uuid=EXCLUDED.run_uuid,"
-        "event_time=EXCLUDED.event_time,token_team_id=EXCLUDED.token_team_id WHERE t.last_seen_at<%(refresh_before)s"
-    )
+def _field_edges_sql() -> list[str]:
+    return [_usage_sql(
+        FieldEdge._meta.db_table, "fe", _EDGE_TYPES,
+        "job_id,dataset_id,field,input_dataset_id,input_field,kind,subtype,description,masking,source,"
+        "first_seen_at,last_seen_at",
+        "job.id,x.d,x.f,x.i,x.j,x.k,x.t,x.x,x.m,x.s,%(now)s,%(now)s",
+        "dataset_id,field,input_dataset_id,input_field,job_id,kind",
+        "last_seen_at=EXCLUDED.last_seen_at,subtype=EXCLUDED.subtype,description=EXCLUDED.description,"
+        "masking=EXCLUDED.masking,source=EXCLUDED.source WHERE t.last_seen_at<%(refresh_before)s", job=True)]
 
 
-def _field_edges_sql() -> str:
-    job = "job.id" if on_postgresql() else "%(job_id)s"
-    return (
-        f"INSERT INTO {FieldEdge._meta.db_table} AS t(job_id,dataset_id,field,input_dataset_id,input_field,kind,"
-        "subtype,description,masking,source,first_seen_at,last_seen_at) "
-        f"SELECT {job},{_cell(0, 'bigint')},{_cell(1)},{_cell(2, 'bigint')},{_cell(3)},{_cell(4)},{_cell(5)},"
-        f"{_cell(6)},{_cell(7, 'boolean')},{_cell(8)},%(now)s,%(now)s"
-        + (" FROM job,json_array_elements(CAST(%(fe)s AS json)) r " if on_postgresql() else _rows("fe") + " ")
-        + _conflict("lineage_fieldedge_unique", "dataset_id,field,input_dataset_id,input_field,job_id,kind")
-        + " DO UPDATE SET last_seen_at=EXCLUDED.last_seen_at,subtype=EXCLUDED.subtype,"
-        "description=EXCLUDED.description,masking=EXCLUDED.masking,source=EXCLUDED.source "
-        "WHERE t.last_seen_at<%(refresh_before)s"
-    )
+def _schemas_sql() -> list[str]:
+    table = DatasetSchema._meta.db_table
+    fields = "x.f" if on_postgresql() else "json(x.f)"
+    common = (table, "sc", _SCHEMA_TYPES, "dataset_id,fields,updated_at", f"x.d,{fields},%(now)s", "dataset_id")
+    return [_usage_sql(*common, "fields=EXCLUDED.fields,updated_at=EXCLUDED.updated_at WHERE t.fields<>EXCLUDED.fields",
+                       where="x.o"),
+            _usage_sql(*common, None, where="NOT x.o")]
 
 
-def _schemas_sql() -> str:
-    fields = _cell(1, "jsonb") if on_postgresql() else "json(json_extract(r.value,'$[1]'))"
-    return (
-        f"INSERT INTO {DatasetSchema._meta.db_table} AS t(dataset_id,fields,updated_at) "
-        f"SELECT {_cell(0, 'bigint')},{fields},%(now)s{_rows('sc')} "
-        "ON CONFLICT(dataset_id) DO UPDATE SET fields=EXCLUDED.fields,updated_at=EXCLUDED.updated_at "
-        "WHERE t.fields<>EXCLUDED.fields"
-    )
+_USAGE = (("column_reads", "cr", _READ_TYPES, _column_reads_sql), ("field_edges", "fe", _EDGE_TYPES, _field_edges_sql),
+          ("schemas", "sc", _SCHEMA_TYPES, _schemas_sql))
+
+
+def _usage_ctes(wanted: tuple[bool, bool, bool]) -> list[str]:
+    """PostgreSQL: the CTEs writing the usage tables that have rows."""
+    ctes = []
+    for (_, param, types, statements), has_rows in zip(_USAGE, wanted, strict=True):
+        if has_rows:
+            ctes.append(_typed_rows(param, types))
+            ctes.extend(f"{param}{i} AS ({sql})" for i, sql in enumerate(statements()))
+    return ctes
 
 
 def _usage_params(usage: UsageRows, now: datetime, team_id: int | None) -> dict[str, Any]:
@@ -623,12 +651,12 @@ def _usage_params(usage: UsageRows, now: datetime, team_id: int | None) -> dict[
 
 
 def _upsert_usage(job_id: int, parsed: ParsedEvent, usage: UsageRows, now: datetime, team_id: int | None) -> None:
-    """Elsewhere (SQLite): one upsert per usage table that has rows."""
+    """Elsewhere (SQLite): the upserts of the usage tables that have rows, one statement each."""
     if not usage:
         return
     params = {**_job_and_run_params(parsed, now), **_usage_params(usage, now, team_id), "job_id": job_id}
     with connection.cursor() as cursor:
-        for rows, sql in ((usage.column_reads, _column_reads_sql), (usage.field_edges, _field_edges_sql),
-                          (usage.schemas, _schemas_sql)):
-            if rows:
-                cursor.execute(sql(), params)
+        for attribute, _, _, statements in _USAGE:
+            if getattr(usage, attribute):
+                for sql in statements():
+                    cursor.execute(sql, params)

@@ -449,3 +449,17 @@ def test_names_too_long_to_store_in_a_facet_never_refuse_the_event(client, linea
     assert post(client, event, lineage_secret).status_code == 201
     assert reads() == {("raw.orders", "", "DIRECT", "column_lineage"), ("raw.orders", "id", "DIRECT", "column_lineage")}
     assert edges() == set()  # each named a field or dataset too long to store
+
+
+def test_a_writers_schema_replaces_the_stored_one_and_a_readers_only_fills_a_gap(lineage_secret):
+    def stored() -> set[str]:
+        return set(DatasetSchema.objects.get(dataset__name="raw.orders").fields)
+
+    store_event(run_event("COMPLETE", job="reader", inputs=[dataset("raw.orders", schema=schema_facet(("id", "bigint")))],
+                          outputs=["mart.a"]))
+    assert stored() == {"id"}  # a gap: filled
+    store_event(run_event("COMPLETE", job="loader", outputs=[dataset("raw.orders", schema=ORDERS_SCHEMA)]))
+    assert stored() == {"id", "customer_id", "amount", "status", "created_at"}
+    store_event(run_event("COMPLETE", job="reader", inputs=[dataset("raw.orders", schema=schema_facet(("id", "bigint")))],
+                          outputs=["mart.a"]))
+    assert stored() == {"id", "customer_id", "amount", "status", "created_at"}  # a reader's view does not replace it
