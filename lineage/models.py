@@ -154,10 +154,13 @@ class FieldEdge(models.Model):
     `input_dataset` (from the same evidence as the ColumnRead rows, most
     trusted source first), with its latest evidence."""
 
-    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="field_edges")
-    dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="+")
+    # No index of their own on the keys: the ingest writes these rows per event, and
+    # the unique index and the input index below serve every look-up (a job is
+    # never deleted but by hand).
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="field_edges", db_index=False)
+    dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="+", db_index=False)
     field = models.CharField(max_length=500)
-    input_dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="+")
+    input_dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="+", db_index=False)
     input_field = models.CharField(max_length=500)
     kind = models.CharField(max_length=10, choices=UsageKind.choices, default=UsageKind.DIRECT)
     subtype = models.CharField(max_length=50, blank=True, help_text="IDENTITY, TRANSFORMATION, AGGREGATION, …")

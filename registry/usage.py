@@ -54,14 +54,18 @@ class ColumnReadQuerySet(models.QuerySet):
 class ColumnRead(models.Model):
     """A job read one column of a dataset (or all/unknown: column ""), with the latest evidence."""
 
-    dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="column_reads")
+    # The lineage ingest writes these rows with every event: no index of their own
+    # on the keys. The unique and (dataset, last_seen_at) indexes lead with the
+    # dataset; a team is deleted rarely enough for its SET NULL to scan.
+    dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="column_reads",
+                                db_index=False)
     job_namespace = models.CharField(max_length=500)
     job_name = models.CharField(max_length=500)
     column = models.CharField(max_length=500, blank=True, help_text='"" means all or unknown columns.')
     kind = models.CharField(max_length=10, choices=UsageKind.choices, default=UsageKind.INDIRECT)
     source = models.CharField(max_length=20, choices=UsageSource.choices)
     token_team = models.ForeignKey("registry.Team", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
-                                   help_text="The team of the token that posted the latest evidence.")
+                                   db_index=False, help_text="The team of the token that posted the latest evidence.")
     run_uuid = models.UUIDField(null=True, blank=True, help_text="The run of the latest evidence.")
     event_time = models.DateTimeField(null=True, blank=True, help_text="When the latest evidence happened.")
     first_seen_at = models.DateTimeField(default=timezone.now)
