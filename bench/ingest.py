@@ -3,6 +3,7 @@ written straight into PostgreSQL with psycopg.
 
     python bench/ingest.py [--clients 32] [--seconds 20] [--rounds 4]
                            [--warmup 3] [--server granian|gunicorn] [--workers 2] [--threads 8]
+                           [--column-lineage off|on|both]
 
 1. Creates a scratch database (BENCH_DATABASE_URL, default
    postgres://postgres@127.0.0.1:5432/reg_lineage_bench), migrates it, issues a
@@ -13,19 +14,31 @@ written straight into PostgreSQL with psycopg.
    START and a COMPLETE per run, 2 inputs, 1 output with the schema and
    outputStatistics facets, over a pool of 300 datasets, after `--warmup`
    seconds that are not counted (the first events create the datasets).
+   With `--column-lineage on` the output also carries a columnLineage facet
+   (5 fields from both inputs, 3 dataset-level INDIRECT inputs: 8 column
+   reads and 6 field edges per event instead of 2 all/unknown reads); `both`
+   runs a slice of each kind per round, on both sides, and prints their ratio.
+   `--column-usage both` starts a second server with LINEAGE_COLUMN_USAGE=0
+   and alternates slices between the two: the feature's own cost, as a ratio.
 3. Counts acknowledged (201) events missing from the database (`lost`), at the end.
 4. Writes the same rows for the same time straight into PostgreSQL with
    psycopg, from the same number of connections, one transaction per event,
    with the statements the app sends (raw event + dataset look-up, job + run +
-   edges, and on a COMPLETE the freshness row of the output; the app's token
-   check is not a row written, so the writer leaves it out). Steps 2 and 4 alternate
+   edges + column reads, field edges and schema, and on a COMPLETE the
+   freshness row of the output; the app's token check is not a row written, so
+   the writer leaves it out). Steps 2 and 4 alternate
    in `--rounds` slices so that load from other processes on a shared machine
    falls on both alike.
 
 Prints a human summary with the CPU each side used per event (app server,
 PostgreSQL, load generators; Linux), then one JSON line (last):
 {"clients", "events_per_s", "p50_ms", "p99_ms", "errors", "lost",
- "db_direct_events_per_s", "ratio"}
+ "db_direct_events_per_s", "ratio"}, and with `both` also
+ "column_lineage_events_per_s", "column_lineage_db_direct_events_per_s",
+ "column_lineage_psycopg_ratio" and "column_lineage_ratio" (events/s through
+ the app with the facet over events/s without it); with `--column-usage both`
+ "usage_off_events_per_s" and "column_usage_ratio" (events/s with column usage
+ on over off, for the last kind of events).
 """
 
 from __future__ import annotations
@@ -45,7 +58,7 @@ import sys
 import threading
 import time
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -62,8 +75,29 @@ DATASET_POOL = 300
 NAMESPACE = "postgres://warehouse:5432"
 
 
-def make_events(rng: random.Random, client: int, seq: int) -> list[dict]:
-    """START and COMPLETE of one run: 2 inputs, 1 output with schema + outputStatistics."""
+COLUMN_LINEAGE = "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json#/$defs/ColumnLineageDatasetFacet"
+
+
+def column_lineage_facet(inputs: list[dict]) -> dict:
+    """What Spark's integration sends for a join of two tables, filtered and aggregated."""
+    def field(source: dict, name: str, kind: str, subtype: str) -> dict:
+        return {"namespace": source["namespace"], "name": source["name"], "field": name,
+                "transformations": [{"type": kind, "subtype": subtype, "description": "", "masking": False}]}
+    orders, customers = inputs
+    return {"_producer": PRODUCER, "_schemaURL": COLUMN_LINEAGE, "fields": {
+        "id": {"inputFields": [field(orders, "id", "DIRECT", "IDENTITY")]},
+        "customer_id": {"inputFields": [field(customers, "id", "DIRECT", "IDENTITY")]},
+        "amount": {"inputFields": [field(orders, "amount", "DIRECT", "AGGREGATION")]},
+        "status": {"inputFields": [field(orders, "status", "DIRECT", "IDENTITY"),
+                                   field(customers, "segment", "DIRECT", "TRANSFORMATION")]},
+        "created_at": {"inputFields": [field(orders, "created_at", "DIRECT", "IDENTITY")]},
+    }, "dataset": [field(orders, "customer_id", "INDIRECT", "JOIN"), field(customers, "id", "INDIRECT", "JOIN"),
+                   field(orders, "status", "INDIRECT", "FILTER")]}
+
+
+def make_events(rng: random.Random, client: int, seq: int, column_lineage: bool = False) -> list[dict]:
+    """START and COMPLETE of one run: 2 inputs, 1 output with schema + outputStatistics
+    (and columnLineage)."""
     run_id = str(uuid.uuid4())
     job = {"namespace": "airflow", "name": f"pipeline_{client % 16}.task_{seq % 8}"}
     picks = rng.sample(range(DATASET_POOL), 3)
@@ -76,6 +110,8 @@ def make_events(rng: random.Random, client: int, seq: int) -> list[dict]:
     events = []
     for event_type in ("START", "COMPLETE"):
         output = {"namespace": NAMESPACE, "name": f"analytics.public.table_{picks[2]}", "facets": {"schema": schema}}
+        if column_lineage:
+            output["facets"]["columnLineage"] = column_lineage_facet(inputs)
         if event_type == "COMPLETE":
             output["outputFacets"] = {"outputStatistics": {"_producer": PRODUCER, "_schemaURL": STATS,
                                                            "rowCount": rng.randint(1, 10**6), "size": rng.randint(1, 10**9)}}
@@ -92,11 +128,11 @@ def make_events(rng: random.Random, client: int, seq: int) -> list[dict]:
 
 # --- the load: processes of client threads, events built before the clock starts ---------
 
-def _events_for(index: int, seconds: float, seed: int) -> list[dict]:
+def _events_for(index: int, seconds: float, seed: int, column_lineage: bool) -> list[dict]:
     """More events than one client sends in `seconds` (at most 150 a second),
     built before the slice starts so that building them costs neither side."""
     rng = random.Random(seed + index)
-    return [e for seq in range(max(2, int(seconds * 75))) for e in make_events(rng, index, seq)]
+    return [e for seq in range(max(2, int(seconds * 75))) for e in make_events(rng, index, seq, column_lineage)]
 
 
 def _spread(clients: int) -> list[int]:
@@ -132,12 +168,12 @@ def _load(worker, args: tuple, clients: int, seconds: float) -> tuple[list, floa
     return results, elapsed
 
 
-def _in_threads(client, prepare, threads: int, first_client: int, seconds: float, seed: int, ready: mp.Queue,
-                go: mp.Event) -> tuple[list, float]:
+def _in_threads(client, prepare, threads: int, first_client: int, seconds: float, seed: int, column_lineage: bool,
+                ready: mp.Queue, go: mp.Event) -> tuple[list, float]:
     """Build each thread's events and `prepare(events)` them (encode, connect), wait for
     the start, run `client(index, prepared, deadline)` in every thread; returns their
     results and the CPU this process used meanwhile."""
-    work = {first_client + i: prepare(_events_for(first_client + i, seconds, seed)) for i in range(threads)}
+    work = {first_client + i: prepare(_events_for(first_client + i, seconds, seed, column_lineage)) for i in range(threads)}
     ready.put(True)
     go.wait()
     cpu_before, deadline = time.process_time(), time.time() + seconds
@@ -208,8 +244,8 @@ class KeepAlive:
             self.sock = None
 
 
-def _http_worker(port: int, secret: str, threads: int, first_client: int, seconds: float, ready: mp.Queue,
-                 go: mp.Event, out: mp.Queue) -> None:
+def _http_worker(port: int, secret: str, column_lineage: bool, threads: int, first_client: int, seconds: float,
+                 ready: mp.Queue, go: mp.Event, out: mp.Queue) -> None:
     head = (f"POST /api/v1/lineage HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
             f"Authorization: Bearer {secret}\r\nContent-Length: ")
 
@@ -240,20 +276,20 @@ def _http_worker(port: int, secret: str, threads: int, first_client: int, second
         conn.close()
         return latencies, acked, errors
 
-    results, cpu = _in_threads(client, prepare, threads, first_client, seconds, 0, ready, go)
+    results, cpu = _in_threads(client, prepare, threads, first_client, seconds, 0, column_lineage, ready, go)
     out.put(([x for r in results for x in r[0]], [x for r in results for x in r[1]], [x for r in results for x in r[2]], cpu))
 
 
-def through_the_app(port: int, secret: str, clients: int, seconds: float) -> dict:
-    results, elapsed = _load(_http_worker, (port, secret), clients, seconds)
+def through_the_app(port: int, secret: str, clients: int, seconds: float, column_lineage: bool = False) -> dict:
+    results, elapsed = _load(_http_worker, (port, secret, column_lineage), clients, seconds)
     return {"latencies": [x for r in results for x in r[0]], "acked": [x for r in results for x in r[1]],
             "errors": [x for r in results for x in r[2]], "elapsed": elapsed, "client_cpu": sum(r[3] for r in results)}
 
 
 # --- phase 2: straight into PostgreSQL -------------------------------------------------
 
-def _direct_worker(url: str, freshness_sql: str, threads: int, first_client: int, seconds: float, ready: mp.Queue, go: mp.Event,
-                   out: mp.Queue) -> None:
+def _direct_worker(url: str, freshness_sql: str, team_id: int | None, column_lineage: bool, threads: int, first_client: int,
+                   seconds: float, ready: mp.Queue, go: mp.Event, out: mp.Queue) -> None:
     def writer(index: int, work: tuple, deadline: float) -> tuple[int, float]:
         conn, events = work
         n = 0
@@ -262,14 +298,14 @@ def _direct_worker(url: str, freshness_sql: str, threads: int, first_client: int
                 if time.time() >= deadline:
                     break
                 with conn.transaction():
-                    write_event(conn, event, freshness_sql)
+                    write_event(conn, event, freshness_sql, team_id)
                 n += 1
             # The connection's server process lives as long as it: read its CPU before closing.
             return n, process_cpu(conn.info.backend_pid)
 
     # Connected before the clock starts, as the app's server keeps its connections.
     results, cpu = _in_threads(writer, lambda events: (psycopg.connect(url), events), threads, first_client, seconds,
-                               10_000, ready, go)
+                               10_000, column_lineage, ready, go)
     out.put((sum(r[0] for r in results), cpu, sum(r[1] for r in results)))
 
 
@@ -277,12 +313,93 @@ DATASET_COLUMNS = "t.id, t.namespace, t.name"
 RANKS = "WHEN 'NEW' THEN 0 WHEN 'START' THEN 1 WHEN 'RUNNING' THEN 2 WHEN 'COMPLETE' THEN 3 WHEN 'FAIL' THEN 3 WHEN 'ABORT' THEN 3"
 
 
-def write_event(conn: psycopg.Connection, event: dict, freshness_sql: str) -> None:
+def usage_rows(event: dict, found: dict) -> tuple[list[tuple], list[tuple], list[tuple]]:
+    """The column reads, field edges and schemas the app writes for these events
+    (lineage.column_usage, for the two shapes the load sends)."""
+    reads, edges = set(), set()
+    schemas = []
+    for out in event["outputs"]:
+        facets = out.get("facets") or {}
+        out_id = found[(out["namespace"], out["name"])]
+        if facets.get("schema"):
+            fields = {f["name"]: f["type"] for f in facets["schema"]["fields"]}
+            schemas.append((out_id, json.dumps(fields, sort_keys=True), True))
+        facet = facets.get("columnLineage")
+        if not facet:
+            continue
+        for name, entry in facet["fields"].items():
+            for source in entry["inputFields"]:
+                t = source["transformations"][0]
+                in_id = found[(source["namespace"], source["name"])]
+                reads.add((in_id, source["field"], t["type"], "column_lineage"))
+                edges.add((out_id, name, in_id, source["field"], t["type"], t["subtype"], t["description"],
+                           t["masking"], "column_lineage"))
+        for source in facet["dataset"]:
+            reads.add((found[(source["namespace"], source["name"])], source["field"], "INDIRECT", "column_lineage"))
+    spoken = {r[0] for r in reads}
+    reads |= {(found[(d["namespace"], d["name"])], "", "DIRECT", "input") for d in event["inputs"]
+              if found[(d["namespace"], d["name"])] not in spoken}
+    return (sorted(reads, key=lambda r: (r[0], r[1], r[2])), sorted(edges, key=lambda e: (e[0], e[1], e[2], e[3], e[4])),
+            sorted(schemas))
+
+
+def _usage_sql(reads: bool, edges: bool, schemas: bool) -> str:
+    """The app's usage CTEs (lineage.ingest), positional: rows as one JSON parameter per
+    table, typed once, upserted (a row seen within a minute left as it is)."""
+    ctes = []
+    if reads:
+        ctes += [
+            "cr(d,c,k,s) AS (SELECT (r.value->>0)::bigint,r.value->>1,r.value->>2,r.value->>3 "
+            "FROM json_array_elements(%s::json) r)",
+            'cr0 AS (INSERT INTO registry_columnread AS t(dataset_id,job_namespace,job_name,"column",kind,source,'
+            "token_team_id,run_uuid,event_time,first_seen_at,last_seen_at) "
+            "SELECT x.d,%s,%s,x.c,x.k,x.s,%s::bigint,%s,%s,%s,%s FROM cr x "
+            'ON CONFLICT(dataset_id,job_namespace,job_name,"column",kind) DO UPDATE SET '
+            "last_seen_at=EXCLUDED.last_seen_at,source=EXCLUDED.source,run_uuid=EXCLUDED.run_uuid,"
+            "event_time=EXCLUDED.event_time,token_team_id=EXCLUDED.token_team_id WHERE t.last_seen_at<%s)"]
+    if edges:
+        ctes += [
+            "fe(d,f,i,j,k,t,x,m,s) AS (SELECT (r.value->>0)::bigint,r.value->>1,(r.value->>2)::bigint,r.value->>3,"
+            "r.value->>4,r.value->>5,r.value->>6,(r.value->>7)::boolean,r.value->>8 FROM json_array_elements(%s::json) r)",
+            "fe0 AS (INSERT INTO lineage_fieldedge AS t(job_id,dataset_id,field,input_dataset_id,input_field,kind,"
+            "subtype,description,masking,source,first_seen_at,last_seen_at) "
+            "SELECT job.id,x.d,x.f,x.i,x.j,x.k,x.t,x.x,x.m,x.s,%s,%s FROM job,fe x "
+            "ON CONFLICT(dataset_id,field,input_dataset_id,input_field,job_id,kind) DO UPDATE SET "
+            "last_seen_at=EXCLUDED.last_seen_at,subtype=EXCLUDED.subtype,description=EXCLUDED.description,"
+            "masking=EXCLUDED.masking,source=EXCLUDED.source WHERE t.last_seen_at<%s)"]
+    if schemas:
+        ctes += [
+            "sc(d,f,o) AS (SELECT (r.value->>0)::bigint,(r.value->>1)::jsonb,(r.value->>2)::boolean "
+            "FROM json_array_elements(%s::json) r)",
+            "sc0 AS (INSERT INTO lineage_datasetschema AS t(dataset_id,fields,updated_at) SELECT x.d,x.f,%s FROM sc x "
+            "WHERE x.o ON CONFLICT(dataset_id) DO UPDATE SET fields=EXCLUDED.fields,updated_at=EXCLUDED.updated_at "
+            "WHERE t.fields<>EXCLUDED.fields)",
+            "sc1 AS (INSERT INTO lineage_datasetschema AS t(dataset_id,fields,updated_at) SELECT x.d,x.f,%s FROM sc x "
+            "WHERE NOT x.o ON CONFLICT(dataset_id) DO NOTHING)"]
+    return "".join(f", {cte}" for cte in ctes)
+
+
+def _usage_params(event: dict, rows: tuple, team_id: int, now: datetime, event_time: datetime) -> list:
+    reads, edges, schemas = rows
+    refresh = now - timedelta(minutes=1)
+    params: list = []
+    if reads:
+        params += [json.dumps(reads), event["job"]["namespace"], event["job"]["name"], team_id, event["run"]["runId"],
+                   event_time, now, now, refresh]
+    if edges:
+        params += [json.dumps(edges), now, now, refresh]
+    if schemas:
+        params += [json.dumps(schemas), now, now]
+    return params
+
+
+def write_event(conn: psycopg.Connection, event: dict, freshness_sql: str, team_id: int | None) -> None:
     """The rows the app writes for one event, with the statements it sends on
     PostgreSQL, prepared as it prepares them: raw event + dataset look-up,
-    missing datasets (rarely), job + run + edges as one statement, and on a
-    COMPLETE the freshness row of each output with the app's own statement
-    (`freshness_sql`, read from the app)."""
+    missing datasets (rarely), job + run + edges + column usage as one
+    statement, and on a COMPLETE the freshness row of each output with the
+    app's own statement (`freshness_sql`, read from the app). `team_id` None:
+    column usage is off, its rows are left out."""
     now = datetime.now(UTC)
     checksum = hashlib.sha256(json.dumps(event, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     run_id = event["run"]["runId"]
@@ -320,6 +437,7 @@ def write_event(conn: psycopg.Connection, event: dict, freshness_sql: str) -> No
     moves = (f"(%s > (CASE lineage_run.state {RANKS} ELSE 0 END) OR "
              f"(%s = (CASE lineage_run.state {RANKS} ELSE 0 END) AND EXCLUDED.state_at >= lineage_run.state_at))")
     run_facets = event["run"].get("facets") or {}
+    usage = usage_rows(event, found) if team_id is not None else ([], [], [])
     job_and_run = conn.execute(
         "WITH job AS (INSERT INTO lineage_job (namespace, name, facets, created_at, updated_at) VALUES (%s, %s, %s, %s, %s) "
         "ON CONFLICT (namespace, name) DO UPDATE SET facets = CASE WHEN %s THEN EXCLUDED.facets ELSE lineage_job.facets END, "
@@ -338,13 +456,15 @@ def write_event(conn: psycopg.Connection, event: dict, freshness_sql: str) -> No
         "ORDER BY e.dataset_id, e.direction ON CONFLICT (job_id, direction, dataset_id) DO NOTHING), "
         "re AS (INSERT INTO lineage_rundataset (run_id, direction, dataset_id) "
         "SELECT run.id, e.direction, e.dataset_id FROM run, unnest(%s::varchar[], %s::bigint[]) AS e(direction, dataset_id) "
-        "ORDER BY e.dataset_id, e.direction ON CONFLICT (run_id, direction, dataset_id) DO NOTHING) "
-        "SELECT job.id, job.facets, job.created_at, run.id, run.state, run.state_at, run.started_at, run.ended_at, "
+        "ORDER BY e.dataset_id, e.direction ON CONFLICT (run_id, direction, dataset_id) DO NOTHING)"
+        + _usage_sql(*(bool(rows) for rows in usage))
+        + " SELECT job.id, job.facets, job.created_at, run.id, run.state, run.state_at, run.started_at, run.ended_at, "
         "run.created_at FROM job, run",
         (event["job"]["namespace"], event["job"]["name"], Jsonb({}), now, now, False,
          run_id, state, event_time, event_time if rank in (1, 2) else None, event_time if rank == 3 else None,
          Jsonb(run_facets), now, rank, rank, rank, rank, bool(run_facets),
-         now, directions, dataset_ids, directions, dataset_ids), prepare=True).fetchone()
+         now, directions, dataset_ids, directions, dataset_ids, *_usage_params(event, usage, team_id, now, event_time)),
+        prepare=True).fetchone()
     assert job_and_run is not None
     if state == "COMPLETE":
         # The freshness row of each output (freshness.evaluation._record_routine_write).
@@ -355,8 +475,9 @@ def write_event(conn: psycopg.Connection, event: dict, freshness_sql: str) -> No
 
 
 
-def straight_into_postgres(url: str, freshness_sql: str, clients: int, seconds: float) -> dict:
-    results, elapsed = _load(_direct_worker, (url, freshness_sql), clients, seconds)
+def straight_into_postgres(url: str, freshness_sql: str, team_id: int | None, clients: int, seconds: float,
+                           column_lineage: bool = False) -> dict:
+    results, elapsed = _load(_direct_worker, (url, freshness_sql, team_id, column_lineage), clients, seconds)
     return {"events": sum(r[0] for r in results), "elapsed": elapsed, "client_cpu": sum(r[1] for r in results),
             "db_cpu": sum(r[2] for r in results)}
 
@@ -403,17 +524,18 @@ def backends_cpu(database: str) -> float:
 
 # --- the run ----------------------------------------------------------------------------
 
-def from_the_app(env: dict) -> tuple[str, str]:
-    """A lineage token for the clients, and the app's freshness statement for the writer."""
+def from_the_app(env: dict) -> tuple[str, str, int]:
+    """A lineage token for the clients, and the app's freshness statement and the
+    token's team (which column usage records) for the writer."""
     code = ("import json\n"
             "from freshness.evaluation import _ROUTINE_WRITE_SQL\n"
             "from registry.models import ApiToken, Team\n"
             "team, _ = Team.objects.get_or_create(slug='pipelines', defaults={'name': 'Pipelines'})\n"
-            "print(json.dumps([ApiToken.issue('bench', team=team)[1], _ROUTINE_WRITE_SQL]))")
+            "print(json.dumps([ApiToken.issue('bench', team=team)[1], _ROUTINE_WRITE_SQL, team.pk]))")
     out = subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT, env=env, check=True,
                          capture_output=True, text=True)
-    secret, freshness_sql = json.loads(out.stdout.strip().splitlines()[-1])
-    return secret, freshness_sql
+    secret, freshness_sql, team_id = json.loads(out.stdout.strip().splitlines()[-1])
+    return secret, freshness_sql, team_id
 
 
 def wait_until_up(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
@@ -444,73 +566,147 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="server worker processes (default 2: one per core)")
     parser.add_argument("--threads", type=int, default=8, help="threads per worker (granian blocking threads, "
                         "gunicorn gthread threads); default 8")
+    parser.add_argument("--column-usage", choices=["on", "off", "both"], default="on",
+                        help="the app's column usage (LINEAGE_COLUMN_USAGE): on (default), off (neither side writes "
+                             "its rows), or both: two servers, one each way, in alternate slices (prints the ratio)")
+    parser.add_argument("--column-lineage", choices=["off", "on", "both"], default="off",
+                        help="events carry a columnLineage facet: never (default), always, or in alternate slices "
+                             "of each kind (prints the ratio of their throughputs)")
     args = parser.parse_args()
+    kinds = {"off": [False], "on": [True], "both": [False, True]}[args.column_lineage]
+    usages = {"on": [True], "off": [False], "both": [True, False]}[args.column_usage]
+    variants = [(usage, kind) for usage in usages for kind in kinds]
 
     url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/reg_lineage_bench")
     print(f"Preparing {plain_url(url)} …", flush=True)
     fresh_database(plain_url(url))
-    env = django_env(plain_url(url) + "?conn_max_age=600")
-    secret, freshness_sql = from_the_app(env)
-    port = free_port()
-    if args.server == "granian":
-        command = [sys.executable, "-m", "granian", "--interface", "wsgi", "registry.wsgi:application",
-                   "--host", "127.0.0.1", "--port", str(port), "--workers", str(args.workers),
-                   "--blocking-threads", str(args.threads), "--backlog", "2048", "--log-level", "warning"]
-    else:
-        command = [sys.executable, "-m", "gunicorn", "registry.wsgi:application", "--bind", f"127.0.0.1:{port}",
-                   "--worker-class", "gthread", "--workers", str(args.workers), "--threads", str(args.threads),
-                   "--backlog", "2048", "--keep-alive", "30", "--log-level", "warning"]
-    server = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
+    envs = {usage: django_env(plain_url(url) + "?conn_max_age=600", LINEAGE_COLUMN_USAGE=str(int(usage)))
+            for usage in usages}
+    secret, freshness_sql, team_id = from_the_app(envs[usages[0]])
+    servers: dict[bool, tuple[subprocess.Popen, int]] = {}
+    for usage in usages:
+        port = free_port()
+        if args.server == "granian":
+            command = [sys.executable, "-m", "granian", "--interface", "wsgi", "registry.wsgi:application",
+                       "--host", "127.0.0.1", "--port", str(port), "--workers", str(args.workers),
+                       "--blocking-threads", str(args.threads), "--backlog", "2048", "--log-level", "warning"]
+        else:
+            command = [sys.executable, "-m", "gunicorn", "registry.wsgi:application", "--bind", f"127.0.0.1:{port}",
+                       "--worker-class", "gthread", "--workers", str(args.workers), "--threads", str(args.threads),
+                       "--backlog", "2048", "--keep-alive", "30", "--log-level", "warning"]
+        servers[usage] = (subprocess.Popen(command, cwd=ROOT, env=envs[usage], start_new_session=True), port)
     slice_seconds = args.seconds / args.rounds
-    app = {"latencies": [], "acked": [], "errors": [], "elapsed": 0.0, "client_cpu": 0.0, "server_cpu": 0.0, "db_cpu": 0.0}
-    direct = {"events": 0, "elapsed": 0.0, "client_cpu": 0.0, "db_cpu": 0.0}
+    apps = {v: {"latencies": [], "acked": [], "errors": [], "elapsed": 0.0, "client_cpu": 0.0, "server_cpu": 0.0,
+                "db_cpu": 0.0} for v in variants}
+    directs = {v: {"events": 0, "elapsed": 0.0, "client_cpu": 0.0, "db_cpu": 0.0} for v in variants}
     database = urlsplit(plain_url(url)).path.lstrip("/")
+
+    def label(variant: tuple[bool, bool]) -> str:
+        usage, kind = variant
+        return " ".join(filter(None, ["+columnLineage" if kind else "",
+                                      "(usage off)" if not usage and len(usages) > 1 else ""]))
+
+    def writer_team(usage: bool) -> int | None:
+        return team_id if usage else None  # None tells the writer to leave the column usage rows out
+
     try:
-        wait_until_up(port, server)
-        print(f"{args.server} on :{port} ({args.workers} workers × {args.threads} threads); {args.clients} clients; "
-              f"{args.rounds} rounds of {slice_seconds:.1f}s through the app, then straight into PostgreSQL", flush=True)
+        for proc, port in servers.values():
+            wait_until_up(port, proc)
+        print(f"{args.server} ({args.workers} workers × {args.threads} threads) ×{len(servers)}; {args.clients} clients; "
+              f"{args.rounds} rounds of {slice_seconds:.1f}s per variant, through the app, then straight into "
+              f"PostgreSQL; column usage {args.column_usage}, columnLineage {args.column_lineage}", flush=True)
         if args.warmup > 0:
             # Not counted: the first events create the datasets, their freshness
             # rows and each connection's prepared statements.
-            through_the_app(port, secret, args.clients, args.warmup)
-            straight_into_postgres(plain_url(url), freshness_sql, args.clients, args.warmup)
+            for usage, kind in variants:
+                through_the_app(servers[usage][1], secret, args.clients, args.warmup, kind)
+                straight_into_postgres(plain_url(url), freshness_sql, writer_team(usage), args.clients, args.warmup, kind)
         for round_no in range(1, args.rounds + 1):
-            server_before, db_before = group_cpu(server.pid), backends_cpu(database)
-            part = through_the_app(port, secret, args.clients, slice_seconds)
-            app["server_cpu"] += group_cpu(server.pid) - server_before
-            app["db_cpu"] += backends_cpu(database) - db_before
-            for key in ("latencies", "acked", "errors"):
-                app[key].extend(part[key])
-            for key in ("elapsed", "client_cpu"):
-                app[key] += part[key]
-            part_direct = straight_into_postgres(plain_url(url), freshness_sql, args.clients, slice_seconds)
-            for key in ("events", "elapsed", "client_cpu", "db_cpu"):
-                direct[key] += part_direct[key]
-            print(f"  round {round_no}: app {len(part['acked']) / part['elapsed']:.0f}/s, "
-                  f"psycopg {part_direct['events'] / part_direct['elapsed']:.0f}/s", flush=True)
+            # Each variant first in every other round, so a drift of the machine's speed falls on all alike.
+            order = variants if round_no % 2 else variants[::-1]
+            line = []
+            for variant in order:
+                usage, kind = variant
+                app = apps[variant]
+                server, port = servers[usage]
+                server_before, db_before = group_cpu(server.pid), backends_cpu(database)
+                part = through_the_app(port, secret, args.clients, slice_seconds, kind)
+                app["server_cpu"] += group_cpu(server.pid) - server_before
+                app["db_cpu"] += backends_cpu(database) - db_before
+                for key in ("latencies", "acked", "errors"):
+                    app[key].extend(part[key])
+                for key in ("elapsed", "client_cpu"):
+                    app[key] += part[key]
+                line.append(f"app{' ' + label(variant) if label(variant) else ''} {len(part['acked']) / part['elapsed']:.0f}/s")
+            for variant in order:
+                usage, kind = variant
+                part_direct = straight_into_postgres(plain_url(url), freshness_sql, writer_team(usage), args.clients,
+                                                     slice_seconds, kind)
+                for key in ("events", "elapsed", "client_cpu", "db_cpu"):
+                    directs[variant][key] += part_direct[key]
+                line.append(f"psycopg{' ' + label(variant) if label(variant) else ''} "
+                            f"{part_direct['events'] / part_direct['elapsed']:.0f}/s")
+            print(f"  round {round_no}: {', '.join(line)}", flush=True)
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
+        for proc, _ in servers.values():
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=30)
 
     with psycopg.connect(plain_url(url)) as conn:
         stored = set(conn.execute("SELECT run_uuid::text, event_type FROM lineage_runevent").fetchall())
+    figures = {v: _summary(apps[v], directs[v], stored, label(v)) for v in variants}
+    result = {"clients": args.clients, **figures[variants[0]]}
+    if args.column_lineage == "on":
+        result["column_lineage"] = True
+    if args.column_usage == "off":
+        result["column_usage"] = False
+
+    def ratio(a: tuple[bool, bool], b: tuple[bool, bool]) -> float | None:
+        return round(figures[a]["events_per_s"] / figures[b]["events_per_s"], 3) if figures[b]["events_per_s"] else None
+
+    usage = usages[0]
+    if args.column_lineage == "both":
+        with_facet = figures[(usage, True)]
+        result.update({
+            "column_lineage_events_per_s": with_facet["events_per_s"],
+            "column_lineage_db_direct_events_per_s": with_facet["db_direct_events_per_s"],
+            "column_lineage_psycopg_ratio": with_facet["ratio"],
+            "column_lineage_errors": with_facet["errors"], "column_lineage_lost": with_facet["lost"],
+            "column_lineage_ratio": ratio((usage, True), (usage, False)),
+        })
+        print(f"columnLineage events through the app: {result['column_lineage_ratio']} × the throughput of events "
+              "without the facet")
+    if args.column_usage == "both":
+        kind = kinds[-1]
+        off = figures[(False, kind)]
+        result.update({
+            "usage_off_events_per_s": off["events_per_s"], "usage_off_errors": off["errors"], "usage_off_lost": off["lost"],
+            "column_usage_ratio": ratio((True, kind), (False, kind)),
+        })
+        print(f"{'columnLineage ' if kind else ''}events through the app with column usage on: "
+              f"{result['column_usage_ratio']} × the throughput with it off (target ≥ 0.9)")
+    print(json.dumps(result))
+
+
+def _summary(app: dict, direct: dict, stored: set, label: str) -> dict:
+    """Print one kind's figures; return its JSON fields."""
     lost = sum(1 for key in app["acked"] if key not in stored)
-    events_per_s = len(app["acked"]) / app["elapsed"]
-    direct_per_s = direct["events"] / direct["elapsed"]
-    print(f"app: {len(app['acked'])} events in {app['elapsed']:.1f}s = {events_per_s:.0f}/s, "
+    events_per_s = len(app["acked"]) / app["elapsed"] if app["elapsed"] else 0.0
+    direct_per_s = direct["events"] / direct["elapsed"] if direct["elapsed"] else 0.0
+    suffix = f" ({label})" if label else ""
+    print(f"app{suffix}: {len(app['acked'])} events in {app['elapsed']:.1f}s = {events_per_s:.0f}/s, "
           f"p50 {percentile(app['latencies'], 50):.1f} ms, p99 {percentile(app['latencies'], 99):.1f} ms, "
           f"{len(app['errors'])} errors, {lost} lost")
     if app["errors"]:
         print(f"  first errors: {app['errors'][:5]}")
-    print(f"psycopg: {direct['events']} events in {direct['elapsed']:.1f}s = {direct_per_s:.0f}/s")
+    print(f"psycopg{suffix}: {direct['events']} events in {direct['elapsed']:.1f}s = {direct_per_s:.0f}/s")
     if app["acked"] and direct["events"]:
         per_app = {k: 1000 * app[k] / len(app["acked"]) for k in ("server_cpu", "db_cpu", "client_cpu")}
         per_direct = {k: 1000 * direct[k] / direct["events"] for k in ("db_cpu", "client_cpu")}
-        print(f"CPU per event: app server {per_app['server_cpu']:.2f} ms + PostgreSQL {per_app['db_cpu']:.2f} ms "
+        print(f"CPU per event{suffix}: app server {per_app['server_cpu']:.2f} ms + PostgreSQL {per_app['db_cpu']:.2f} ms "
               f"+ HTTP clients {per_app['client_cpu']:.2f} ms; psycopg writers {per_direct['client_cpu']:.2f} ms "
               f"+ PostgreSQL {per_direct['db_cpu']:.2f} ms")
-    print(json.dumps({
-        "clients": args.clients,
+    return {
         "events_per_s": round(events_per_s, 1),
         "p50_ms": round(percentile(app["latencies"], 50), 2),
         "p99_ms": round(percentile(app["latencies"], 99), 2),
@@ -518,7 +714,7 @@ def main() -> None:
         "lost": lost,
         "db_direct_events_per_s": round(direct_per_s, 1),
         "ratio": round(events_per_s / direct_per_s, 3) if direct_per_s else None,
-    }))
+    }
 
 
 if __name__ == "__main__":

@@ -52,6 +52,27 @@ PIPELINES = [
 
 DEMO_DAY = datetime(2026, 1, 15, 2, 0, tzinfo=UTC)
 
+# The SQL two of the retailer's jobs run (an `sql` job facet): column usage reads it.
+SQL = {
+    "finance.daily_revenue": """
+        select date_trunc('day', o.created_at) as day, o.channel,
+               sum(p.amount) - coalesce(sum(r.amount), 0) as revenue
+        from retail.public.orders o
+        join retail.public.payments p on p.order_id = o.id
+        left join retail.public.refunds r on r.order_id = o.id
+        where o.status = 'paid'
+        group by 1, 2""",
+    "analytics.customer_orders": """
+        with lines as (
+            select order_id, sum(quantity * unit_price) as total from retail.public.order_lines group by order_id
+        )
+        select c.id as customer_id, o.id as order_id, l.total
+        from retail.public.orders o
+        join retail.public.customers c on c.id = o.customer_id
+        join lines l on l.order_id = o.id""",
+}
+SQL_FACET = {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-1-0/SQLJobFacet.json"}
+
 
 def demo_events() -> list[dict]:
     events = []
@@ -67,9 +88,12 @@ def demo_events() -> list[dict]:
                 if state == "COMPLETE":
                     out["outputFacets"] = {"outputStatistics": {**STATS, "rowCount": 1000 + 137 * i}}
                 outs.append(out)
+            job = {"namespace": job_ns, "name": job_name}
+            if job_name in SQL:
+                job["facets"] = {"sql": {**SQL_FACET, "query": SQL[job_name], "dialect": "postgres"}}
             events.append({
                 "eventType": state, "eventTime": at.isoformat().replace("+00:00", "Z"), "producer": PRODUCER,
-                "schemaURL": SCHEMA_URL, "run": {"runId": run_id}, "job": {"namespace": job_ns, "name": job_name},
+                "schemaURL": SCHEMA_URL, "run": {"runId": run_id}, "job": job,
                 "inputs": [{"namespace": ns, "name": name} for ns, name in inputs], "outputs": outs,
             })
     return events

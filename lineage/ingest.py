@@ -12,6 +12,10 @@
 3. upserts the job and the run (the run's state follows eventType; a late
    START never undoes a COMPLETE);
 4. inserts the job→dataset and run→dataset edges (`ON CONFLICT DO NOTHING`);
+   and upserts the columns the job read of each input, the field edges
+   (column lineage) and the schemas the event carries (lineage.column_usage:
+   one multi-row `INSERT … ON CONFLICT DO UPDATE` per table, inside the same
+   statement on PostgreSQL);
 5. sends `lineage.signals.dataset_written` once per output dataset.
 
 Lineage therefore appears at START or RUNNING, not only at COMPLETE. Every
@@ -26,18 +30,31 @@ import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
 from uuid import UUID
 
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, transaction
 from django.utils import timezone
 
-from lineage.models import Direction, Job, JobDataset, Run, RunDataset, RunEvent, RunState
+from lineage.column_usage import UsagePlan, UsageRows
+from lineage.models import (
+    DatasetSchema,
+    Direction,
+    FieldEdge,
+    Job,
+    JobDataset,
+    Run,
+    RunDataset,
+    RunEvent,
+    RunState,
+)
 from lineage.signals import dataset_flags, dataset_written
 from registry.db import on_postgresql, prepared_cursor
 from registry.models import AuditEvent, Dataset
+from registry.usage import ColumnRead
 
 DATASET_FIRST_SEEN = "dataset.first_seen"
 
@@ -46,6 +63,10 @@ _STATE_RANK = {RunState.NEW: 0, RunState.START: 1, RunState.RUNNING: 2,
                RunState.COMPLETE: 3, RunState.FAIL: 3, RunState.ABORT: 3}
 _RETRYABLE_SQLSTATES = {"40P01", "40001"}  # deadlock detected, serialization failure
 _RETRIES = 3
+# A column read or field edge seen again sooner than this keeps its row (and its
+# evidence) as it is: a job running every few seconds would otherwise rewrite
+# every row and its index entries per event, for an age that counts in days.
+USAGE_REFRESH = timedelta(minutes=1)
 
 
 @dataclass
@@ -123,26 +144,30 @@ class Gate:
     token of the request that sent it. `sql` returns at most one row whose
     first column is never NULL; on PostgreSQL it travels with the event's first
     statement (one round trip fewer per event). `check(row or None)` runs right
-    after and raises to refuse the event, which rolls back all it wrote."""
+    after and raises to refuse the event, which rolls back all it wrote; else
+    it returns the team whose token sent the event (column usage records it),
+    or None."""
 
     sql: str
     params: list
-    check: Callable[[tuple | None], None]
+    check: Callable[[tuple | None], int | None]  # returns the team the event is attributed to, or None
 
-    def run_alone(self, cursor) -> None:
-        """The gate as a query of its own (SQLite, or before reading a body)."""
+    def run_alone(self, cursor) -> int | None:
+        """The gate as a query of its own (SQLite, or before reading a body); the check's team."""
         cursor.execute(self.sql, self.params)
-        self.check(cursor.fetchone())
+        return self.check(cursor.fetchone())
 
 
-def store_event(event: dict | ParsedEvent, *, by=None, gate: Gate | None = None) -> StoredEvent:
-    """Store one valid RunEvent in its own transaction (see the module docstring)."""
+def store_event(event: dict | ParsedEvent, *, by=None, gate: Gate | None = None,
+                token_team_id: int | None = None) -> StoredEvent:
+    """Store one valid RunEvent in its own transaction (see the module docstring).
+    `token_team_id`: the team of the token that sent it, when no `gate` says so."""
     parsed = event if isinstance(event, ParsedEvent) else ParsedEvent.of(event)
     attempt = 0
     while True:
         try:
             with transaction.atomic():
-                return _store(parsed, by, gate)
+                return _store(parsed, by, gate, token_team_id)
         except OperationalError as exc:
             attempt += 1
             sqlstate = getattr(exc.__cause__, "sqlstate", None)
@@ -151,9 +176,9 @@ def store_event(event: dict | ParsedEvent, *, by=None, gate: Gate | None = None)
             time.sleep(0.01 * attempt)
 
 
-def store_events(events: Iterable[dict | ParsedEvent], *, by=None) -> list[StoredEvent]:
+def store_events(events: Iterable[dict | ParsedEvent], *, by=None, token_team_id: int | None = None) -> list[StoredEvent]:
     """A batch: each event in its own transaction, in order."""
-    return [store_event(event, by=by) for event in events]
+    return [store_event(event, by=by, token_team_id=token_team_id) for event in events]
 
 
 # --- the statements ----------------------------------------------------------
@@ -167,20 +192,25 @@ def _prep(model, field_name: str, value: Any) -> Any:
     return model._meta.get_field(field_name).get_db_prep_save(value, connection)
 
 
-def _store(parsed: ParsedEvent, by, gate: Gate | None) -> StoredEvent:
+def _store(parsed: ParsedEvent, by, gate: Gate | None, token_team_id: int | None) -> StoredEvent:
     now = timezone.now()
     run_uuid = str(parsed.run_uuid)
-    found = _insert_raw_event(parsed, now, gate)
+    plan = UsagePlan.of(parsed) if settings.LINEAGE_COLUMN_USAGE else None
+    keys = plan.lookup_keys() if plan else parsed.dataset_keys
+    found, schemas, gate_team = _insert_raw_event(parsed, now, gate, keys, with_schemas=bool(plan and plan.has_sql))
     if found is None:
         return StoredEvent(stored=False, run_id=run_uuid)
 
-    datasets, created = datasets_for(parsed.dataset_keys, by=by, found=found)
+    datasets, created = datasets_for(plan.resolve(found) if plan else parsed.dataset_keys, by=by, found=found)
+    usage = plan.rows(datasets, schemas) if plan else UsageRows()
+    team = gate_team if gate is not None else token_team_id
     if on_postgresql():
         with prepared_cursor() as cursor:
-            job_pk, run_pk = _upsert_job_run_and_edges(cursor, parsed, datasets, now)
+            job_pk, run_pk = _upsert_job_run_and_edges(cursor, parsed, datasets, now, usage, team)
     else:
         job_pk, run_pk = _upsert_job_and_run(parsed, now)
-        _insert_edges(job_pk, run_pk, parsed, datasets, now)
+        _insert_edges(job_pk, run_pk, parsed, datasets, now, usage)
+        _upsert_usage(job_pk, parsed, usage, now, team)
     # What listeners need; the rest of each row loads on first access.
     job = Job.from_db(DEFAULT_DB_ALIAS, ["id", "namespace", "name"], [job_pk, parsed.job_namespace, parsed.job_name])
     run = Run.from_db(DEFAULT_DB_ALIAS, ["id", "run_uuid", "job_id"], [run_pk, parsed.run_uuid, job_pk])
@@ -210,10 +240,13 @@ def _store(parsed: ParsedEvent, by, gate: Gate | None) -> StoredEvent:
     return StoredEvent(stored=True, run_id=run_uuid, datasets_created=created)
 
 
-def _insert_raw_event(parsed: ParsedEvent, now: datetime, gate: Gate | None) -> dict[tuple[str, str], Dataset] | None:
-    """Insert the raw event once the gate passes; None if it was stored before,
-    else the event's datasets that already exist (on PostgreSQL found, and the
-    gate checked, by the same statement)."""
+def _insert_raw_event(parsed: ParsedEvent, now: datetime, gate: Gate | None, keys: list[tuple[str, str]], *,
+                      with_schemas: bool = False,
+                      ) -> tuple[dict[tuple[str, str], Dataset] | None, dict[tuple[str, str], dict], int | None]:
+    """Insert the raw event once the gate passes. Returns (None if it was stored
+    before, else those of `keys` that name existing datasets; with
+    `with_schemas`, their stored columns; the gate's team). On PostgreSQL the
+    datasets (and schemas) are found, and the gate checked, by the same statement."""
     params = [
         parsed.checksum,
         _prep(RunEvent, "run_uuid", parsed.run_uuid),
@@ -226,29 +259,44 @@ def _insert_raw_event(parsed: ParsedEvent, now: datetime, gate: Gate | None) -> 
         parsed.canonical,
         _prep(RunEvent, "received_at", now),
     ]
-    keys = parsed.dataset_keys
+    team = None
     if not on_postgresql():
         with connection.cursor() as cursor:
             if gate is not None:
-                gate.run_alone(cursor)
+                team = gate.run_alone(cursor)
             cursor.execute(_raw_event_sql(), params)
             if cursor.fetchone() is None:
-                return None
-        return _select_datasets(keys) if keys else {}
+                return None, {}, team
+        found = _select_datasets(keys) if keys else {}
+        return found, _select_schemas(found) if with_schemas and found else {}, team
     names = [[k[0] for k in keys], [k[1] for k in keys]]
     with prepared_cursor() as cursor:
         if gate is None:
-            cursor.execute(_raw_event_and_datasets_sql(), [*params, *names])
+            cursor.execute(_raw_event_and_datasets_sql(with_schemas), [*params, *names])
         else:
-            cursor.execute(_gated_raw_event_and_datasets_sql(gate.sql), [*gate.params, *params, *names])
+            cursor.execute(_gated_raw_event_and_datasets_sql(gate.sql, with_schemas), [*gate.params, *params, *names])
         rows = cursor.fetchall()
     width = 1 + len(_DATASET_FIELDS) + len(dataset_flags())
+    extra = 1 if with_schemas else 0
     if gate is not None:
-        gate_row = rows[0][width:]
-        gate.check(gate_row if gate_row[0] is not None else None)
+        gate_row = rows[0][width + extra:]
+        team = gate.check(gate_row if gate_row[0] is not None else None)
     if not rows or rows[0][0] is None:
-        return None
-    return _datasets_from_rows([row[1:width] for row in rows if row[1] is not None])
+        return None, {}, team
+    found = _datasets_from_rows([row[1:width] for row in rows if row[1] is not None])
+    schemas = {}
+    if with_schemas:
+        for row in rows:
+            if row[1] is not None and row[width] is not None:
+                fields = row[width]
+                schemas[(row[2], row[3])] = json.loads(fields) if isinstance(fields, str) else fields
+    return found, schemas, team
+
+
+def _select_schemas(found: dict[tuple[str, str], Dataset]) -> dict[tuple[str, str], dict]:
+    keys = {d.pk: key for key, d in found.items()}
+    return {keys[pk]: fields for pk, fields in
+            DatasetSchema.objects.filter(dataset_id__in=list(keys)).values_list("dataset_id", "fields")}
 
 
 @cache
@@ -260,26 +308,32 @@ def _raw_event_sql(*, gated: bool = False) -> str:
             "ON CONFLICT (checksum) DO NOTHING RETURNING id")
 
 
-def _datasets_by_name_sql() -> str:
+def _datasets_by_name_sql(with_schemas: bool = False) -> str:
     # The names go as arrays so the statement's text, and so its plan, is the
-    # same whatever the number of datasets.
-    return (f"SELECT {_dataset_columns()} FROM {connection.ops.quote_name(Dataset._meta.db_table)} t "
+    # same whatever the number of datasets. The stored schemas only join in
+    # for an event whose SQL may need them (every table a statement touches
+    # costs PostgreSQL CPU).
+    schemas = (f", s.fields AS lineage_fields FROM {connection.ops.quote_name(Dataset._meta.db_table)} t "
+               f"LEFT JOIN {DatasetSchema._meta.db_table} s ON s.dataset_id = t.id" if with_schemas
+               else f" FROM {connection.ops.quote_name(Dataset._meta.db_table)} t")
+    return (f"SELECT {_dataset_columns()}{schemas} "
             "JOIN unnest(CAST(%s AS text[]), CAST(%s AS text[])) AS k(ns, nm) ON t.namespace = k.ns AND t.name = k.nm")
 
 
 @cache
-def _raw_event_and_datasets_sql() -> str:
+def _raw_event_and_datasets_sql(with_schemas: bool = False) -> str:
     # One prepared round trip: no rows = a duplicate; a row of NULLs = no dataset known yet.
-    return f"WITH ev AS ({_raw_event_sql()}) SELECT ev.id, d.* FROM ev LEFT JOIN ({_datasets_by_name_sql()}) d ON true"
+    return (f"WITH ev AS ({_raw_event_sql()}) SELECT ev.id, d.* FROM ev "
+            f"LEFT JOIN ({_datasets_by_name_sql(with_schemas)}) d ON true")
 
 
 @cache
-def _gated_raw_event_and_datasets_sql(gate_sql: str) -> str:
+def _gated_raw_event_and_datasets_sql(gate_sql: str, with_schemas: bool = False) -> str:
     # Always one row at least, ending with the gate's columns (NULLs when it found nothing).
     return (
         f"WITH gate AS ({gate_sql}), ev AS ({_raw_event_sql(gated=True)}) "
         "SELECT ev.id, d.*, g.* FROM (SELECT 1) AS one LEFT JOIN gate g ON true LEFT JOIN ev ON true "
-        f"LEFT JOIN ({_datasets_by_name_sql()}) d ON ev.id IS NOT NULL"
+        f"LEFT JOIN ({_datasets_by_name_sql(with_schemas)}) d ON ev.id IS NOT NULL"
     )
 
 
@@ -384,24 +438,25 @@ def _job_sql() -> str:
 @cache
 def _run_sql(*, job_from_cte: bool) -> str:
     """The run upsert; its job id comes from the CTE `job`, or is %(job_id)s."""
-    table = Run._meta.db_table
-    old_rank = " ".join(f"WHEN '{s}' THEN {r}" for s, r in _STATE_RANK.items())
+    # The stored run is `o`, and the rank of its state a short CASE (every state
+    # but these three is final): this statement shares psycopg's 4 KiB parse
+    # cache with the column usage written alongside it.
+    old_rank = "CASE o.state WHEN 'NEW' THEN 0 WHEN 'START' THEN 1 WHEN 'RUNNING' THEN 2 ELSE 3 END"
     # Whether this event moves the run: a higher rank, or the same rank and not older.
-    moves = (f"(%(rank)s > (CASE {table}.state {old_rank} ELSE 0 END) OR "
-             f"(%(rank)s = (CASE {table}.state {old_rank} ELSE 0 END) AND EXCLUDED.state_at >= {table}.state_at))")
-    values = "%(run_uuid)s, {job}, %(state)s, %(state_at)s, %(started_at)s, %(ended_at)s, %(run_facets)s, %(now)s"
+    moves = f"(%(rank)s>{old_rank} OR (%(rank)s={old_rank} AND EXCLUDED.state_at>=o.state_at))"
+    values = "%(run_uuid)s,{job},%(state)s,%(state_at)s,%(started_at)s,%(ended_at)s,%(run_facets)s,%(now)s"
     source = (f"SELECT {values.format(job='job.id')} FROM job" if job_from_cte
               else f"VALUES ({values.format(job='%(job_id)s')})")
     return (
-        f"INSERT INTO {table} (run_uuid, job_id, state, state_at, started_at, ended_at, facets, created_at) "
+        f"INSERT INTO {Run._meta.db_table} AS o(run_uuid,job_id,state,state_at,started_at,ended_at,facets,created_at) "
         f"{source} "
         "ON CONFLICT (run_uuid) DO UPDATE SET "
-        f"state = CASE WHEN {moves} THEN EXCLUDED.state ELSE {table}.state END, "
-        f"state_at = CASE WHEN {moves} THEN EXCLUDED.state_at ELSE {table}.state_at END, "
-        f"started_at = CASE WHEN {table}.started_at IS NULL OR EXCLUDED.started_at < {table}.started_at "
-        f"THEN COALESCE(EXCLUDED.started_at, {table}.started_at) ELSE {table}.started_at END, "
-        f"ended_at = COALESCE(EXCLUDED.ended_at, {table}.ended_at), "
-        f"facets = CASE WHEN %(has_run_facets)s THEN EXCLUDED.facets ELSE {table}.facets END "
+        f"state=CASE WHEN {moves} THEN EXCLUDED.state ELSE o.state END,"
+        f"state_at=CASE WHEN {moves} THEN EXCLUDED.state_at ELSE o.state_at END,"
+        "started_at=CASE WHEN o.started_at IS NULL OR EXCLUDED.started_at<o.started_at "
+        "THEN COALESCE(EXCLUDED.started_at,o.started_at) ELSE o.started_at END,"
+        "ended_at=COALESCE(EXCLUDED.ended_at,o.ended_at),"
+        "facets=CASE WHEN %(has_run_facets)s THEN EXCLUDED.facets ELSE o.facets END "
         "RETURNING id"
     )
 
@@ -423,30 +478,37 @@ def _job_and_run_params(parsed: ParsedEvent, now: datetime) -> dict[str, Any]:
 
 
 @cache
-def _job_run_and_edges_sql() -> str:
+def _job_run_and_edges_sql(reads: bool = False, field_edges: bool = False, schemas: bool = False) -> str:
+    """The job, the run, both edge sets and, when the event has them, its column
+    reads, field edges and schemas: one statement, one round trip."""
+    usage = _usage_ctes((reads, field_edges, schemas))
     return (
         f"WITH job AS ({_job_sql()}), run AS ({_run_sql(job_from_cte=True)}), "
-        f"je AS (INSERT INTO {JobDataset._meta.db_table} (job_id, direction, dataset_id, first_seen_at) "
-        "SELECT job.id, e.direction, e.dataset_id, %(now)s FROM job, "
-        "unnest(%(directions)s::varchar[], %(dataset_ids)s::bigint[]) AS e(direction, dataset_id) "
-        "ORDER BY e.dataset_id, e.direction ON CONFLICT (job_id, direction, dataset_id) DO NOTHING), "
-        f"re AS (INSERT INTO {RunDataset._meta.db_table} (run_id, direction, dataset_id) "
-        "SELECT run.id, e.direction, e.dataset_id FROM run, "
-        "unnest(%(directions)s::varchar[], %(dataset_ids)s::bigint[]) AS e(direction, dataset_id) "
-        "ORDER BY e.dataset_id, e.direction ON CONFLICT (run_id, direction, dataset_id) DO NOTHING) "
-        "SELECT job.id, run.id FROM job, run"
+        # Terse from here on: psycopg caches the parsing of statements up to 4 KiB.
+        f"je AS (INSERT INTO {JobDataset._meta.db_table}(job_id,direction,dataset_id,first_seen_at) "
+        "SELECT job.id,e.d,e.i,%(now)s FROM job,unnest(%(directions)s::varchar[],%(dataset_ids)s::bigint[]) e(d,i) "
+        "ORDER BY e.i,e.d ON CONFLICT(job_id,direction,dataset_id) DO NOTHING),"
+        f"re AS (INSERT INTO {RunDataset._meta.db_table}(run_id,direction,dataset_id) "
+        "SELECT run.id,e.d,e.i FROM run,unnest(%(directions)s::varchar[],%(dataset_ids)s::bigint[]) e(d,i) "
+        "ORDER BY e.i,e.d ON CONFLICT(run_id,direction,dataset_id) DO NOTHING)"
+        + "".join(f",{cte}" for cte in usage)
+        + " SELECT job.id, run.id FROM job, run"
     )
 
 
-def _upsert_job_run_and_edges(cursor, parsed: ParsedEvent, datasets: dict, now: datetime) -> tuple[int, int]:
-    """PostgreSQL: the job, the run and both edge sets in one statement (one
-    round trip instead of four; each costs more than the statement's work).
-    Returns the job's and the run's pk."""
-    edges = _edges(parsed, datasets)
+def _upsert_job_run_and_edges(cursor, parsed: ParsedEvent, datasets: dict, now: datetime, usage: UsageRows,
+                              team_id: int | None) -> tuple[int, int]:
+    """PostgreSQL: the job, the run, both edge sets and the column usage in one
+    statement (one round trip instead of four or more; each costs more than the
+    statement's work). Returns the job's and the run's pk."""
+    edges = _edges(parsed, datasets, usage)
     params = _job_and_run_params(parsed, now)
     params["directions"] = [direction for _, direction in edges]
     params["dataset_ids"] = [dataset_id for dataset_id, _ in edges]
-    cursor.execute(_job_run_and_edges_sql(), params)
+    if usage:
+        params.update(_usage_params(usage, now, team_id))
+    cursor.execute(_job_run_and_edges_sql(bool(usage.column_reads), bool(usage.field_edges), bool(usage.schemas)),
+                   params)
     return cursor.fetchone()
 
 
@@ -460,14 +522,17 @@ def _upsert_job_and_run(parsed: ParsedEvent, now: datetime) -> tuple[int, int]:
         return params["job_id"], cursor.fetchone()[0]
 
 
-def _edges(parsed: ParsedEvent, datasets: dict) -> list[tuple[int, str]]:
-    """(dataset pk, direction), sorted: concurrent inserts take locks in one order."""
+def _edges(parsed: ParsedEvent, datasets: dict, usage: UsageRows) -> list[tuple[int, str]]:
+    """(dataset pk, direction), sorted: concurrent inserts take locks in one order.
+    The inputs include those only the column evidence names (the tables an
+    event's SQL reads that it does not list: dbt leaves out seeds)."""
     return sorted({(datasets[k].pk, Direction.INPUT.value) for k in parsed.inputs}
+                  | {(pk, Direction.INPUT.value) for pk in usage.inputs}
                   | {(datasets[(o["namespace"], o["name"])].pk, Direction.OUTPUT.value) for o in parsed.outputs})
 
 
-def _insert_edges(job_id: int, run_id: int, parsed: ParsedEvent, datasets: dict, now: datetime) -> None:
-    edges = _edges(parsed, datasets)
+def _insert_edges(job_id: int, run_id: int, parsed: ParsedEvent, datasets: dict, now: datetime, usage: UsageRows) -> None:
+    edges = _edges(parsed, datasets, usage)
     if not edges:
         return
     stamp = _prep(JobDataset, "first_seen_at", now)
@@ -484,3 +549,114 @@ def _insert_edges(job_id: int, run_id: int, parsed: ParsedEvent, datasets: dict,
             "ON CONFLICT (run_id, direction, dataset_id) DO NOTHING",
             [v for dataset_id, direction in edges for v in (run_id, direction, dataset_id)],
         )
+
+
+# --- column usage: reads, field edges, schemas (lineage.column_usage) ------------------
+#
+# Each table's rows travel as one JSON parameter, an array of arrays (json.dumps
+# is C; a dozen typed arrays cost psycopg more than the statement's work), and
+# are written by one multi-row upsert: on PostgreSQL a CTE of the job/run
+# statement (the JSON read once into typed rows), elsewhere a statement of its
+# own. Upserts, not an UPDATE joined to the rows: the conflict is found through
+# the unique index whatever the planner thinks of the table.
+#
+# A column read or field edge seen again within USAGE_REFRESH is left as it is,
+# evidence included. (Its row is still locked until the event commits, as
+# ON CONFLICT DO UPDATE does: only events of the same job share those rows.)
+# A schema is written by the events that write its dataset and replaces the
+# stored one when it differs; an event reading the dataset only fills a gap,
+# with DO NOTHING, which locks nothing — else every reader of a popular dataset
+# would queue on its row. The SQL is terse on purpose: psycopg caches the
+# parsing of statements up to 4 KiB (a test pins it).
+#
+# The rows come sorted (lineage.column_usage): the order they are locked in.
+
+_READ_TYPES = (("d", "bigint"), ("c", ""), ("k", ""), ("s", ""))
+_EDGE_TYPES = (("d", "bigint"), ("f", ""), ("i", "bigint"), ("j", ""), ("k", ""), ("t", ""), ("x", ""),
+               ("m", "boolean"), ("s", ""))
+_SCHEMA_TYPES = (("d", "bigint"), ("f", "jsonb"), ("o", "boolean"))
+
+
+def _usage_sql(table: str, param: str, types: tuple, columns: str, select: str, conflict: str,
+               update: str | None, *, where: str = "", job: bool = False) -> str:
+    """One usage upsert. `select` names the rows' cells as x.<letter>; on
+    PostgreSQL the rows come from the typed CTE `param`, on SQLite from json_each."""
+    if on_postgresql():
+        source = f"{'job,' if job else ''}{param} x"
+    else:
+        cells = ",".join(f"json_extract(r.value,'$[{i}]') AS {c}" for i, (c, _) in enumerate(types))
+        source = f"(SELECT {cells} FROM json_each(%({param})s) r) x"
+        select = select.replace("job.id", "%(job_id)s")
+    # SQLite needs the WHERE to tell that ON CONFLICT belongs to the INSERT.
+    sql = (f"INSERT INTO {table} AS t({columns}) SELECT {select} FROM {source} WHERE {where or 'true'} "
+           f"ON CONFLICT({conflict}) ")
+    return sql + (f"DO UPDATE SET {update}" if update else "DO NOTHING")
+
+
+def _typed_rows(name: str, types: tuple) -> str:
+    """PostgreSQL: a CTE `name` of the JSON parameter `name`'s rows, typed, read once."""
+    cells = ",".join(f"(r.value->>{i})::{sql_type}" if sql_type else f"r.value->>{i}"
+                     for i, (_, sql_type) in enumerate(types))
+    return f"{name}({','.join(c for c, _ in types)}) AS (SELECT {cells} FROM json_array_elements(%({name})s::json) r)"
+
+
+def _column_reads_sql() -> list[str]:
+    team = "CAST(%(token_team)s AS bigint)"
+    return [_usage_sql(
+        ColumnRead._meta.db_table, "cr", _READ_TYPES,
+        'dataset_id,job_namespace,job_name,"column",kind,source,token_team_id,run_uuid,event_time,first_seen_at,last_seen_at',
+        f"x.d,%(job_namespace)s,%(job_name)s,x.c,x.k,x.s,{team},%(run_uuid)s,%(state_at)s,%(now)s,%(now)s",
+        'dataset_id,job_namespace,job_name,"column",kind',
+        "last_seen_at=EXCLUDED.last_seen_at,source=EXCLUDED.source,run_uuid=EXCLUDED.run_uuid,"
+        "event_time=EXCLUDED.event_time,token_team_id=EXCLUDED.token_team_id WHERE t.last_seen_at<%(refresh_before)s")]
+
+
+def _field_edges_sql() -> list[str]:
+    return [_usage_sql(
+        FieldEdge._meta.db_table, "fe", _EDGE_TYPES,
+        "job_id,dataset_id,field,input_dataset_id,input_field,kind,subtype,description,masking,source,"
+        "first_seen_at,last_seen_at",
+        "job.id,x.d,x.f,x.i,x.j,x.k,x.t,x.x,x.m,x.s,%(now)s,%(now)s",
+        "dataset_id,field,input_dataset_id,input_field,job_id,kind",
+        "last_seen_at=EXCLUDED.last_seen_at,subtype=EXCLUDED.subtype,description=EXCLUDED.description,"
+        "masking=EXCLUDED.masking,source=EXCLUDED.source WHERE t.last_seen_at<%(refresh_before)s", job=True)]
+
+
+def _schemas_sql() -> list[str]:
+    table = DatasetSchema._meta.db_table
+    fields = "x.f" if on_postgresql() else "json(x.f)"
+    common = (table, "sc", _SCHEMA_TYPES, "dataset_id,fields,updated_at", f"x.d,{fields},%(now)s", "dataset_id")
+    return [_usage_sql(*common, "fields=EXCLUDED.fields,updated_at=EXCLUDED.updated_at WHERE t.fields<>EXCLUDED.fields",
+                       where="x.o"),
+            _usage_sql(*common, None, where="NOT x.o")]
+
+
+_USAGE = (("column_reads", "cr", _READ_TYPES, _column_reads_sql), ("field_edges", "fe", _EDGE_TYPES, _field_edges_sql),
+          ("schemas", "sc", _SCHEMA_TYPES, _schemas_sql))
+
+
+def _usage_ctes(wanted: tuple[bool, bool, bool]) -> list[str]:
+    """PostgreSQL: the CTEs writing the usage tables that have rows."""
+    ctes = []
+    for (_, param, types, statements), has_rows in zip(_USAGE, wanted, strict=True):
+        if has_rows:
+            ctes.append(_typed_rows(param, types))
+            ctes.extend(f"{param}{i} AS ({sql})" for i, sql in enumerate(statements()))
+    return ctes
+
+
+def _usage_params(usage: UsageRows, now: datetime, team_id: int | None) -> dict[str, Any]:
+    return {"token_team": team_id, "refresh_before": _prep(ColumnRead, "last_seen_at", now - USAGE_REFRESH),
+            "cr": json.dumps(usage.column_reads), "fe": json.dumps(usage.field_edges), "sc": json.dumps(usage.schemas)}
+
+
+def _upsert_usage(job_id: int, parsed: ParsedEvent, usage: UsageRows, now: datetime, team_id: int | None) -> None:
+    """Elsewhere (SQLite): the upserts of the usage tables that have rows, one statement each."""
+    if not usage:
+        return
+    params = {**_job_and_run_params(parsed, now), **_usage_params(usage, now, team_id), "job_id": job_id}
+    with connection.cursor() as cursor:
+        for attribute, _, _, statements in _USAGE:
+            if getattr(usage, attribute):
+                for sql in statements():
+                    cursor.execute(sql, params)

@@ -3,6 +3,11 @@
 Datasets are the core's `registry.Dataset`; a dataset first seen in an event is
 created unowned. Edges are kept per job (the lineage graph) and per run (what
 one run read and wrote), so pruning raw events never loses the graph.
+
+Column lineage adds field edges (an output column and the input columns that
+fed it, per job) and the latest known columns of each dataset, which resolve
+`SELECT *` in the SQL of later events. Which columns a job reads is the core's
+`registry.usage.ColumnRead`, written by the same ingest statement.
 """
 
 from __future__ import annotations
@@ -11,7 +16,8 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
-from lineage.querysets import RunEventQuerySet, RunQuerySet
+from lineage.querysets import FieldEdgeQuerySet, RunEventQuerySet, RunQuerySet
+from registry.usage import UsageKind, UsageSource
 
 
 class RunState(models.TextChoices):
@@ -128,3 +134,53 @@ class RunDataset(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id} {self.direction} {self.dataset_id}"
+
+
+class DatasetSchema(models.Model):
+    """The columns of a dataset as its latest `schema` facet listed them, kept so
+    that `SELECT *` in the SQL of a later event resolves to real columns."""
+
+    dataset = models.OneToOneField("registry.Dataset", primary_key=True, on_delete=models.CASCADE,
+                                   related_name="lineage_schema")
+    fields = models.JSONField(help_text="{column: type} of the top-level fields.")
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"columns of dataset #{self.dataset_id}"
+
+
+class FieldEdge(models.Model):
+    """Column lineage: `job` fed `field` of `dataset` from `input_field` of
+    `input_dataset` (from the same evidence as the ColumnRead rows, most
+    trusted source first), with its latest evidence."""
+
+    # No index of their own on the keys: the ingest writes these rows per event, and
+    # the unique index and the input index below serve every look-up (a job is
+    # never deleted but by hand).
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="field_edges", db_index=False)
+    dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="+", db_index=False)
+    field = models.CharField(max_length=500)
+    input_dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="+", db_index=False)
+    input_field = models.CharField(max_length=500)
+    kind = models.CharField(max_length=10, choices=UsageKind.choices, default=UsageKind.DIRECT)
+    subtype = models.CharField(max_length=50, blank=True, help_text="IDENTITY, TRANSFORMATION, AGGREGATION, …")
+    description = models.TextField(blank=True)
+    masking = models.BooleanField(default=False)
+    source = models.CharField(max_length=20, choices=UsageSource.choices)
+    first_seen_at = models.DateTimeField(default=timezone.now)
+    last_seen_at = models.DateTimeField(default=timezone.now)
+
+    objects = FieldEdgeQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            # Also the index of the upstream walk: a field -> the fields feeding it.
+            models.UniqueConstraint(fields=["dataset", "field", "input_dataset", "input_field", "job", "kind"],
+                                    name="lineage_fieldedge_unique"),
+        ]
+        # The downstream walk: a field -> the fields it feeds. (No index on last_seen_at: the
+        # daily prune can scan, the ingest would pay for it with every row.)
+        indexes = [models.Index(fields=["input_dataset", "input_field"], name="lineage_fieldedge_input_idx")]
+
+    def __str__(self) -> str:
+        return f"#{self.dataset_id}.{self.field} <- #{self.input_dataset_id}.{self.input_field} ({self.kind})"

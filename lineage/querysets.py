@@ -2,7 +2,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class RunQuerySet(models.QuerySet):
@@ -16,3 +18,12 @@ class RunQuerySet(models.QuerySet):
 class RunEventQuerySet(models.QuerySet):
     def received_before(self, moment: datetime) -> RunEventQuerySet:
         return self.filter(received_at__lt=moment)
+
+
+class FieldEdgeQuerySet(models.QuerySet):
+    def current(self, now: datetime | None = None) -> FieldEdgeQuerySet:
+        """Edges seen within COLUMN_USAGE_WINDOW, as column reads count."""
+        return self.filter(last_seen_at__gte=(now or timezone.now()) - settings.COLUMN_USAGE_WINDOW)
+
+    def expired(self, now: datetime | None = None) -> FieldEdgeQuerySet:
+        return self.filter(last_seen_at__lt=(now or timezone.now()) - settings.COLUMN_USAGE_WINDOW)

@@ -1,17 +1,23 @@
-"""Lineage pages: the dataset-page graph section and the job pages."""
+"""Lineage pages: the dataset-page graph and column-usage sections, and the job pages."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.db.models import OuterRef, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
+from django.urls import reverse
 
 from lineage.graph import DIRECTIONS, Graph, Node, graph_around
 from lineage.models import Job, Run, RunDataset
 from lineage.svg import layout
 from registry.hooks import dataset_page_section
+from registry.models import Consumer
+from registry.usage import column_readers
 
 PAGE_DEPTHS = (1, 2, 3, 4, 5)
 DEFAULT_PAGE_DEPTH = 1
@@ -53,6 +59,31 @@ def lineage_section(request: HttpRequest, dataset) -> str:
     )
     ctx["anchor_url"] = dataset.get_absolute_url()
     return render_to_string("lineage/_section.html", ctx, request=request)
+
+
+@dataset_page_section(order=35)
+def column_usage_section(request: HttpRequest, dataset) -> str:
+    """Who reads which columns of the dataset, from lineage (three queries: the
+    reads with their token teams, the namespace teams, the registered consumers)."""
+    readers = column_readers(dataset.pk)
+    if not readers:
+        return ""
+    consumers = set(Consumer.objects.filter(dataset_id=dataset.pk).values_list("team_id", flat=True))
+    return render_to_string("lineage/_column_usage.html", {
+        "readers": readers, "consumer_team_ids": consumers,
+        "column_lineage_url": reverse("api-column-lineage"),
+        "dataset_node": f"dataset:{dataset.namespace}:{dataset.name}",
+        "window": _duration_words(settings.COLUMN_USAGE_WINDOW),
+    }, request=request)
+
+
+def _duration_words(window: timedelta) -> str:
+    seconds = int(window.total_seconds())
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{seconds} seconds"
 
 
 @login_required

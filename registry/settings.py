@@ -170,6 +170,10 @@ LINEAGE_MAX_BODY_BYTES = env_int("LINEAGE_MAX_BODY_BYTES", 5 * 1024 * 1024, mini
 # Graph walks use PostgreSQL prepared statements; turn off behind a
 # transaction-pooling PgBouncer.
 LINEAGE_PREPARED_STATEMENTS = env_bool("LINEAGE_PREPARED_STATEMENTS", True)
+# Column usage from each event's facets and SQL (docs/lineage.md, "Column usage").
+LINEAGE_COLUMN_USAGE = env_bool("LINEAGE_COLUMN_USAGE", True)
+# The sql job facet is parsed up to this size; a longer query reads all/unknown columns.
+LINEAGE_SQL_MAX_BYTES = env_int("LINEAGE_SQL_MAX_BYTES", 100_000, minimum=0)
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(LINEAGE_MAX_BODY_BYTES * 4, 2_621_440)
 
 LOGGING = {

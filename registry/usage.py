@@ -43,6 +43,10 @@ class ColumnReadQuerySet(models.QuerySet):
         """Facts seen within COLUMN_USAGE_WINDOW."""
         return self.filter(last_seen_at__gte=(now or timezone.now()) - settings.COLUMN_USAGE_WINDOW)
 
+    def expired(self, now: datetime | None = None) -> ColumnReadQuerySet:
+        """Facts last seen before COLUMN_USAGE_WINDOW: they no longer count, and are pruned."""
+        return self.filter(last_seen_at__lt=(now or timezone.now()) - settings.COLUMN_USAGE_WINDOW)
+
     def of_datasets(self, dataset_ids: Iterable[int]) -> ColumnReadQuerySet:
         return self.filter(dataset_id__in=list(dataset_ids))
 
@@ -50,14 +54,18 @@ class ColumnReadQuerySet(models.QuerySet):
 class ColumnRead(models.Model):
     """A job read one column of a dataset (or all/unknown: column ""), with the latest evidence."""
 
-    dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="column_reads")
+    # The lineage ingest writes these rows with every event: no index of their own
+    # on the keys. The unique and (dataset, last_seen_at) indexes lead with the
+    # dataset; a team is deleted rarely enough for its SET NULL to scan.
+    dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="column_reads",
+                                db_index=False)
     job_namespace = models.CharField(max_length=500)
     job_name = models.CharField(max_length=500)
     column = models.CharField(max_length=500, blank=True, help_text='"" means all or unknown columns.')
     kind = models.CharField(max_length=10, choices=UsageKind.choices, default=UsageKind.INDIRECT)
     source = models.CharField(max_length=20, choices=UsageSource.choices)
     token_team = models.ForeignKey("registry.Team", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
-                                   help_text="The team of the token that posted the latest evidence.")
+                                   db_index=False, help_text="The team of the token that posted the latest evidence.")
     run_uuid = models.UUIDField(null=True, blank=True, help_text="The run of the latest evidence.")
     event_time = models.DateTimeField(null=True, blank=True, help_text="When the latest evidence happened.")
     first_seen_at = models.DateTimeField(default=timezone.now)
@@ -185,3 +193,55 @@ def readers_of(dataset, consumers: Iterable, *, now: datetime | None = None) -> 
                            max((e.last_seen_at for e in r.evidence), default=None)))
     rows.sort(key=lambda row: (row.registered, row.team or "", row.job))
     return rows
+
+
+@dataclass
+class ColumnReader:
+    """One job reading one column (or all/unknown columns) of a dataset, for a page."""
+
+    job_namespace: str
+    job_name: str
+    team: object | None  # registry.Team, or None when nothing attributes the job
+    kinds: list[str]  # DIRECT and/or INDIRECT
+    last_seen_at: datetime
+    source: str  # of the latest evidence
+
+    @property
+    def job(self) -> str:
+        return f"{self.job_namespace}/{self.job_name}"
+
+
+@dataclass
+class ColumnReaders:
+    columns: list[tuple[str, list[ColumnReader]]]  # (column, its readers), by column name
+    everything: list[ColumnReader]  # jobs reading all or unknown columns
+
+    def __bool__(self) -> bool:
+        return bool(self.columns or self.everything)
+
+
+def column_readers(dataset_id: int, *, now: datetime | None = None) -> ColumnReaders:
+    """Each column's current readers, and the jobs reading all/unknown columns,
+    attributed to teams as readings_of does (two queries)."""
+    rows = list(ColumnRead.objects.current(now).filter(dataset_id=dataset_id).select_related("token_team")
+                .order_by("column", "job_namespace", "job_name", "kind"))
+    mapping = {m.namespace: m.team for m in
+               NamespaceTeam.objects.filter(namespace__in={r.job_namespace for r in rows}).select_related("team")}
+    by_column: dict[str, dict[tuple[str, str], ColumnReader]] = {}
+    for row in rows:
+        readers = by_column.setdefault(row.column, {})
+        reader = readers.get((row.job_namespace, row.job_name))
+        if reader is None:
+            team = mapping.get(row.job_namespace, row.token_team)
+            readers[(row.job_namespace, row.job_name)] = ColumnReader(
+                row.job_namespace, row.job_name, team, [row.kind], row.last_seen_at, row.source)
+            continue
+        if row.kind not in reader.kinds:
+            reader.kinds.append(row.kind)
+        if reader.team is None and row.job_namespace not in mapping:
+            reader.team = row.token_team
+        if row.last_seen_at > reader.last_seen_at:
+            reader.last_seen_at, reader.source = row.last_seen_at, row.source
+    everything = list(by_column.pop(ALL_COLUMNS, {}).values())
+    return ColumnReaders([(column, list(readers.values())) for column, readers in sorted(by_column.items())],
+                         everything)

@@ -25,6 +25,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import DataError, InterfaceError, OperationalError
+from django.db.models import Count, Min
 from django.http import HttpRequest, JsonResponse
 from django.utils.functional import SimpleLazyObject
 from django.views.decorators.csrf import csrf_exempt
@@ -32,6 +33,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from lineage.column_graph import column_lineage
 from lineage.graph import GraphError, NodeNotFound, lineage_graph, run_graph
 from lineage.ingest import Gate, ParsedEvent, store_event, store_events
 from lineage.validation import run_event_problems, storage_problems
@@ -71,7 +73,9 @@ class IngestRefused(Exception):
 def _writer_gate(request: HttpRequest) -> tuple[Gate, SimpleLazyObject]:
     """The check that the request's bearer token may write lineage, and the
     principal behind it (loaded only if something needs it, such as the audit
-    row of a dataset first seen).
+    row of a dataset first seen). The check returns the token's team, which
+    column usage records: a team token's own, a person's only team (None for
+    a person in several teams or none).
 
     The rules and messages are registry.auth's; only the look-up differs: one
     plain query, which the ingest sends with the event's first statement. On
@@ -91,9 +95,16 @@ def _writer_gate(request: HttpRequest) -> tuple[Gate, SimpleLazyObject]:
         try:
             if row is None:
                 raise no_such_token()
-            token_id, key_prefix, can_write, revoked_at, last_used_at, user_id = row
-            # Pipelines mostly hold team tokens: a person's is checked with a query of its own.
-            user_active = user_id is None or get_user_model().objects.filter(pk=user_id, is_active=True).exists()
+            token_id, key_prefix, can_write, revoked_at, last_used_at, user_id, team_id = row
+            user_active = True
+            if user_id is not None:
+                # Pipelines mostly hold team tokens: a person's is checked with a
+                # query of its own, which also finds their team.
+                person = (get_user_model().objects.filter(pk=user_id, is_active=True)
+                          .annotate(team_count=Count("memberships"), only_team=Min("memberships__team_id"))
+                          .values_list("team_count", "only_team").first())
+                user_active = person is not None
+                team_id = person[1] if person and person[0] == 1 else None
             check_token_usable(key_prefix=key_prefix, revoked_at=revoked_at, user_id=user_id, user_is_active=user_active)
         except TokenFailed as failed:
             raise _unauthorized(failed) from None
@@ -101,6 +112,7 @@ def _writer_gate(request: HttpRequest) -> tuple[Gate, SimpleLazyObject]:
             raise IngestRefused(403, f"Token {key_prefix}… may not write lineage; ask an admin for a token with 'can write lineage'.", "token_cannot_write_lineage")
         note_use(token_id, last_used_at)
         checked.append(token_id)
+        return team_id
 
     return Gate(_TOKEN_SQL, [hash_token(secret)], check), SimpleLazyObject(lambda: _principal(checked[0]))
 
@@ -109,16 +121,16 @@ def _unauthorized(failed: TokenFailed) -> IngestRefused:
     return IngestRefused(401, str(failed.detail), failed.get_codes())
 
 
-def _lineage_writer(request: HttpRequest):
-    """The principal behind a bearer token allowed to write lineage (its own query)."""
+def _lineage_writer(request: HttpRequest) -> tuple[Any, int | None]:
+    """The principal behind a bearer token allowed to write lineage, and its team (its own query)."""
     gate, principal = _writer_gate(request)
     with prepared_cursor() as cursor:
-        gate.run_alone(cursor)
-    return principal
+        team_id = gate.run_alone(cursor)
+    return principal, team_id
 
 
 # One table only: every table a statement touches costs PostgreSQL CPU, per event.
-_TOKEN_SQL = (f"SELECT t.id, t.key_prefix, t.can_write_lineage, t.revoked_at, t.last_used_at, t.user_id "
+_TOKEN_SQL = (f"SELECT t.id, t.key_prefix, t.can_write_lineage, t.revoked_at, t.last_used_at, t.user_id, t.team_id "
               f"FROM {ApiToken._meta.db_table} t WHERE t.key_hash = %s")
 
 
@@ -235,7 +247,7 @@ def ingest_batch(request: HttpRequest) -> JsonResponse:
     stores only what is missing."""
     if request.method != "POST":
         return JsonResponse({"detail": "Method not allowed: POST a JSON array of RunEvents.", "code": "method_not_allowed"}, status=405)
-    principal = _lineage_writer(request)
+    principal, team_id = _lineage_writer(request)
     events = _read_json(request)
     if not isinstance(events, list):
         raise IngestRefused(400, "A batch is a JSON array of RunEvents; POST a single event to /api/v1/lineage.", "expected_array")
@@ -248,7 +260,7 @@ def ingest_batch(request: HttpRequest) -> JsonResponse:
         problems.extend(p.__class__(f"[{i}].{p.path}" if p.path else f"[{i}]", p.message) for p in found)
     if problems:
         raise _invalid(problems, what=f"The batch of {len(events)} events")
-    results = store_events(parsed, by=principal)
+    results = store_events(parsed, by=principal, token_team_id=team_id)
     stored = sum(r.stored for r in results)
     return JsonResponse({"received": len(results), "stored": stored, "duplicates": len(results) - stored}, status=201)
 
@@ -302,6 +314,33 @@ class LineageBatchView(APIView):
     )
     def post(self, request):
         return ingest_batch(request._request)
+
+
+class ColumnLineageView(APIView):
+    """GET /api/v1/column-lineage?nodeId=datasetField:<namespace>:<name>:<field>&depth=N&withDownstream=…"""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("nodeId", str, description="datasetField:<namespace>:<name>:<field>, or "
+                             "dataset:<namespace>:<name> for every field of the dataset with column lineage"),
+            OpenApiParameter("depth", int, description="How many field hops to walk (default 20, at most 100)."),
+            OpenApiParameter("withDownstream", bool, description="Also walk downstream (default false: upstream only)."),
+        ],
+        responses={200: dict},
+        summary="The column lineage around a dataset field, in Marquez's shape.",
+    )
+    def get(self, request):
+        params = request.query_params
+        try:
+            if not params.get("nodeId"):
+                raise GraphError("Send nodeId=datasetField:<namespace>:<name>:<field> (or dataset:<namespace>:<name>).")
+            graph = column_lineage(params["nodeId"], depth=params.get("depth"),
+                                   with_downstream=params.get("withDownstream"))
+        except GraphError as exc:
+            return Response({"detail": str(exc), "code": "bad_request"}, status=400)
+        except NodeNotFound as exc:
+            return Response({"detail": str(exc), "code": "not_found"}, status=404)
+        return Response(graph)
 
 
 _graph_view = LineageGraphView.as_view()

@@ -46,23 +46,59 @@ def dataset(name: str, namespace: str = WAREHOUSE, **facets) -> dict:
 
 
 def run_event(event_type: str = "START", *, run_id: str | None = None, job: str = "etl.load_orders",
-              inputs=(), outputs=(), event_time: str = "2026-11-30T01:00:00.000Z", row_count: int | None = None) -> dict:
+              inputs=(), outputs=(), event_time: str = "2026-11-30T01:00:00.000Z", row_count: int | None = None,
+              job_facets: dict | None = None, job_namespace: str = "airflow") -> dict:
     event = {
         "eventType": event_type,
         "eventTime": event_time,
         "producer": PRODUCER,
         "schemaURL": SCHEMA_URL,
         "run": {"runId": run_id or str(uuid.uuid4())},
-        "job": {"namespace": "airflow", "name": job},
+        "job": {"namespace": job_namespace, "name": job},
         "inputs": [dataset(n) if isinstance(n, str) else n for n in inputs],
         "outputs": [dataset(n) if isinstance(n, str) else n for n in outputs],
     }
+    if job_facets:
+        event["job"]["facets"] = job_facets
     if row_count is not None:
         for out in event["outputs"]:
             out["outputFacets"] = {"outputStatistics": {
                 "_producer": PRODUCER,
                 "_schemaURL": "https://openlineage.io/spec/facets/1-0-2/OutputStatisticsOutputDatasetFacet.json",
                 "rowCount": row_count}}
+    return event
+
+
+def sql_facet(query: str, dialect: str | None = None) -> dict:
+    facet = {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-1-0/SQLJobFacet.json",
+             "query": query}
+    if dialect:
+        facet["dialect"] = dialect
+    return facet
+
+
+def input_field(name: str, field: str, *kinds: str, namespace: str = WAREHOUSE) -> dict:
+    """One entry of columnLineage's inputFields (or its dataset list); kinds like "DIRECT/IDENTITY"."""
+    entry = {"namespace": namespace, "name": name, "field": field}
+    if kinds:
+        entry["transformations"] = [dict(zip(("type", "subtype"), kind.split("/"), strict=False)) for kind in kinds]
+    return entry
+
+
+def column_lineage_facet(fields: dict[str, list[dict]], dataset_level: list[dict] | None = None) -> dict:
+    facet = {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json",
+             "fields": {name: {"inputFields": inputs} for name, inputs in fields.items()}}
+    if dataset_level is not None:
+        facet["dataset"] = dataset_level
+    return facet
+
+
+def shared_event(file_name: str) -> dict:
+    """An event from ../shared/openlineage/events, read in place, with the
+    `producer` and `schemaURL` that older producers left out (2-0-2 requires them)."""
+    event = json.loads((OPENLINEAGE_DIR / "events" / file_name).read_text())
+    event.setdefault("producer", PRODUCER)
+    event.setdefault("schemaURL", SCHEMA_URL)
     return event
 
 

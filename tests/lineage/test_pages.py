@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.test import Client
 
 from lineage.ingest import store_event
 from lineage.models import Job
@@ -102,3 +103,64 @@ def test_admins_can_browse_jobs_runs_and_events(chain, client, admin):
     client.force_login(admin)
     for path in ("/admin/lineage/job/", "/admin/lineage/run/", "/admin/lineage/runevent/"):
         assert client.get(path).status_code == 200
+
+
+@pytest.fixture
+def readers(dataset, consumer_team, other_team):
+    """retail.public.orders is read by Analytics' report (order_id, amount direct; status indirect), by
+    Warehouse's unregistered export (all columns unknown) and by Analytics' second report (amount)."""
+    from registry.models import ApiToken
+    from registry.usage import NamespaceTeam
+
+    from .conftest import column_lineage_facet, input_field, post
+
+    own = {"namespace": dataset.namespace, "name": dataset.name}
+    facet = column_lineage_facet({"order_id": [input_field(dataset.name, "order_id", "DIRECT", namespace=dataset.namespace)],
+                                  "revenue": [input_field(dataset.name, "amount", "DIRECT", namespace=dataset.namespace)]},
+                                 dataset_level=[input_field(dataset.name, "status", "INDIRECT", namespace=dataset.namespace)])
+    client = Client()
+    analytics = ApiToken.issue("analytics", team=consumer_team)[1]
+    warehouse = ApiToken.issue("warehouse", team=other_team)[1]
+    post(client, run_event("COMPLETE", job="revenue_report", inputs=[own],
+                           outputs=[{"namespace": dataset.namespace, "name": "mart.revenue", "facets": {"columnLineage": facet}}]),
+         analytics)
+    post(client, run_event("COMPLETE", job="nightly_export", inputs=[own], outputs=["out.export"]), warehouse)
+    # A job of a namespace mapped to Analytics, whichever token sent it.
+    NamespaceTeam.objects.create(namespace="dbt", team=consumer_team)
+    facet = column_lineage_facet({"amount": [input_field(dataset.name, "amount", "DIRECT", namespace=dataset.namespace)]})
+    post(client, run_event("COMPLETE", job="margins", job_namespace="dbt", inputs=[own],
+                           outputs=[{"namespace": dataset.namespace, "name": "mart.margins", "facets": {"columnLineage": facet}}]),
+         warehouse)
+
+
+def test_the_dataset_page_lists_each_columns_readers_and_those_reading_everything(readers, client, owner, dataset):
+    client.force_login(owner)
+    page = client.get(dataset.get_absolute_url()).content.decode()
+    section = page[page.index('id="column-usage"'):]
+    section = section[:section.index("</section>")]
+    everything = section[section.index("Reading all or unknown columns"):section.index("By column")]
+    assert "airflow/nightly_export" in everything and "Warehouse" in everything and "unregistered" in everything
+    by_column = section[section.index("By column"):]
+    rows = [re.sub(r"<[^>]+>|\s+", " ", row).split() for row in by_column.split("<tr>")[2:]]
+    assert [r[:-2] for r in rows] == [  # without the last-seen date and time
+        ["amount", "airflow/revenue_report", "direct", "Analytics", "column_lineage"],
+        ["dbt/margins", "direct", "Analytics", "column_lineage"],
+        ["order_id", "airflow/revenue_report", "direct", "Analytics", "column_lineage"],
+        ["status", "airflow/revenue_report", "indirect", "Analytics", "column_lineage"],
+    ]
+
+
+def test_the_column_usage_section_is_three_queries(readers, rf, owner, dataset, django_assert_num_queries):
+    from lineage.views import column_usage_section
+
+    request = rf.get(dataset.get_absolute_url())
+    request.user = owner
+    # 1: the dataset's current column reads with their token teams, 2: the namespace teams, 3: its consumers.
+    with django_assert_num_queries(3):
+        html = column_usage_section(request, dataset)
+    assert "revenue_report" in html
+
+
+def test_a_dataset_nobody_is_seen_reading_has_no_column_usage_section(client, owner, dataset):
+    client.force_login(owner)
+    assert 'id="column-usage"' not in client.get(dataset.get_absolute_url()).content.decode()

@@ -38,9 +38,32 @@ def event(kind):
 
 codes = [post(event("START")), post(event("COMPLETE")), post(event("COMPLETE")),
          post(event("COMPLETE"), token="nope"), post(event("COMPLETE"), token=reader), post({"eventType": "START"})]
-print(json.dumps({"codes": codes, "events": RunEvent.objects.count(), "state": Run.objects.get().state,
-                  "edges": JobDataset.objects.count(), "datasets": Dataset.objects.count(),
-                  "first_seen": AuditEvent.objects.filter(action="dataset.first_seen").count()}))
+counts = {"codes": codes, "events": RunEvent.objects.count(), "state": Run.objects.get().state,
+          "edges": JobDataset.objects.count(), "datasets": Dataset.objects.count(),
+          "first_seen": AuditEvent.objects.filter(action="dataset.first_seen").count()}
+
+# Column usage: columnLineage for one input, SQL for another, a schema, twice (the upserts).
+from lineage.models import DatasetSchema, FieldEdge
+from registry.usage import ColumnRead
+facet = {"_producer": "https://example.com/p", "_schemaURL": "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json",
+         "fields": {"id": {"inputFields": [{"namespace": "demo://", "name": "raw", "field": "id"}]}}}
+schema = {"_producer": "https://example.com/p", "_schemaURL": "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json",
+          "fields": [{"name": "id", "type": "int"}]}
+for attempt in range(2):
+    rich = event("COMPLETE")
+    rich["run"] = {"runId": str(uuid.uuid4())}
+    rich["inputs"].append({"namespace": "demo://", "name": "lookup"})
+    rich["outputs"][0]["facets"] = {"columnLineage": facet, "schema": schema}
+    rich["job"]["facets"] = {"sql": {"_producer": "https://example.com/p", "_schemaURL": "https://openlineage.io/spec/facets/1-1-0/SQLJobFacet.json",
+                                     "query": "select r.id from raw r join lookup l on l.code = r.code"}}
+    codes.append(post(rich))
+counts["reads"] = sorted(ColumnRead.objects.values_list("dataset__name", "column", "kind", "source"))
+counts["field_edges"] = FieldEdge.objects.count()
+counts["schemas"] = DatasetSchema.objects.count()
+from lineage.column_graph import column_lineage
+graph = column_lineage("datasetField:demo://:mart:id", with_downstream=True)["graph"]
+counts["column_graph"] = [[n["id"], n["data"]["fieldType"], [e["origin"] for e in n["inEdges"]]] for n in graph]
+print(json.dumps(counts))
 """
 
 
@@ -53,5 +76,10 @@ def test_the_sqlite_demo_stores_events_refuses_bad_tokens_and_ignores_retries(tm
     out = subprocess.run([sys.executable, "manage.py", "shell", "-c", SCRIPT], cwd=ROOT, env=env, check=True,
                          capture_output=True, text=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert result == {"codes": [201, 201, 201, 401, 403, 422], "events": 2, "state": "COMPLETE", "edges": 2,
-                      "datasets": 2, "first_seen": 2}
+    assert result == {"codes": [201, 201, 201, 401, 403, 422, 201, 201], "events": 2, "state": "COMPLETE", "edges": 2,
+                      "datasets": 2, "first_seen": 2,
+                      "reads": [["lookup", "code", "INDIRECT", "sql"], ["raw", "", "DIRECT", "input"],
+                                ["raw", "id", "DIRECT", "column_lineage"]],
+                      "field_edges": 1, "schemas": 1,
+                      "column_graph": [["datasetField:demo://:mart:id", "int", ["datasetField:demo://:raw:id"]],
+                                       ["datasetField:demo://:raw:id", None, []]]}

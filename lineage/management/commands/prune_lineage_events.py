@@ -1,7 +1,10 @@
-"""Delete raw RunEvents older than a cutoff, in batches, keeping the lineage.
+"""Delete raw RunEvents older than a cutoff, in batches, keeping the lineage;
+and column usage (column reads, field edges) older than COLUMN_USAGE_WINDOW.
 
 Jobs, runs, datasets and edges are separate rows derived from the events, so
 they stay: the graph, run states and drift checks survive the raw payloads.
+Column reads and field edges last seen before the usage window no longer
+count anywhere (registry.usage, the column-lineage API), so they go too.
 Each batch is its own short transaction, so ingest never waits long on it.
 """
 
@@ -13,13 +16,15 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from lineage.models import RunEvent
+from lineage.models import FieldEdge, RunEvent
 from registry.env import parse_duration
 from registry.models import AuditEvent
+from registry.usage import ColumnRead
 
 
 class Command(BaseCommand):
-    help = "Delete raw lineage events older than --older-than (e.g. 30d), in batches; jobs, runs, datasets and edges stay."
+    help = ("Delete raw lineage events older than --older-than (e.g. 30d), in batches; jobs, runs, datasets and edges "
+            "stay. Column reads and field edges older than COLUMN_USAGE_WINDOW go too.")
 
     def add_arguments(self, parser):
         parser.add_argument("--older-than", required=True, help="Age such as 30d, 12h or 2w (received time).")
@@ -33,26 +38,41 @@ class Command(BaseCommand):
             raise CommandError(f"--older-than: {exc}") from None
         if batch_size < 1:
             raise CommandError("--batch-size must be at least 1.")
-        cutoff = timezone.now() - age
+        now = timezone.now()
+        cutoff = now - age
         old = RunEvent.objects.received_before(cutoff)
+        stale = [("column reads", ColumnRead.objects.expired(now)), ("field edges", FieldEdge.objects.expired(now))]
         total = old.count()
         if dry_run:
             self.stdout.write(f"{total} events received before {cutoff:%Y-%m-%d %H:%M:%S} UTC would be deleted.")
+            for label, rows in stale:
+                self.stdout.write(f"{rows.count()} {label} not seen within COLUMN_USAGE_WINDOW would be deleted.")
             return
         self.stdout.write(f"Deleting {total} events received before {cutoff:%Y-%m-%d %H:%M:%S} UTC, {batch_size} per batch.")
-        deleted, started = 0, time.monotonic()
-        while True:
-            ids = list(old.order_by("id").values_list("id", flat=True)[:batch_size])
-            if not ids:
-                break
-            with transaction.atomic():
-                count, _ = RunEvent.objects.filter(id__in=ids).delete()
-            deleted += count
-            self.stdout.write(f"  {deleted}/{total} deleted ({time.monotonic() - started:.1f}s)")
-        if deleted:
+        deleted = self._in_batches(RunEvent, old, total, batch_size)
+        usage = {label: self._in_batches(rows.model, rows, rows.count(), batch_size, label=label) for label, rows in stale}
+        if deleted or any(usage.values()):
             AuditEvent.objects.create(
                 actor_label="prune_lineage_events", action="lineage.events_pruned",
                 object_type=RunEvent._meta.label_lower, object_id="*", object_repr=f"events received before {cutoff.isoformat()}",
-                after={"deleted": deleted, "older_than": older_than, "cutoff": cutoff.isoformat()},
+                after={"deleted": deleted, "older_than": older_than, "cutoff": cutoff.isoformat(),
+                       "column_reads_deleted": usage["column reads"], "field_edges_deleted": usage["field edges"]},
             )
-        self.stdout.write(self.style.SUCCESS(f"Deleted {deleted} raw events; jobs, runs, datasets and edges kept."))
+        self.stdout.write(self.style.SUCCESS(
+            f"Deleted {deleted} raw events, {usage['column reads']} column reads and {usage['field edges']} field edges; "
+            "jobs, runs, datasets and edges kept."))
+
+    def _in_batches(self, model, rows, total: int, batch_size: int, *, label: str = "") -> int:
+        """Delete `rows` (a queryset of `model`), one short transaction per batch."""
+        if label and total:
+            self.stdout.write(f"Deleting {total} {label} not seen within COLUMN_USAGE_WINDOW.")
+        deleted, started = 0, time.monotonic()
+        while True:
+            ids = list(rows.order_by("id").values_list("id", flat=True)[:batch_size])
+            if not ids:
+                break
+            with transaction.atomic():
+                count, _ = model.objects.filter(id__in=ids).delete()
+            deleted += count
+            self.stdout.write(f"  {deleted}/{total} {label or 'deleted'} ({time.monotonic() - started:.1f}s)")
+        return deleted

@@ -1,0 +1,462 @@
+"""Column usage from a RunEvent: which columns its job reads of each input, and
+which input columns fed each output column.
+
+The ingest asks in two steps, around its first statement:
+
+1. `UsagePlan.of(parsed)` (before it): the datasets the event's column
+   evidence names beyond its inputs and outputs (the tables its SQL reads, the
+   sources its facets name), as candidate (namespace, name) keys to look up
+   with the event's own datasets, and whether their stored schemas are needed
+   (to resolve `SELECT *`).
+2. `plan.resolve(found)` (after it) picks, for each SQL table, the dataset it
+   names; `plan.rows(datasets, schemas)` then gives the rows to upsert with the
+   job and run: column reads, field edges and the schemas the event carries.
+
+For each input dataset the most trusted source that gives column evidence for
+it wins, and its name is kept with the facts:
+
+1. the explicit lineage facets (`lineage` on an output dataset, a
+   LineageDatasetFacet; `lineage` on the job, a LineageJobFacet with entries);
+2. the `columnLineage` facet of the outputs (field-level `inputFields`, and the
+   dataset-level `dataset` list, which is INDIRECT usage: filters, joins, …);
+3. the `sql` job facet, parsed with sqlglot (lineage.sql_usage).
+
+An input no source speaks about with columns is read "all or unknown" (column
+"", source `input`); so is every input when the SQL cannot be parsed. Missing
+a reader is the one error the change-request side cannot afford, so every
+doubt resolves to "".
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from django.conf import settings
+
+from lineage.sql_usage import ALL_COLUMNS as SQL_ALL
+from lineage.sql_usage import (
+    SqlNotUnderstood,
+    SqlReading,
+    TableRef,
+    dialect_for,
+    sql_reading,
+    sql_tables,
+)
+from registry.usage import ALL_COLUMNS, UsageKind, UsageSource
+
+if TYPE_CHECKING:
+    from lineage.ingest import ParsedEvent
+
+log = logging.getLogger(__name__)
+
+DatasetKey = tuple[str, str]  # (namespace, name)
+
+DIRECT, INDIRECT = UsageKind.DIRECT.value, UsageKind.INDIRECT.value
+MAX_NAME = 500  # the name columns' max_length: a longer column reads all/unknown, a longer dataset is ignored
+MAX_SUBTYPE = 50
+MAX_DESCRIPTION = 2000
+MAX_CANDIDATES = 8  # (namespace, name) spellings tried per SQL table
+
+
+# Rows are tuples (the ingest builds a dozen per event): their order is the lock order.
+
+class ColumnReadRow(NamedTuple):
+    dataset_id: int
+    column: str
+    kind: str
+    source: str
+
+
+class FieldEdgeRow(NamedTuple):
+    dataset_id: int
+    field: str
+    input_dataset_id: int
+    input_field: str
+    kind: str
+    subtype: str
+    description: str
+    masking: bool
+    source: str
+
+
+@dataclass
+class UsageRows:
+    column_reads: list[ColumnReadRow] = field(default_factory=list)
+    field_edges: list[FieldEdgeRow] = field(default_factory=list)
+    # (dataset id, {column: type} as JSON text, whether the event writes the dataset)
+    schemas: list[tuple[int, str, bool]] = field(default_factory=list)
+    inputs: list[int] = field(default_factory=list)  # every dataset read, listed by the event or not
+
+    def __bool__(self) -> bool:
+        return bool(self.column_reads or self.field_edges or self.schemas)
+
+
+class _Edge(NamedTuple):
+    field: str
+    input_key: DatasetKey
+    input_field: str
+    kind: str
+    subtype: str = ""
+    description: str = ""
+    masking: bool = False
+
+
+@dataclass
+class _Evidence:
+    """What one source says: columns read per input, field edges per output."""
+
+    reads: dict[DatasetKey, set[tuple[str, str]]] = field(default_factory=dict)
+    mentioned: set[DatasetKey] = field(default_factory=set)  # named without a column
+    edges: dict[DatasetKey, list[_Edge]] = field(default_factory=dict)
+
+    def read(self, key: DatasetKey, column: Any, kind: str) -> None:
+        if not isinstance(column, str) or not column or len(column) > MAX_NAME:
+            column = ALL_COLUMNS  # not a usable name: all or unknown
+        self.reads.setdefault(key, set()).add((column, kind))
+
+    def mention(self, key: DatasetKey) -> None:
+        self.mentioned.add(key)
+
+    def edge(self, output: DatasetKey, edge: _Edge) -> None:
+        if 0 < len(edge.field) <= MAX_NAME and 0 < len(edge.input_field) <= MAX_NAME:
+            self.edges.setdefault(output, []).append(edge)
+
+    def sources(self) -> set[DatasetKey]:
+        return set(self.reads) | self.mentioned
+
+
+def _key_of(obj: Any) -> DatasetKey | None:
+    """The dataset a facet entry names; None for one the registry could not store
+    (a facet's own fields are not part of the RunEvent check)."""
+    if isinstance(obj, dict):
+        namespace, name = obj.get("namespace"), obj.get("name")
+        if (isinstance(namespace, str) and isinstance(name, str)
+                and 0 < len(namespace) <= MAX_NAME and 0 < len(name) <= MAX_NAME):
+            return (namespace, name)
+    return None
+
+
+def _kind(transformations: Any, default: str) -> tuple[str, str, str, bool]:
+    """(kind, subtype, description, masking) of an input's transformations: DIRECT
+    when any is DIRECT, else INDIRECT when any is given, else `default`."""
+    if type(transformations) is not list or not transformations:
+        return default, "", "", False
+    if len(transformations) == 1 and type(transformations[0]) is dict:
+        # The usual shape, without the general case's sets.
+        only = transformations[0]
+        kind, subtype, description = only.get("type"), only.get("subtype"), only.get("description")
+        kind = kind.upper() if type(kind) is str else ""
+        return (DIRECT if kind == DIRECT else INDIRECT if kind else default,
+                subtype[:MAX_SUBTYPE] if type(subtype) is str else "",
+                description[:MAX_DESCRIPTION] if type(description) is str else "", only.get("masking") is True)
+    items = [t for t in transformations if isinstance(t, dict)]
+    types = {str(t.get("type") or "").upper() for t in items}
+    kind = DIRECT if DIRECT in types else INDIRECT if types - {""} else default
+    first = next((t for t in items if str(t.get("type") or "").upper() == kind), items[0] if items else {})
+    subtype, description = first.get("subtype"), first.get("description")
+    return (kind, subtype[:MAX_SUBTYPE] if isinstance(subtype, str) else "",
+            description[:MAX_DESCRIPTION] if isinstance(description, str) else "",
+            any(t.get("masking") is True for t in items))
+
+
+# --- source 1: the explicit lineage facets -------------------------------------------
+
+def _lineage_target(evidence: _Evidence, target: DatasetKey | None, facet: dict) -> None:
+    """A LineageDatasetFacet, or a LineageDatasetEntry of the job facet, for `target`."""
+    for source in facet.get("inputs") or []:
+        key = _key_of(source)
+        if key is None or (source.get("type") not in (None, "DATASET")):
+            continue
+        if source.get("field") is None:
+            evidence.mention(key)
+        else:
+            # A field at dataset level affects the whole target: a filter, a join, a sort.
+            evidence.read(key, source.get("field"), _kind(source.get("transformations"), INDIRECT)[0])
+    fields = facet.get("fields")
+    if not isinstance(fields, dict):
+        return
+    for target_field, entry in fields.items():
+        for source in (entry.get("inputs") if isinstance(entry, dict) else None) or []:
+            key = _key_of(source)
+            if key is None or source.get("type") not in (None, "DATASET"):
+                continue
+            column = source.get("field")
+            kind, subtype, description, masking = _kind(source.get("transformations"), DIRECT)
+            if column is None:
+                evidence.read(key, ALL_COLUMNS, kind)  # the field comes from the source as a whole
+                continue
+            evidence.read(key, column, kind)
+            if target is not None and isinstance(column, str) and isinstance(target_field, str):
+                evidence.edge(target, _Edge(target_field, key, column, kind, subtype, description, masking))
+
+
+def _lineage_facets(parsed: ParsedEvent) -> _Evidence:
+    evidence = _Evidence()
+    outputs = {(o["namespace"], o["name"]) for o in parsed.outputs}
+    for out in parsed.outputs:
+        facet = (out.get("facets") or {}).get("lineage")
+        if isinstance(facet, dict):
+            _lineage_target(evidence, (out["namespace"], out["name"]), facet)
+    facet = parsed.job_facets.get("lineage")
+    entries = facet.get("entries") if isinstance(facet, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        if entry.get("type") == "DATASET":
+            target = _key_of(entry)
+            _lineage_target(evidence, target if target in outputs else None, entry)
+        elif entry.get("type") == "JOB" and _is_own_job(entry, parsed):
+            for source in entry.get("inputs") or []:
+                key = _key_of(source)
+                if key is None or source.get("type") not in (None, "DATASET"):
+                    continue
+                if source.get("field") is None:
+                    evidence.mention(key)
+                else:
+                    evidence.read(key, source.get("field"), _kind(source.get("transformations"), INDIRECT)[0])
+    return evidence
+
+
+def _is_own_job(entry: dict, parsed: ParsedEvent) -> bool:
+    if entry.get("namespace") is None and entry.get("name") is None:
+        return True
+    return entry.get("namespace") == parsed.job_namespace and entry.get("name") == parsed.job_name
+
+
+# --- source 2: the columnLineage facet ------------------------------------------------
+
+def _column_lineage(parsed: ParsedEvent) -> _Evidence:
+    evidence = _Evidence()
+    for out in parsed.outputs:
+        facet = (out.get("facets") or {}).get("columnLineage")
+        if not isinstance(facet, dict):
+            continue
+        target = (out["namespace"], out["name"])
+        fields = facet.get("fields")
+        for out_field, entry in (fields.items() if isinstance(fields, dict) else ()):
+            if not isinstance(entry, dict) or not isinstance(out_field, str):
+                continue
+            # Producers before facet 1-1-0 describe the field, not each input.
+            legacy_type, legacy_description = entry.get("transformationType"), entry.get("transformationDescription")
+            for source in entry.get("inputFields") or []:
+                key = _key_of(source)
+                if key is None:
+                    continue
+                kind, subtype, description, masking = _kind(source.get("transformations"), DIRECT)
+                if not subtype and isinstance(legacy_type, str):
+                    subtype = legacy_type[:MAX_SUBTYPE]
+                    masking = masking or legacy_type.upper() == "MASKED"
+                if not description and isinstance(legacy_description, str):
+                    description = legacy_description[:MAX_DESCRIPTION]
+                column = source.get("field")
+                evidence.read(key, column, kind)
+                if isinstance(column, str):
+                    evidence.edge(target, _Edge(out_field, key, column, kind, subtype, description, masking))
+        for source in facet.get("dataset") or []:
+            key = _key_of(source)
+            if key is not None:
+                evidence.read(key, source.get("field"), _kind(source.get("transformations"), INDIRECT)[0])
+    return evidence
+
+
+# --- source 3: the sql job facet -------------------------------------------------------
+
+def _sql_facet(parsed: ParsedEvent) -> tuple[str, str | None] | None:
+    facet = parsed.job_facets.get("sql")
+    if not isinstance(facet, dict) or not isinstance(facet.get("query"), str) or not facet["query"].strip():
+        return None
+    namespaces = [o["namespace"] for o in parsed.outputs] + [ns for ns, _ in parsed.inputs]
+    dialect = facet.get("dialect") if isinstance(facet.get("dialect"), str) else None
+    return facet["query"], dialect_for(dialect, namespaces[0] if namespaces else None)
+
+
+def _split(name: str) -> tuple[str, ...]:
+    return tuple(part for part in name.split(".") if part)
+
+
+@dataclass
+class UsagePlan:
+    """What the ingest needs to know before its first statement, then the rows."""
+
+    parsed: ParsedEvent
+    facet_evidence: list[tuple[str, _Evidence]]
+    query: str | None = None
+    dialect: str | None = None
+    sql_read: tuple[TableRef, ...] = ()
+    sql_target: TableRef | None = None
+    sql_failed: bool = False
+    candidates: dict[TableRef, list[DatasetKey]] = field(default_factory=dict)
+    resolved: dict[TableRef, DatasetKey] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, parsed: ParsedEvent) -> UsagePlan:
+        plan = cls(parsed, [(UsageSource.LINEAGE_FACET.value, _lineage_facets(parsed)),
+                            (UsageSource.COLUMN_LINEAGE.value, _column_lineage(parsed))])
+        found = _sql_facet(parsed)
+        if found is not None:
+            plan.query, plan.dialect = found
+            try:
+                tables = sql_tables(plan.query, plan.dialect, max_bytes=settings.LINEAGE_SQL_MAX_BYTES)
+            except SqlNotUnderstood as exc:
+                plan.sql_failed = True
+                log.info("column usage: the sql facet of %s/%s is not understood: %s",
+                         parsed.job_namespace, parsed.job_name, exc)
+            else:
+                plan.sql_read, plan.sql_target = tables.reads, tables.target
+                plan.candidates = {ref: plan._candidates(ref) for ref in (*tables.reads, *filter(None, [tables.target]))}
+        return plan
+
+    @property
+    def has_sql(self) -> bool:
+        return bool(self.sql_read)
+
+    def _candidates(self, ref: TableRef) -> list[DatasetKey]:
+        """The datasets a SQL table name may be, most likely first: in the outputs'
+        namespaces, then the inputs', qualified like their names (dbt names a
+        dataset `database.schema.table`, its SQL often `schema.table` or `table`)."""
+        parsed = self.parsed
+        known = [(o["namespace"], o["name"]) for o in parsed.outputs] + list(parsed.inputs)
+        namespaces = list(dict.fromkeys(ns for ns, _ in known))
+        names = []
+        for _, name in known:
+            prefix = _split(name)[:-1]
+            if len(ref.parts) <= len(prefix):
+                names.append(".".join(prefix[:len(prefix) - len(ref.parts) + 1] + ref.parts))
+        names.append(ref.name)
+        names = [name for name in dict.fromkeys(names) if len(name) <= MAX_NAME]
+        return [(ns, name) for ns in namespaces for name in names][:MAX_CANDIDATES]
+
+    def lookup_keys(self) -> list[DatasetKey]:
+        """Every dataset key to look up with the event's first statement."""
+        keys = set(self.parsed.dataset_keys)
+        for _, evidence in self.facet_evidence:
+            keys |= evidence.sources() | set(evidence.edges)
+        for found in self.candidates.values():
+            keys.update(found)
+        return sorted(keys)
+
+    def resolve(self, found: Iterable[DatasetKey]) -> list[DatasetKey]:
+        """Choose each SQL table's dataset: one the event names, else one already
+        known, else the likeliest candidate (created unowned, like any dataset
+        first seen). Returns every dataset key the rows need."""
+        existing = set(found)
+        own = set(self.parsed.dataset_keys)
+        for ref, candidates in self.candidates.items():
+            if not candidates:
+                continue
+            self.resolved[ref] = (next((k for k in candidates if k in own), None)
+                                  or next((k for k in candidates if k in existing), None) or candidates[0])
+        keys = set(self.parsed.dataset_keys)
+        for _, evidence in self.facet_evidence:
+            keys |= evidence.sources()
+            keys |= {k for k in evidence.edges if k in own}
+        keys.update(self.resolved[ref] for ref in self.sql_read if ref in self.resolved)
+        return sorted(keys)
+
+    # the rows
+
+    def _sql_evidence(self, schemas: dict[DatasetKey, dict[str, str]]) -> _Evidence | None:
+        evidence = _Evidence()
+        tables = [ref for ref in self.sql_read if ref in self.resolved]
+        if not tables:
+            return evidence
+        known = {ref: tuple(schemas[self.resolved[ref]]) for ref in tables if schemas.get(self.resolved[ref])}
+        try:
+            reading: SqlReading = sql_reading(self.query, self.dialect, known, max_bytes=settings.LINEAGE_SQL_MAX_BYTES)
+        except SqlNotUnderstood as exc:
+            log.info("column usage: the sql facet of %s/%s is not understood: %s",
+                     self.parsed.job_namespace, self.parsed.job_name, exc)
+            for ref in tables:
+                evidence.read(self.resolved[ref], ALL_COLUMNS, DIRECT)
+            return evidence
+        for ref in reading.tables:
+            key = self.resolved.get(ref)
+            if key is None:
+                continue
+            for kind, columns in ((DIRECT, reading.direct[ref]), (INDIRECT, reading.indirect[ref])):
+                for column in columns:
+                    evidence.read(key, ALL_COLUMNS if column == SQL_ALL else column, kind)
+        output = self._sql_output(reading.target)
+        if output is not None:
+            spelled = {c.lower(): c for c in schemas.get(output, {})}
+            for name, inputs in reading.fields:
+                for ref, column in inputs:
+                    key = self.resolved.get(ref)
+                    if key is not None:
+                        evidence.edge(output, _Edge(spelled.get(name.lower(), name), key, column, DIRECT))
+        return evidence
+
+    def _sql_output(self, target: TableRef | None) -> DatasetKey | None:
+        """The output the query's result goes to: the table it writes, else the event's one output."""
+        outputs = [(o["namespace"], o["name"]) for o in self.parsed.outputs]
+        if target is not None and self.resolved.get(target) in outputs:
+            return self.resolved[target]
+        return outputs[0] if len(outputs) == 1 else None
+
+    def rows(self, datasets: dict[DatasetKey, Any], stored_schemas: dict[DatasetKey, dict[str, str]]) -> UsageRows:
+        """The rows for the ingest statement (`datasets`: every key of `resolve` → its dataset)."""
+        carried = event_schemas(self.parsed)
+        schemas = {**stored_schemas, **carried}
+        sources = list(self.facet_evidence)
+        if self.query is not None and not self.sql_failed:
+            sources.append((UsageSource.SQL.value, self._sql_evidence(schemas)))
+        inputs = list(dict.fromkeys([*self.parsed.inputs,
+                                     *(self.resolved[r] for r in self.sql_read if r in self.resolved),
+                                     *(k for _, e in sources for k in sorted(e.sources()))]))
+        inputs = [k for k in inputs if k in datasets]
+        rows = UsageRows(inputs=[datasets[k].pk for k in inputs])
+        reads: set[ColumnReadRow] = set()
+        for key in inputs:
+            dataset_id = datasets[key].pk
+            chosen = next(((name, e.reads[key]) for name, e in sources if e.reads.get(key)), None)
+            if chosen is None:
+                reads.add(ColumnReadRow(dataset_id, ALL_COLUMNS, DIRECT, UsageSource.INPUT.value))
+                continue
+            name, columns = chosen
+            reads.update(ColumnReadRow(dataset_id, column, kind, name) for column, kind in columns)
+        rows.column_reads = sorted(reads)
+        edges: dict[tuple, FieldEdgeRow] = {}
+        for out in self.parsed.outputs:
+            key = (out["namespace"], out["name"])
+            chosen = next(((name, e.edges[key]) for name, e in sources if e.edges.get(key)), None)
+            if chosen is None or key not in datasets:
+                continue
+            name, found = chosen
+            for edge in found:
+                if edge.input_key not in datasets:
+                    continue
+                row = FieldEdgeRow(datasets[key].pk, edge.field, datasets[edge.input_key].pk, edge.input_field,
+                                   edge.kind, edge.subtype, edge.description, edge.masking, name)
+                edges.setdefault((row.dataset_id, row.field, row.input_dataset_id, row.input_field, row.kind), row)
+        rows.field_edges = [edges[k] for k in sorted(edges)]
+        # An output's schema is its writer's word and replaces the stored one; an
+        # input's only fills a gap (rewriting it would make every reader of a
+        # popular dataset wait on its row).
+        outputs = {(o["namespace"], o["name"]) for o in self.parsed.outputs}
+        rows.schemas = sorted((datasets[k].pk, json.dumps(fields, sort_keys=True), k in outputs)
+                              for k, fields in carried.items() if k in datasets)
+        return rows
+
+
+def event_schemas(parsed: ParsedEvent) -> dict[DatasetKey, dict[str, str]]:
+    """{dataset key: {column: type}} from the event's `schema` facets (inputs and
+    outputs; an empty or malformed field list says nothing)."""
+    found: dict[DatasetKey, dict[str, str]] = {}
+    for dataset in [*(parsed.payload.get("inputs") or []), *parsed.outputs]:
+        facet = (dataset.get("facets") or {}).get("schema") if isinstance(dataset, dict) else None
+        fields = facet.get("fields") if isinstance(facet, dict) else None
+        if not isinstance(fields, list):
+            continue
+        columns = {}
+        for item in fields:
+            if isinstance(item, dict) and isinstance(item.get("name"), str) and 0 < len(item["name"]) <= MAX_NAME:
+                kind = item.get("type")
+                columns[item["name"]] = kind if isinstance(kind, str) else ""
+        key = _key_of(dataset)
+        if columns and key is not None:
+            found[key] = columns
+    return found

@@ -1,0 +1,547 @@
+"""Which columns of which tables a SQL query reads, parsed with sqlglot.
+
+Pure functions of the query text (and, for `SELECT *`, of the tables' known
+columns), with no Django, so the ingest can cache them by query: dbt sends the
+same compiled SQL on every run.
+
+1. `sql_tables(query, dialect)` parses the query and names the physical tables
+   it reads (CTE names are not tables) and the table it writes, if any
+   (`INSERT INTO`, `CREATE TABLE … AS`).
+2. `sql_reading(query, dialect, schemas)` follows every column reference
+   through CTEs, derived tables, set operations and subqueries down to those
+   tables, given the columns of the tables whose schema is known:
+
+   - DIRECT: the column feeds a column of the query's result;
+   - INDIRECT: it is used in WHERE, JOIN … ON/USING, GROUP BY, HAVING, ORDER BY,
+     QUALIFY, a window's PARTITION BY/ORDER BY or a CASE condition, or it is
+     named somewhere and does not reach the result (a CTE column left unused:
+     dropping it still breaks the query);
+   - `ALL_COLUMNS` ("*"): a `SELECT *` that reaches the result (or a filtering
+     subquery) over a table whose columns are unknown, or a table read with no
+     column named at all (`count(*)`) — all or unknown columns.
+
+   A star is expanded lazily: `WITH s AS (SELECT * FROM t) SELECT a FROM s`
+   reads `t.a`, not all of `t`.
+
+Names compare case-insensitively (as unquoted identifiers do in most
+dialects); a column is reported as the table's schema spells it when known,
+else as the query spells it. Anything sqlglot cannot parse, and any query over
+`max_bytes`, raises `SqlNotUnderstood`: the caller records all/unknown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.scope import Scope, traverse_scope
+
+ALL_COLUMNS = "*"
+DIRECT = "DIRECT"
+INDIRECT = "INDIRECT"
+DEFAULT_MAX_BYTES = 100_000
+
+# OpenLineage's `dialect` values (and dataset namespace schemes) that sqlglot names otherwise.
+_DIALECTS = {
+    "postgresql": "postgres", "postgres": "postgres", "redshift": "redshift", "snowflake": "snowflake",
+    "bigquery": "bigquery", "trino": "trino", "presto": "presto", "mysql": "mysql", "mariadb": "mysql",
+    "sqlserver": "tsql", "mssql": "tsql", "tsql": "tsql", "spark": "spark", "sparksql": "spark",
+    "spark2": "spark2", "databricks": "databricks", "hive": "hive", "athena": "athena", "awsathena": "athena",
+    "oracle": "oracle", "duckdb": "duckdb", "sqlite": "sqlite", "clickhouse": "clickhouse",
+    "teradata": "teradata", "doris": "doris", "starrocks": "starrocks", "drill": "drill", "exasol": "exasol",
+}
+
+
+class SqlNotUnderstood(ValueError):
+    """The query could not be parsed or followed; its reads are all/unknown."""
+
+
+class TableRef(NamedTuple):
+    """A physical table as the query names it: its name parts, unquoted."""
+
+    parts: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return ".".join(self.parts)
+
+
+@dataclass(frozen=True)
+class SqlTables:
+    reads: tuple[TableRef, ...]  # in order of first appearance
+    target: TableRef | None  # the table written by INSERT INTO / CREATE TABLE … AS
+
+
+@dataclass(frozen=True)
+class SqlReading:
+    """What a query reads. Shared between threads through the cache: read only."""
+
+    tables: tuple[TableRef, ...]
+    direct: Mapping[TableRef, frozenset[str]]
+    indirect: Mapping[TableRef, frozenset[str]]
+    # Each result column and the input columns feeding it (DIRECT), in result order.
+    fields: tuple[tuple[str, tuple[tuple[TableRef, str], ...]], ...]
+    target: TableRef | None
+
+
+def dialect_for(dialect: str | None, namespace: str | None = None) -> str | None:
+    """The sqlglot dialect for a sql facet's `dialect`, else the dataset namespace's scheme."""
+    for name in (dialect, (namespace or "").partition(":")[0]):
+        found = _DIALECTS.get((name or "").strip().lower())
+        if found:
+            return found
+    return None
+
+
+# --- caches --------------------------------------------------------------------------
+
+class _Lru:
+    """A small thread-safe LRU of results (and of failures, so a bad query is parsed once)."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.items, self.lock = size, OrderedDict(), threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        with self.lock:
+            value = self.items.get(key)
+            if value is not None:
+                self.items.move_to_end(key)
+            return value
+
+    def put(self, key: Any, value: Any) -> None:
+        with self.lock:
+            self.items[key] = value
+            self.items.move_to_end(key)
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.items.clear()
+
+
+_tables_cache = _Lru(512)
+_reading_cache = _Lru(512)
+
+
+def clear_caches() -> None:
+    _tables_cache.clear()
+    _reading_cache.clear()
+
+
+def _key(query: str) -> str:
+    # The digest, not the text, is kept: compiled dbt models run to tens of kilobytes.
+    return hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _cached(cache: _Lru, key: Any, compute) -> Any:
+    found = cache.get(key)
+    if found is None:
+        try:
+            found = compute()
+        except SqlNotUnderstood as exc:
+            found = exc
+        cache.put(key, found)
+    if isinstance(found, SqlNotUnderstood):
+        raise found
+    return found
+
+
+# --- parsing -----------------------------------------------------------------------
+
+def _parse(query: str, dialect: str | None, max_bytes: int) -> list[exp.Expr]:
+    if len(query) > max_bytes or len(query.encode("utf-8", "surrogatepass")) > max_bytes:
+        raise SqlNotUnderstood(f"the query is over {max_bytes} bytes")
+    try:
+        statements = [s for s in sqlglot.parse(query, read=dialect) if s is not None]
+    except (SqlglotError, RecursionError, ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
+        raise SqlNotUnderstood(f"sqlglot could not parse the query: {str(exc).splitlines()[0][:200]}") from None
+    if not statements:
+        raise SqlNotUnderstood("the query is empty")
+    return statements
+
+
+def _table_ref(table: exp.Table) -> TableRef | None:
+    if not isinstance(table.this, exp.Identifier):
+        return None  # a table function, not a stored table
+    return TableRef(tuple(part.name for part in table.parts if part.name))
+
+
+def _query_of(statement: exp.Expr) -> tuple[exp.Expr | None, TableRef | None, list[str]]:
+    """(the query whose columns are followed, the table it writes, that table's column list)."""
+    if isinstance(statement, exp.Query):
+        return statement, None, []
+    if isinstance(statement, exp.Insert | exp.Create) and isinstance(statement.expression, exp.Query):
+        target = statement.this
+        columns: list[str] = []
+        if isinstance(target, exp.Schema):
+            columns = [c.name for c in target.expressions if isinstance(c, exp.Identifier | exp.Column | exp.ColumnDef)]
+            target = target.this
+        return statement.expression, _table_ref(target) if isinstance(target, exp.Table) else None, columns
+    return None, None, []
+
+
+def _physical_tables(statement: exp.Expr) -> list[exp.Table]:
+    """The stored tables a statement reads: every table its scopes select from, or for
+    a statement whose queries cannot be scoped (MERGE, UPDATE …), every table it names."""
+    query, target, _ = _query_of(statement)
+    if query is not None:
+        found = []
+        for scope in traverse_scope(statement):
+            found.extend(s for s in scope.sources.values() if isinstance(s, exp.Table))
+        seen: set[int] = set()
+        return [t for t in found if not (id(t) in seen or seen.add(id(t)))]
+    ctes = {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
+    return [t for t in statement.find_all(exp.Table) if t.db or t.name.lower() not in ctes]
+
+
+def sql_tables(query: str, dialect: str | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES) -> SqlTables:
+    """The tables a query reads and the one it writes (cached by query)."""
+    def compute() -> SqlTables:
+        reads: list[TableRef] = []
+        target = None
+        for statement in _parse(query, dialect, max_bytes):
+            try:
+                _, written, _ = _query_of(statement)
+                tables = _physical_tables(statement)
+            except (SqlglotError, RecursionError) as exc:
+                raise SqlNotUnderstood(f"sqlglot could not follow the query: {exc}") from None
+            target = target or written
+            for table in tables:
+                ref = _table_ref(table)
+                if ref and ref not in reads and ref != written:
+                    reads.append(ref)
+        return SqlTables(tuple(reads), target)
+
+    return _cached(_tables_cache, (_key(query), dialect), compute)
+
+
+def sql_reading(query: str, dialect: str | None = None, schemas: Mapping[TableRef, Iterable[str]] | None = None,
+                *, max_bytes: int = DEFAULT_MAX_BYTES) -> SqlReading:
+    """The columns a query reads (see the module docstring), cached by query and schemas.
+    `schemas`: the known columns of some of its tables."""
+    known = {ref: tuple(cols) for ref, cols in (schemas or {}).items() if cols}
+    schema_key = tuple(sorted(known.items()))
+
+    def compute() -> SqlReading:
+        reader = _Reader(known)
+        for statement in _parse(query, dialect, max_bytes):
+            try:
+                reader.statement(statement)
+            except (SqlglotError, RecursionError) as exc:
+                raise SqlNotUnderstood(f"sqlglot could not follow the query: {exc}") from None
+        return reader.result()
+
+    return _cached(_reading_cache, (_key(query), dialect, schema_key), compute)
+
+
+# --- following the columns ------------------------------------------------------------
+
+class _Ref(NamedTuple):
+    table: int  # index into _Reader.tables
+    column: str  # lower case, or ALL_COLUMNS
+    kind: str
+
+
+@dataclass
+class _Outputs:
+    """What a scope hands to whoever selects from it."""
+
+    named: dict[str, set[_Ref]] = field(default_factory=dict)  # lower-case output name -> refs
+    order: list[str] = field(default_factory=list)  # output names in order (positional set operations)
+    spelled: dict[str, str] = field(default_factory=dict)
+    stars: list[Any] = field(default_factory=list)  # sources a SELECT * (or t.*) passes through
+
+    def add(self, name: str, spelled: str, refs: set[_Ref]) -> None:
+        if name not in self.named:
+            self.named[name] = set()
+            self.order.append(name)
+            self.spelled[name] = spelled
+        self.named[name] |= refs
+
+
+def _weaker(kind: str, other: str) -> str:
+    return DIRECT if kind == DIRECT and other == DIRECT else INDIRECT
+
+
+class _Reader:
+    def __init__(self, schemas: Mapping[TableRef, tuple[str, ...]]) -> None:
+        self.schemas = {ref: {c.lower(): c for c in cols} for ref, cols in schemas.items()}
+        self.tables: list[TableRef] = []
+        self.table_index: dict[TableRef, int] = {}
+        self.spelling: dict[tuple[int, str], str] = {}
+        self.named: set[tuple[int, str]] = set()  # every column named anywhere
+        self.direct: set[tuple[int, str]] = set()
+        self.indirect: set[tuple[int, str]] = set()
+        self.fields: list[tuple[str, tuple[tuple[TableRef, str], ...]]] = []
+        self.target: TableRef | None = None
+        self.outputs: dict[int, _Outputs] = {}  # id(scope) -> outputs
+        self.physical: dict[int, int] = {}  # id(table node) -> table index
+
+    # the tables
+
+    def _index(self, table: exp.Table) -> int | None:
+        found = self.physical.get(id(table))
+        if found is not None:
+            return found
+        ref = _table_ref(table)
+        if ref is None:
+            return None
+        if ref not in self.table_index:
+            self.table_index[ref] = len(self.tables)
+            self.tables.append(ref)
+        self.physical[id(table)] = self.table_index[ref]
+        return self.table_index[ref]
+
+    def _schema(self, index: int) -> dict[str, str] | None:
+        return self.schemas.get(self.tables[index])
+
+    # resolving names through sources
+
+    def _pull(self, source: Any, name: str, kind: str, *, strict: bool) -> set[_Ref]:
+        """The refs behind column `name` of `source` (a table node or a scope).
+        `strict`: a table whose schema is known and lacks the column gives nothing."""
+        if isinstance(source, exp.Table):
+            index = self._index(source)
+            if index is None:
+                return set()
+            schema = self._schema(index)
+            if strict and schema is not None and name not in schema:
+                return set()
+            return {_Ref(index, name, kind)}
+        outputs = self.outputs.get(id(source))
+        if outputs is None:
+            return set()
+        if name in outputs.named:
+            return {_Ref(r.table, r.column, _weaker(kind, r.kind)) for r in outputs.named[name]}
+        refs: set[_Ref] = set()
+        for star_source in outputs.stars:
+            refs |= self._pull(star_source, name, kind, strict=strict)
+        return refs
+
+    def _expand(self, source: Any, kind: str) -> list[tuple[str, set[_Ref]]]:
+        """The columns a `SELECT *` over `source` yields, each with the refs behind it,
+        in order; a table of unknown columns yields one ("*", all of it)."""
+        if isinstance(source, exp.Table):
+            index = self._index(source)
+            if index is None:
+                return []
+            schema = self._schema(index)
+            if schema is None:
+                return [(ALL_COLUMNS, {_Ref(index, ALL_COLUMNS, kind)})]
+            return [(spelled, {_Ref(index, column, kind)}) for column, spelled in schema.items()]
+        outputs = self.outputs.get(id(source))
+        if outputs is None:
+            return []
+        found = [(outputs.spelled[name], {_Ref(r.table, r.column, _weaker(kind, r.kind)) for r in outputs.named[name]})
+                 for name in outputs.order]
+        for star_source in outputs.stars:
+            found.extend(self._expand(star_source, kind))
+        return found
+
+    @staticmethod
+    def _sources(scope: Scope) -> dict[str, Any]:
+        return {name.lower(): source for name, source in scope.sources.items()}
+
+    def _resolve(self, scope: Scope, column: exp.Column, kind: str, aliases: dict[str, set[_Ref]]) -> set[_Ref]:
+        name = column.name.lower()
+        qualifier = column.table.lower()
+        if qualifier:
+            current: Scope | None = scope
+            while current is not None:  # a correlated reference names an outer scope's source
+                source = self._sources(current).get(qualifier)
+                if source is not None:
+                    return self._pull(source, name, kind, strict=False)
+                current = current.parent
+            return set()
+        selected = [source for _, source in scope.selected_sources.values()]
+        refs: set[_Ref] = set()
+        for source in selected:
+            refs |= self._pull(source, name, kind, strict=True)
+        if name in aliases and (not refs or kind != DIRECT):
+            refs |= {_Ref(r.table, r.column, INDIRECT) for r in aliases[name]}
+        if not refs and name not in aliases:
+            # Nothing claims it (unknown schemas, or a correlated name): any source might.
+            for source in selected:
+                refs |= self._pull(source, name, kind, strict=False)
+        return refs
+
+    def _note(self, refs: set[_Ref], spelled: str) -> None:
+        for ref in refs:
+            key = (ref.table, ref.column)
+            self.named.add(key)
+            if spelled:
+                self.spelling.setdefault(key, spelled)
+            if ref.kind == INDIRECT:
+                self.indirect.add(key)
+
+    # one scope
+
+    def scope(self, scope: Scope, seen: set[int]) -> None:
+        expression = scope.expression
+        outputs = _Outputs()
+        self.outputs[id(scope)] = outputs
+        if isinstance(expression, exp.SetOperation):
+            branches = [self.outputs.get(id(s)) for s in getattr(scope, "set_operation_scopes", [])]
+            branches = [b for b in branches if b is not None]
+            if branches and all(not b.stars for b in branches):
+                first = branches[0]
+                for position, name in enumerate(first.order):
+                    refs: set[_Ref] = set()
+                    for branch in branches:
+                        if position < len(branch.order):
+                            refs |= branch.named[branch.order[position]]
+                    outputs.add(name, first.spelled[name], refs)
+            else:
+                outputs.stars.extend(getattr(scope, "set_operation_scopes", []))
+            self._rename(scope, outputs)
+            return
+        if not isinstance(expression, exp.Select):
+            return
+        for table in (s for s in scope.sources.values() if isinstance(s, exp.Table)):
+            self._index(table)
+        selected = [source for _, source in scope.selected_sources.values()]
+        in_projection: dict[int, tuple[exp.Expr, str]] = {}
+        for projection in expression.selects:
+            if isinstance(projection, exp.Star):
+                outputs.stars.extend(selected)
+                continue
+            if isinstance(projection, exp.Column) and isinstance(projection.this, exp.Star):
+                source = self._sources(scope).get(projection.table.lower())
+                outputs.stars.extend([source] if source is not None else selected)
+                continue
+            name = projection.alias_or_name
+            outputs.add(name.lower(), name, set())
+            for column in projection.find_all(exp.Column):
+                in_projection[id(column)] = (projection, name.lower())
+        # The projections first, so that a clause naming a result alias (GROUP BY total,
+        # Snowflake's WHERE total > 0) finds what the alias reads.
+        columns = [c for c in scope.columns if id(c) not in seen and not isinstance(c.this, exp.Star)]
+        seen.update(id(c) for c in columns)
+        for column in (c for c in columns if id(c) in in_projection):
+            projection, name = in_projection[id(column)]
+            refs = self._resolve(scope, column, _kind_within(column, projection), {})
+            self._note(refs, column.name)
+            outputs.named[name] |= refs
+        for column in (c for c in columns if id(c) not in in_projection):
+            self._note(self._resolve(scope, column, INDIRECT, outputs.named), column.name)
+        for join in expression.args.get("joins") or []:
+            for identifier in join.args.get("using") or []:
+                name = identifier.name.lower()
+                refs = set()
+                for source in selected:
+                    refs |= self._pull(source, name, INDIRECT, strict=True)
+                self._note(refs, identifier.name)
+        self._rename(scope, outputs)
+        if scope.is_subquery and not isinstance(expression.parent, exp.Exists):
+            # A subquery's result filters or feeds its parent: whatever it selects is
+            # read, stars included (EXISTS reads no column of its result).
+            pulled = {r for rs in outputs.named.values() for r in rs}
+            for source in outputs.stars:
+                pulled |= {r for _, refs in self._expand(source, INDIRECT) for r in refs}
+            self._note({_Ref(r.table, r.column, INDIRECT) for r in pulled}, "")
+
+    @staticmethod
+    def _rename(scope: Scope, outputs: _Outputs) -> None:
+        """`WITH c(a, b) AS (…)` and `(…) AS d(a, b)` rename the outputs by position."""
+        names = [n for n in scope.outer_columns if n] if scope.outer_columns else []
+        if not names or outputs.stars or len(names) != len(outputs.order):
+            return
+        renamed = _Outputs()
+        for new, old in zip(names, outputs.order, strict=True):
+            renamed.add(new.lower(), new, outputs.named[old])
+        outputs.named, outputs.order, outputs.spelled = renamed.named, renamed.order, renamed.spelled
+
+    # one statement
+
+    def statement(self, statement: exp.Expr) -> None:
+        query, target, target_columns = _query_of(statement)
+        self.target = self.target or target
+        if query is None:
+            # Not a query we can follow: every table it names is read, columns unknown.
+            for table in _physical_tables(statement):
+                index = self._index(table)
+                if index is not None and self.tables[index] != target:
+                    self.named.add((index, ALL_COLUMNS))
+                    self.indirect.add((index, ALL_COLUMNS))
+            return
+        scopes = traverse_scope(statement)
+        seen: set[int] = set()
+        for scope in scopes:
+            self.scope(scope, seen)
+        root = next((s for s in scopes if s.expression is query), scopes[-1] if scopes else None)
+        if root is None:
+            return
+        outputs = self.outputs[id(root)]
+        results: list[tuple[str, set[_Ref]]] = [(outputs.spelled[n], outputs.named[n]) for n in outputs.order]
+        for source in outputs.stars:
+            results.extend(self._expand(source, DIRECT))
+        if target_columns and len(target_columns) == len(results):
+            results = [(name, refs) for name, (_, refs) in zip(target_columns, results, strict=True)]
+        for name, refs in results:
+            self._reach(refs)
+            if name == ALL_COLUMNS:
+                continue  # columns unknown: no field to name
+            inputs = sorted({(self.tables[r.table], self._spell(r.table, r.column))
+                             for r in refs if r.kind == DIRECT and r.column != ALL_COLUMNS})
+            self.fields.append((name, tuple(inputs)))
+
+    def _reach(self, refs: set[_Ref]) -> None:
+        """These refs reach the result."""
+        for ref in refs:
+            key = (ref.table, ref.column)
+            self.named.add(key)
+            (self.direct if ref.kind == DIRECT else self.indirect).add(key)
+
+    def _spell(self, index: int, column: str) -> str:
+        if column == ALL_COLUMNS:
+            return ALL_COLUMNS
+        schema = self._schema(index)
+        if schema and column in schema:
+            return schema[column]
+        return self.spelling.get((index, column)) or column
+
+    def result(self) -> SqlReading:
+        direct: dict[TableRef, set[str]] = {ref: set() for ref in self.tables}
+        indirect: dict[TableRef, set[str]] = {ref: set() for ref in self.tables}
+        for index, column in self.direct:
+            direct[self.tables[index]].add(self._spell(index, column))
+        for index, column in self.named - self.direct:
+            indirect[self.tables[index]].add(self._spell(index, column))
+        for index, column in self.indirect:
+            indirect[self.tables[index]].add(self._spell(index, column))
+        for ref in self.tables:
+            if ref != self.target and not direct[ref] and not indirect[ref]:
+                # Read with no column named (count(*), an unused CTE over it): unknown.
+                indirect[ref].add(ALL_COLUMNS)
+        tables = tuple(ref for ref in self.tables if ref != self.target)
+        return SqlReading(
+            tables=tables,
+            direct={ref: frozenset(direct[ref]) for ref in tables},
+            indirect={ref: frozenset(indirect[ref]) for ref in tables},
+            fields=tuple(self.fields),
+            target=self.target,
+        )
+
+
+def _kind_within(column: exp.Column, projection: exp.Expr) -> str:
+    """DIRECT, unless the column only steers the value: a window's PARTITION BY or
+    ORDER BY, a CASE condition, an aggregate's FILTER (WHERE …)."""
+    node: exp.Expr = column
+    while node is not projection and node.parent is not None:
+        parent = node.parent
+        if isinstance(parent, exp.Window) and node.arg_key in ("partition_by", "order"):
+            return INDIRECT
+        if isinstance(parent, exp.If) and node.arg_key == "this":
+            return INDIRECT
+        if isinstance(parent, exp.Filter) and node.arg_key == "expression":
+            return INDIRECT
+        node = parent
+    return DIRECT
