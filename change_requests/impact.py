@@ -32,7 +32,7 @@ from registry_client.compat import version_bump_problem
 from contracts_app.models import Contract
 from contracts_app.publishing import check_in_required_modes, gate_errors
 from registry.models import Consumer, Dataset, Team
-from registry.usage import JobReading, readings_of
+from registry.usage import JobReading, downstream_columns, readings_of
 
 _PROPERTY = re.compile(r"^/properties/([^/]+)")
 _API_SECTION = re.compile(r"^/properties/(?:request|response|callbacks/properties/[^/]+)(?=/|$)")
@@ -143,7 +143,7 @@ def _hit(reading: JobReading, dataset_label: str, touched: list[str] | None) -> 
 
 def _judge_dataset(label: str, hits: list[Hit], declared: list[str] | None,
                    touched: list[str] | None) -> tuple[bool, str]:
-    """(affected, why) for one consumed dataset."""
+    """(affected, why) for one consumed dataset, `touched` being the columns touched there."""
     if touched is None:
         return True, "the change touches every column"
     unknown = [hit.job for hit in hits if hit.reads is None]
@@ -161,15 +161,18 @@ def _judge_dataset(label: str, hits: list[Hit], declared: list[str] | None,
     return False, f"nothing it reads or declared of {label} is touched"
 
 
-def _judge(team: Team, consumed: dict[str, tuple[list[Hit], list[str] | None]],
-           touched: list[str] | None) -> TeamImpact:
+# team -> dataset label -> (its jobs' hits, the columns it declared there, the columns touched there)
+Consumed = dict[str, tuple[list[Hit], list[str] | None, list[str] | None]]
+
+
+def _judge(team: Team, consumed: Consumed, touched: list[str] | None) -> TeamImpact:
     """A team is affected when any dataset it consumes is."""
-    verdicts = [(_judge_dataset(label, hits, declared, touched)) for label, (hits, declared) in consumed.items()]
+    verdicts = [_judge_dataset(label, hits, declared, there) for label, (hits, declared, there) in consumed.items()]
     affected = [why for hit, why in verdicts if hit]
     declared_all = None
-    if any(declared is not None for _, declared in consumed.values()):
-        declared_all = sorted({c for _, declared in consumed.values() for c in (declared or [])})
-    hits = [hit for hits, _ in consumed.values() for hit in hits]
+    if any(declared is not None for _, declared, _ in consumed.values()):
+        declared_all = sorted({c for _, declared, _ in consumed.values() for c in (declared or [])})
+    hits = [hit for hits, _, _ in consumed.values() for hit in hits]
     if affected:
         return TeamImpact(team.pk, team.slug, True, "; ".join(affected), declared_all, hits)
     return TeamImpact(team.pk, team.slug, False,
@@ -190,34 +193,54 @@ def preview_change(dataset: Dataset, columns: list[str] | None, *, now: datetime
     return assess_datasets([dataset], columns, now=now, owner_team_id=dataset.owner_team_id).to_dict()
 
 
+def _label(dataset: Dataset) -> str:
+    return f"{dataset.namespace}/{dataset.name}"
+
+
 def assess_datasets(datasets_: Iterable[Dataset], touched: list[str] | None, *, now: datetime | None = None,
                     owner_team_id: int | None = None) -> Impact:
-    """Judge every consumer team of `datasets_` (four queries, whatever their number)."""
+    """Judge the consumer teams of `datasets_`, and of the datasets their touched columns feed.
+
+    1. The datasets' own consumer teams, by what their jobs read and what they declared.
+    2. Downstream: the columns the touched ones feed, directly or through other jobs'
+       outputs (registry.usage.downstream_columns, lineage's field edges: a column
+       dropped, retyped or filled with nulls upstream reaches a `SELECT *` model's
+       readers unchanged), judge those datasets' consumer teams the same way.
+    A fixed number of queries whatever the number of teams and datasets."""
     datasets = {d.pk: d for d in datasets_}
-    labels = {pk: f"{d.namespace}/{d.name}" for pk, d in datasets.items()}
-    consumers = list(Consumer.objects.filter(dataset_id__in=datasets).select_related("team").order_by("team__name"))
-    readings = readings_of(datasets, now=now) if datasets else []
+    touched_at: dict[int, list[str] | None] = {pk: touched for pk in datasets}
+    labels = {pk: _label(d) for pk, d in datasets.items()}
+    if datasets and touched != []:
+        sources = {pk: (set(touched) if touched is not None else None) for pk in datasets}
+        downstream = {pk: cols for pk, cols in downstream_columns(sources, now=now).items() if pk not in datasets}
+        for dataset in Dataset.objects.filter(pk__in=downstream):
+            labels[dataset.pk] = f"{_label(dataset)} (fed by the changed columns)"
+            touched_at[dataset.pk] = sorted(downstream[dataset.pk])
+    consumers = list(Consumer.objects.filter(dataset_id__in=touched_at).select_related("team").order_by("team__name"))
+    readings = readings_of(touched_at, now=now) if touched_at else []
     teams: dict[int, Team] = {}
-    # team -> dataset label -> (its jobs' hits, the columns it declared for that dataset)
-    consumed: dict[int, dict[str, tuple[list[Hit], list[str] | None]]] = {}
+    consumed: dict[int, Consumed] = {}
     for consumer in consumers:
         if consumer.team_id == owner_team_id:
             continue
         teams[consumer.team_id] = consumer.team
-        consumed.setdefault(consumer.team_id, {})[labels[consumer.dataset_id]] = ([], consumer.declared_columns)
+        consumed.setdefault(consumer.team_id, {})[labels[consumer.dataset_id]] = (
+            [], consumer.declared_columns, touched_at[consumer.dataset_id])
     unregistered: list[dict[str, Any]] = []
     slugs = dict(Team.objects.filter(pk__in={r.team_id for r in readings if r.team_id}).values_list("pk", "slug"))
     for reading in readings:
-        hit = _hit(reading, labels[reading.dataset_id], touched)
+        there = touched_at[reading.dataset_id]
+        hit = _hit(reading, labels[reading.dataset_id], there)
         mine = consumed.get(reading.team_id, {}).get(hit.dataset)
         if mine is not None:
             mine[0].append(hit)
-        elif reading.team_id is None or reading.team_id != owner_team_id:
+        elif (reading.team_id is None or reading.team_id != owner_team_id) and (
+                reading.dataset_id in datasets or hit.touched or hit.reads is None):
             unregistered.append({"job": reading.job, "team": slugs.get(reading.team_id), "dataset": hit.dataset,
                                  "dataset_id": reading.dataset_id, "reads": hit.reads, "touched": hit.touched})
     judged = [_judge(team, consumed[team_id], touched) for team_id, team in teams.items()]
-    return Impact(touched=touched, teams=judged, unregistered_readers=unregistered,
-                  dataset_granular=sorted(team.slug for team in teams.values()))
+    direct = {c.team.slug for c in consumers if c.dataset_id in datasets and c.team_id != owner_team_id}
+    return Impact(touched=touched, teams=judged, unregistered_readers=unregistered, dataset_granular=sorted(direct))
 
 
 # --- the preview: what proposing `document` would do, opening nothing -----------------

@@ -7,9 +7,12 @@ class LineageConfig(AppConfig):
 
     def ready(self) -> None:
         from lineage import demo, views  # noqa: F401  (register the demo step and the dataset-page section)
-        from registry.hooks import hot_path, nav_item
+        from lineage.column_graph import fed_columns
+        from registry.hooks import column_feeds, hot_path, nav_item
 
         nav_item("Jobs", "lineage-job-list", order=30)
         # Pipelines POST events at a high rate with bearer tokens: skip the page middleware.
         hot_path("api-lineage")
         hot_path("api-lineage-batch")
+        # Who a change breaks downstream: the columns a column feeds, from the field edges.
+        column_feeds(fed_columns)

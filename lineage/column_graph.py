@@ -22,12 +22,14 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
+from django.db.models import Q
 from django.utils import timezone
 
 from lineage.graph import GraphError, NodeNotFound
 from lineage.models import DatasetSchema, FieldEdge
 from registry.db import prepared_cursor
 from registry.models import Dataset
+from registry.usage import UsageKind
 
 MAX_DEPTH = 100
 DEFAULT_DEPTH = 20
@@ -208,3 +210,20 @@ def to_marquez(rows: list[tuple]) -> dict[str, Any]:
         node["inEdges"].sort(key=lambda e: e["origin"])
         node["outEdges"].sort(key=lambda e: e["destination"])
     return {"graph": sorted(nodes.values(), key=lambda n: n["id"])}
+
+
+def fed_columns(sources: dict[int, set[str] | None], now=None) -> dict[int, set[str]]:
+    """One hop downstream for registry.hooks.column_feeds: the output columns that the
+    `sources` columns ({dataset id: columns, None for every column}) feed DIRECT-ly
+    (their values flow into them; INDIRECT uses make the job itself a reader). One query."""
+    condition = Q()
+    for dataset_id, columns in sources.items():
+        condition |= Q(input_dataset_id=dataset_id) if columns is None else Q(
+            input_dataset_id=dataset_id, input_field__in=sorted(columns))
+    if not condition:
+        return {}
+    fed: dict[int, set[str]] = {}
+    rows = FieldEdge.objects.current(now).filter(condition, kind=UsageKind.DIRECT).values_list("dataset_id", "field")
+    for dataset_id, field_ in rows.distinct():
+        fed.setdefault(dataset_id, set()).add(field_)
+    return fed

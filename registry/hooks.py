@@ -96,3 +96,26 @@ def hot_path(url_name: str, methods: tuple[str, ...] = ("POST",)) -> None:
 
 def hot_paths() -> dict[str, tuple[str, ...]]:
     return dict(_hot_paths)
+
+
+_column_feeds: list[Callable] = []
+
+
+def column_feeds(fn: Callable) -> Callable:
+    """Register who knows which columns feed which (lineage's field edges).
+
+    `fn(sources, now)` gets {dataset id: set of columns, or None for every column}
+    and returns {dataset id: set of columns} that those columns feed directly, one
+    hop. registry.usage.downstream_columns walks it; without a provider nothing is
+    downstream."""
+    if fn not in _column_feeds:
+        _column_feeds.append(fn)
+    return fn
+
+
+def fed_by(sources: dict, now=None) -> dict:
+    fed: dict = {}
+    for fn in _column_feeds:
+        for dataset_id, columns in fn(sources, now).items():
+            fed.setdefault(dataset_id, set()).update(columns)
+    return fed

@@ -21,6 +21,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from registry.hooks import fed_by
+
 ALL_COLUMNS = ""
 
 
@@ -245,3 +247,29 @@ def column_readers(dataset_id: int, *, now: datetime | None = None) -> ColumnRea
     everything = list(by_column.pop(ALL_COLUMNS, {}).values())
     return ColumnReaders([(column, list(readers.values())) for column, readers in sorted(by_column.items())],
                          everything)
+
+
+DOWNSTREAM_DEPTH = 5
+
+
+def downstream_columns(sources: dict[int, set[str] | None], *, depth: int = DOWNSTREAM_DEPTH,
+                       now: datetime | None = None) -> dict[int, set[str]]:
+    """The columns that `sources` ({dataset id: columns, None for every column}) feed,
+    directly or through other jobs' outputs, up to `depth` hops, by the field edges
+    lineage saw (registry.hooks.column_feeds). The sources themselves are left out."""
+    reached: dict[int, set[str]] = {}
+    frontier: dict[int, set[str] | None] = dict(sources)
+    for _ in range(depth):
+        fed = fed_by(frontier, now)
+        frontier = {}
+        for dataset_id, columns in fed.items():
+            known = reached.setdefault(dataset_id, set())
+            new = {c for c in columns if c not in known} - (sources.get(dataset_id) or set())
+            if dataset_id in sources and sources[dataset_id] is None:
+                new = set()
+            if new:
+                known.update(new)
+                frontier[dataset_id] = new
+        if not frontier:
+            break
+    return {dataset_id: columns for dataset_id, columns in reached.items() if columns}

@@ -187,3 +187,37 @@ def test_the_review_page_shows_who_it_breaks_and_why(client, contract, dataset, 
     assert "must acknowledge" in page and "not affected: told" in page
     assert "<strong>customer_id</strong>" in page and "airflow/warehouse_load" in page
     assert "opened" in page  # the history lists the opening
+
+
+def test_a_team_reading_what_the_touched_column_feeds_downstream_must_acknowledge(contract, dataset, consumer_team,
+                                                                                 other_team, owner):
+    """customer_id flows unchanged (SELECT *) into another job's output, which Warehouse reads."""
+    from lineage.models import FieldEdge, Job
+    from registry.models import Dataset
+
+    public = Dataset.objects.create(namespace="postgres://retail-db:5432", name="retail.public.orders_public")
+    job = Job.objects.create(namespace="airflow", name="orders_public")
+    FieldEdge.objects.create(job=job, dataset=public, field="customer_id", input_dataset=dataset,
+                             input_field="customer_id", kind=UsageKind.DIRECT, source=UsageSource.SQL)
+    FieldEdge.objects.create(job=job, dataset=public, field="order_id", input_dataset=dataset,
+                             input_field="order_id", kind=UsageKind.DIRECT, source=UsageSource.SQL)
+    reads(dataset, consumer_team, "orders_public", "order_id", "customer_id")
+    Consumer.objects.create(dataset=public, team=other_team)
+    reads(public, other_team, "customer_report", "customer_id")
+    Consumer.objects.filter(dataset=dataset, team=consumer_team).delete()  # only the downstream reader is left
+    request = open_request(contract, owner)
+    assert required(request) == ["warehouse"]
+    assert "fed by the changed columns" in TeamAssessment.objects.get(change_request=request, team=other_team).why
+
+
+def test_downstream_columns_the_change_does_not_feed_do_not_count(contract, dataset, other_team, consumer_team, owner):
+    from lineage.models import FieldEdge, Job
+    from registry.models import Dataset
+
+    public = Dataset.objects.create(namespace="postgres://retail-db:5432", name="retail.public.orders_public")
+    job = Job.objects.create(namespace="airflow", name="orders_public")
+    FieldEdge.objects.create(job=job, dataset=public, field="order_id", input_dataset=dataset,
+                             input_field="order_id", kind=UsageKind.DIRECT, source=UsageSource.SQL)
+    Consumer.objects.filter(dataset=dataset, team=consumer_team).delete()
+    Consumer.objects.create(dataset=public, team=other_team)
+    assert required(open_request(contract, owner)) == []
