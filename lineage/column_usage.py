@@ -230,7 +230,11 @@ def _is_own_job(entry: dict, parsed: ParsedEvent) -> bool:
 # --- source 2: the columnLineage facet ------------------------------------------------
 
 def _column_lineage(parsed: ParsedEvent) -> _Evidence:
+    """Input fields count only when they name one of the event's datasets: dbt-ol names
+    the CTE an output column came from (`orders`, `totals`) as if it were a dataset,
+    which would be column usage of nothing real; the SQL source speaks for those."""
     evidence = _Evidence()
+    own = set(parsed.inputs) | {(o["namespace"], o["name"]) for o in parsed.outputs}
     for out in parsed.outputs:
         facet = (out.get("facets") or {}).get("columnLineage")
         if not isinstance(facet, dict):
@@ -244,7 +248,7 @@ def _column_lineage(parsed: ParsedEvent) -> _Evidence:
             legacy_type, legacy_description = entry.get("transformationType"), entry.get("transformationDescription")
             for source in entry.get("inputFields") or []:
                 key = _key_of(source)
-                if key is None:
+                if key is None or key not in own:
                     continue
                 kind, subtype, description, masking = _kind(source.get("transformations"), DIRECT)
                 if not subtype and isinstance(legacy_type, str):
@@ -258,7 +262,7 @@ def _column_lineage(parsed: ParsedEvent) -> _Evidence:
                     evidence.edge(target, _Edge(out_field, key, column, kind, subtype, description, masking))
         for source in facet.get("dataset") or []:
             key = _key_of(source)
-            if key is not None:
+            if key is not None and key in own:
                 evidence.read(key, source.get("field"), _kind(source.get("transformations"), INDIRECT)[0])
     return evidence
 
@@ -410,28 +414,33 @@ class UsagePlan:
         inputs = [k for k in inputs if k in datasets]
         rows = UsageRows(inputs=[datasets[k].pk for k in inputs])
         reads: set[ColumnReadRow] = set()
+        # Every source adds what it shows (a producer's facet is often partial: dbt-ol's
+        # columnLineage leaves out filters and columns a CTE selects but does not pass on,
+        # which still break the job when renamed); each read is labelled with the most
+        # trusted source that shows it, sources being listed most trusted first.
         for key in inputs:
             dataset_id = datasets[key].pk
-            chosen = next(((name, e.reads[key]) for name, e in sources if e.reads.get(key)), None)
-            if chosen is None:
+            shown: dict[tuple[str, str], str] = {}
+            for name, e in sources:
+                for column_kind in e.reads.get(key, ()):
+                    shown.setdefault(column_kind, name)
+            if not shown:
                 reads.add(ColumnReadRow(dataset_id, ALL_COLUMNS, DIRECT, UsageSource.INPUT.value))
                 continue
-            name, columns = chosen
-            reads.update(ColumnReadRow(dataset_id, column, kind, name) for column, kind in columns)
+            reads.update(ColumnReadRow(dataset_id, column, kind, name) for (column, kind), name in shown.items())
         rows.column_reads = sorted(reads)
         edges: dict[tuple, FieldEdgeRow] = {}
         for out in self.parsed.outputs:
             key = (out["namespace"], out["name"])
-            chosen = next(((name, e.edges[key]) for name, e in sources if e.edges.get(key)), None)
-            if chosen is None or key not in datasets:
+            if key not in datasets:
                 continue
-            name, found = chosen
-            for edge in found:
-                if edge.input_key not in datasets:
-                    continue
-                row = FieldEdgeRow(datasets[key].pk, edge.field, datasets[edge.input_key].pk, edge.input_field,
-                                   edge.kind, edge.subtype, edge.description, edge.masking, name)
-                edges.setdefault((row.dataset_id, row.field, row.input_dataset_id, row.input_field, row.kind), row)
+            for name, e in sources:  # as reads: every source adds, the most trusted labels
+                for edge in e.edges.get(key, ()):
+                    if edge.input_key not in datasets:
+                        continue
+                    row = FieldEdgeRow(datasets[key].pk, edge.field, datasets[edge.input_key].pk, edge.input_field,
+                                       edge.kind, edge.subtype, edge.description, edge.masking, name)
+                    edges.setdefault((row.dataset_id, row.field, row.input_dataset_id, row.input_field, row.kind), row)
         rows.field_edges = [edges[k] for k in sorted(edges)]
         # An output's schema is its writer's word and replaces the stored one; an
         # input's only fills a gap (rewriting it would make every reader of a

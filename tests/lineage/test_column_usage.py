@@ -114,15 +114,18 @@ def test_the_lineage_job_facet_entries_count_for_their_sources(client, lineage_s
     assert JobDataset.objects.filter(dataset__name="ref.calendar", direction="in").exists()
 
 
-def test_the_explicit_lineage_facet_wins_over_column_lineage_and_sql(client, lineage_secret):
+def test_every_source_adds_what_it_shows_labelled_by_the_most_trusted(client, lineage_secret):
+    """A producer's facet is often partial (dbt-ol leaves out filters), so no source hides another's reads."""
     explicit = lineage_dataset_facet({"order_id": [source("raw.orders", "id", "DIRECT")]})
     column_lineage = column_lineage_facet({"order_id": [input_field("raw.orders", "legacy_id", "DIRECT")]})
     event = run_event("COMPLETE", inputs=["raw.orders"],
                       outputs=[dataset("mart.orders", lineage=explicit, columnLineage=column_lineage)],
                       job_facets={"sql": sql_facet("select other_id as order_id from raw.orders")})
     post(client, event, lineage_secret)
-    assert reads() == {("raw.orders", "id", "DIRECT", "lineage_facet")}
-    assert edges() == {("mart.orders", "order_id", "raw.orders", "id", "DIRECT")}
+    assert reads() == {("raw.orders", "id", "DIRECT", "lineage_facet"),
+                       ("raw.orders", "legacy_id", "DIRECT", "column_lineage"),
+                       ("raw.orders", "other_id", "DIRECT", "sql")}
+    assert ("mart.orders", "order_id", "raw.orders", "id", "DIRECT") in edges()
 
 
 # --- source 2: the columnLineage facet -----------------------------------------------------
@@ -162,14 +165,25 @@ def test_column_lineage_of_older_producers_keeps_its_field_level_transformation(
     assert (edge.subtype, edge.description, edge.masking) == ("MASKED", "sha256(email)", True)
 
 
-def test_column_lineage_wins_over_sql_only_for_the_inputs_it_speaks_about(client, lineage_secret):
+def test_sql_adds_the_reads_a_column_lineage_facet_leaves_out(client, lineage_secret):
     facet = column_lineage_facet({"order_id": [input_field("raw.orders", "id", "DIRECT")]})
     query = "select o.id as order_id, c.segment from raw.orders o join raw.customers c on c.id = o.customer_id"
     event = run_event("COMPLETE", inputs=["raw.orders", "raw.customers"], outputs=[dataset("mart.orders", columnLineage=facet)],
                       job_facets={"sql": sql_facet(query)})
     post(client, event, lineage_secret)
-    assert reads() == {("raw.orders", "id", "DIRECT", "column_lineage"),
+    assert reads() == {("raw.orders", "id", "DIRECT", "column_lineage"), ("raw.orders", "customer_id", "INDIRECT", "sql"),
                        ("raw.customers", "segment", "DIRECT", "sql"), ("raw.customers", "id", "INDIRECT", "sql")}
+
+
+def test_column_lineage_naming_a_cte_instead_of_a_dataset_is_not_evidence(client, lineage_secret):
+    """dbt-ol names the CTE an output column came from (`orders`) as its input dataset."""
+    facet = column_lineage_facet({"order_id": [input_field("orders", "id", "DIRECT")]})
+    query = "with orders as (select id from raw.orders) select id as order_id from orders"
+    event = run_event("COMPLETE", inputs=["raw.orders"], outputs=[dataset("mart.orders", columnLineage=facet)],
+                      job_facets={"sql": sql_facet(query)})
+    post(client, event, lineage_secret)
+    assert reads() == {("raw.orders", "id", "DIRECT", "sql")}
+    assert edges() == {("mart.orders", "order_id", "raw.orders", "id", "DIRECT")}
 
 
 # --- source 3: SQL -------------------------------------------------------------------------

@@ -78,7 +78,7 @@ def test_the_sqlite_demo_stores_events_refuses_bad_tokens_and_ignores_retries(tm
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result == {"codes": [201, 201, 201, 401, 403, 422, 201, 201], "events": 2, "state": "COMPLETE", "edges": 2,
                       "datasets": 2, "first_seen": 2,
-                      "reads": [["lookup", "code", "INDIRECT", "sql"], ["raw", "", "DIRECT", "input"],
+                      "reads": [["lookup", "code", "INDIRECT", "sql"], ["raw", "", "DIRECT", "input"], ["raw", "code", "INDIRECT", "sql"],
                                 ["raw", "id", "DIRECT", "column_lineage"]],
                       "field_edges": 1, "schemas": 1,
                       "column_graph": [["datasetField:demo://:mart:id", "int", ["datasetField:demo://:raw:id"]],
