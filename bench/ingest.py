@@ -339,8 +339,26 @@ def usage_rows(event: dict, found: dict) -> tuple[list[tuple], list[tuple], list
     spoken = {r[0] for r in reads}
     reads |= {(found[(d["namespace"], d["name"])], "", "DIRECT", "input") for d in event["inputs"]
               if found[(d["namespace"], d["name"])] not in spoken}
-    return (sorted(reads, key=lambda r: (r[0], r[1], r[2])), sorted(edges, key=lambda e: (e[0], e[1], e[2], e[3], e[4])),
-            sorted(schemas))
+    # As the app does (lineage.column_usage.RecentlyWritten): what this process wrote
+    # less than a minute ago is not sent again.
+    job, at = (event["job"]["namespace"], event["job"]["name"]), time.monotonic()
+    fresh = [r for r in reads if not _recent(("r", *job, r[0], r[1], r[2]), at)]
+    new_edges = [e for e in edges if not _recent(("e", *job, *e[:5]), at)]
+    new_schemas = [x for x in schemas if not _recent(("s", x[0], x[1]), at)]
+    return (sorted(fresh, key=lambda r: (r[0], r[1], r[2])),
+            sorted(new_edges, key=lambda e: (e[0], e[1], e[2], e[3], e[4])), sorted(new_schemas))
+
+
+_written: dict[tuple, float] = {}
+
+
+def _recent(key: tuple, at: float) -> bool:
+    """Whether this writer process wrote `key` less than a minute ago; remembers it if not."""
+    seen = _written.get(key)
+    if seen is not None and at - seen < 60:
+        return True
+    _written[key] = at
+    return False
 
 
 def _usage_sql(reads: bool, edges: bool, schemas: bool) -> str:

@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from django.conf import settings
@@ -469,3 +471,54 @@ def event_schemas(parsed: ParsedEvent) -> dict[DatasetKey, dict[str, str]]:
         if columns and key is not None:
             found[key] = columns
     return found
+
+
+class RecentlyWritten:
+    """The usage rows this process committed less than `refresh` seconds ago,
+    left out of the next events' statements: within that time the database
+    would leave them as they are anyway, and a statement with no row for a
+    table does not touch that table (each table a statement touches costs
+    PostgreSQL CPU per event). A pipeline sends the same facts run after run,
+    so in steady state its events write no usage at all.
+
+    Remembered only after the event commits (a rolled-back event's rows are
+    not taken as written); at most `size` facts, the oldest forgotten first.
+    An output's schema counts as written only if unchanged; an input's (which
+    only fills a gap) once any schema of the dataset was written or seen."""
+
+    def __init__(self, refresh: float, size: int = 100_000) -> None:
+        self.refresh, self.size = refresh, size
+        self.facts: dict[tuple, float] = {}
+        self.lock = threading.Lock()
+
+    def _fresh(self, key: tuple, now: float) -> bool:
+        at = self.facts.get(key)
+        return at is not None and now - at < self.refresh
+
+    def to_write(self, rows: UsageRows, job: tuple[str, str]) -> tuple[UsageRows, Callable[[], None] | None]:
+        """(the rows still to write, what to call once they are committed)."""
+        now = time.monotonic()
+        reads = [r for r in rows.column_reads if not self._fresh(("r", *job, r.dataset_id, r.column, r.kind), now)]
+        edges = [e for e in rows.field_edges if not self._fresh(("e", *job, *e[:5]), now)]
+        schemas = [s for s in rows.schemas
+                   if not self._fresh(("s", s[0], s[1]) if s[2] else ("s", s[0]), now)]
+        if not (reads or edges or schemas):
+            return replace(rows, column_reads=[], field_edges=[], schemas=[]), None
+        keys = ([("r", *job, r.dataset_id, r.column, r.kind) for r in reads]
+                + [("e", *job, *e[:5]) for e in edges]
+                + [k for s in schemas for k in (("s", s[0], s[1]), ("s", s[0]))])
+
+        def remember() -> None:
+            at = time.monotonic()
+            with self.lock:
+                for key in keys:
+                    self.facts.pop(key, None)
+                    self.facts[key] = at
+                while len(self.facts) > self.size:
+                    del self.facts[next(iter(self.facts))]
+
+        return replace(rows, column_reads=reads, field_edges=edges, schemas=schemas), remember
+
+    def clear(self) -> None:
+        with self.lock:
+            self.facts.clear()

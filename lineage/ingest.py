@@ -39,7 +39,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, transaction
 from django.utils import timezone
 
-from lineage.column_usage import UsagePlan, UsageRows
+from lineage.column_usage import RecentlyWritten, UsagePlan, UsageRows
 from lineage.models import (
     DatasetSchema,
     Direction,
@@ -67,6 +67,8 @@ _RETRIES = 3
 # evidence) as it is: a job running every few seconds would otherwise rewrite
 # every row and its index entries per event, for an age that counts in days.
 USAGE_REFRESH = timedelta(minutes=1)
+# What this process wrote within USAGE_REFRESH is not sent again.
+RECENT_USAGE = RecentlyWritten(USAGE_REFRESH.total_seconds())
 
 
 @dataclass
@@ -203,6 +205,10 @@ def _store(parsed: ParsedEvent, by, gate: Gate | None, token_team_id: int | None
 
     datasets, created = datasets_for(plan.resolve(found) if plan else parsed.dataset_keys, by=by, found=found)
     usage = plan.rows(datasets, schemas) if plan else UsageRows()
+    if usage:
+        usage, remember = RECENT_USAGE.to_write(usage, (parsed.job_namespace, parsed.job_name))
+        if remember is not None:
+            transaction.on_commit(remember)
     team = gate_team if gate is not None else token_team_id
     if on_postgresql():
         with prepared_cursor() as cursor:

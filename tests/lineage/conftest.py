@@ -113,6 +113,18 @@ def post(client, body, secret: str | None, *, path: str = "/api/v1/lineage", com
     return client.generic("POST", path, data, content_type="application/json", **headers)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_usage_caches():
+    """What one test's events wrote (or parsed) is not another's to skip."""
+    from lineage.ingest import RECENT_USAGE
+    from lineage.sql_usage import clear_caches
+
+    RECENT_USAGE.clear()
+    clear_caches()
+    yield
+    RECENT_USAGE.clear()
+
+
 @pytest.fixture
 def lineage_secret(owner_team) -> str:
     """A Checkout team token allowed to write lineage (what a pipeline holds)."""

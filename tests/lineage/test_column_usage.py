@@ -477,3 +477,44 @@ def test_a_writers_schema_replaces_the_stored_one_and_a_readers_only_fills_a_gap
     store_event(run_event("COMPLETE", job="reader", inputs=[dataset("raw.orders", schema=schema_facet(("id", "bigint")))],
                           outputs=["mart.a"]))
     assert stored() == {"id", "customer_id", "amount", "status", "created_at"}  # a reader's view does not replace it
+
+
+def test_facts_this_process_committed_within_the_refresh_interval_are_not_sent_again(
+        db, settings, django_assert_num_queries, django_capture_on_commit_callbacks):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    settings.LINEAGE_PREPARED_STATEMENTS = False  # so that the statements' text is logged
+    facet = column_lineage_facet({"order_id": [input_field("raw.orders", "id", "DIRECT")]})
+    def event(): return run_event("START", inputs=["raw.orders"], outputs=[dataset("mart.orders", columnLineage=facet, schema=ORDERS_SCHEMA)])
+    with django_capture_on_commit_callbacks(execute=True):
+        store_event(event())
+    with CaptureQueriesContext(connection) as queries:
+        store_event(event())
+    job_statement = next(q["sql"] for q in queries.captured_queries if "INSERT INTO lineage_job" in q["sql"])
+    assert "registry_columnread" not in job_statement and "lineage_fieldedge" not in job_statement
+    assert "lineage_datasetschema" not in job_statement
+    # A fact it has not written is sent, alone.
+    with CaptureQueriesContext(connection) as queries:
+        store_event(run_event("START", inputs=["raw.orders", "raw.customers"], outputs=[dataset("mart.orders", columnLineage=facet)]))
+    job_statement = next(q["sql"] for q in queries.captured_queries if "INSERT INTO lineage_job" in q["sql"])
+    assert "registry_columnread" in job_statement and "lineage_fieldedge" not in job_statement
+    assert ColumnRead.objects.filter(dataset__name="raw.customers", column="").exists()
+
+
+def test_a_rolled_back_event_leaves_its_facts_to_the_next_one(db, django_capture_on_commit_callbacks):
+    from django.db import transaction
+
+    from lineage.ingest import RECENT_USAGE
+
+    event = run_event("START", inputs=["raw.orders"], outputs=["mart.orders"])
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        try:
+            with transaction.atomic():
+                store_event(event)
+                raise RuntimeError("the request failed after storing")
+        except RuntimeError:
+            pass
+    assert not callbacks and not RECENT_USAGE.facts
+    store_event(event)
+    assert ColumnRead.objects.count() == 1
