@@ -21,6 +21,7 @@ Comparer = Callable[[dict, dict, str, Ctx, frozenset, frozenset], list[Change]]
 # The combinators come later, after the families' changes have been weighed against them.
 FAMILIES: tuple[tuple[Comparer, frozenset | None], ...] = (
     (generic._type_changes, None),
+    (generic._integer_only_changes, None),
     (generic._enum_changes, None),
     (scalars._numeric_changes, NUMERIC),
     (scalars._string_changes, frozenset({"string"})),
