@@ -38,6 +38,7 @@ class Norm:
         self.draft = draft
         self.index = index
         self.vocabulary = VOCABULARIES[draft]
+        self.done: dict[int, object] = {}  # id(raw node) -> its normalised form (shared subtrees once)
 
     def ref(self, node: dict) -> object:
         ref = node["$ref"]
@@ -60,6 +61,12 @@ def _norm(node, nx: Norm):
         return dict(FALSE)
     if not isinstance(node, dict):
         return node
+    if id(node) not in nx.done:
+        nx.done[id(node)] = _norm_object(node, nx)
+    return nx.done[id(node)]
+
+
+def _norm_object(node: dict, nx: Norm) -> dict:
     if "$ref" in node and nx.draft in LEGACY_REF:
         return {"$ref": nx.ref(node)}  # Drafts 3-7 ignore every sibling of $ref
     out: dict = {}

@@ -3,9 +3,9 @@ property counts, dependentRequired, dependentSchemas, propertyNames."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
+from .. import ecma
 from ..model import Change
 from .algebra import _ptr, is_false, merge
 from .refs import Ctx
@@ -21,9 +21,9 @@ def _effective(s: dict, name: str) -> dict:
         parts.append(props[name])
     for pattern, sub in (s.get("patternProperties") or {}).items():
         try:
-            if re.search(pattern, name):
+            if ecma.search(pattern, name):
                 parts.append(sub)
-        except re.error:
+        except (ValueError, TypeError):
             return {"$unmatchable-pattern": pattern}
     if not parts:
         return s.get("additionalProperties", {})
@@ -36,9 +36,9 @@ def _effective(s: dict, name: str) -> dict:
 def _governed_by(s: dict, name: str) -> str:
     for pattern in s.get("patternProperties") or {}:
         try:
-            if re.search(pattern, name):
+            if ecma.search(pattern, name):
                 return f"patternProperties {pattern!r}"
-        except re.error:
+        except (ValueError, TypeError):
             pass
     ap = s.get("additionalProperties", {})
     if is_false(ap):

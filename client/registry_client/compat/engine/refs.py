@@ -87,6 +87,8 @@ class Ctx:
             "final": False,   # the reporting walk: expand each differing pair once, in place
             "reported": {},   # guard -> path where the final walk reported it
             "proving": 0,     # depth of containment proofs (their wording is never shown)
+            "deadline": None,  # time.monotonic() past which nothing more is decided
+            "budget": None,
         }
 
     @property

@@ -55,8 +55,8 @@ class Index:
         return self.bases.get(id(node), ROOT)
 
     def _visit(self, node, base: str) -> None:
-        if not isinstance(node, dict):
-            return
+        if not isinstance(node, dict) or id(node) in self.bases:
+            return  # a subtree shared by several places (Python callers) is read once
         legacy = self.draft in LEGACY_REF
         ident = node.get("id" if self.draft in ("3", "4") else "$id")
         if isinstance(ident, str) and not (legacy and "$ref" in node):
