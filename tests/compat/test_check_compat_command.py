@@ -176,3 +176,18 @@ def test_the_publish_gate_accepts_ecma_262_patterns():
     payload = {"type": "object", "properties": {"month": {"type": "string", "pattern": "^(?<y>\\d{4})-\\d{2}$"}}}
     assert _json_schema_problems({"payload": payload}, "<doc>", "a.b") == []
     assert _json_schema_problems({"payload": {"type": "string", "pattern": "(unclosed"}}, "<doc>", "a.b")
+
+
+def test_the_publish_gate_treats_a_failure_inside_the_checker_as_breaking_both_ways(monkeypatch):
+    from contracts_app.publishing import check_in_required_modes
+    from registry_client.compat.engine import walk
+
+    def fail(*args):
+        raise TypeError("boom")
+
+    monkeypatch.setattr(walk, "_diff_checked", fail)
+    report = check_in_required_modes(None, [OLD], WIDER)
+    assert not report.compatible
+    change, = report.changes
+    assert (change.kind, change.breaks_backward, change.breaks_forward) == ("checker_error", True, True)
+    assert change.reason.startswith("breaking both ways: the checker could not decide (TypeError: boom)")
