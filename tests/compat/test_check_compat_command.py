@@ -179,8 +179,9 @@ def test_the_publish_gate_accepts_ecma_262_patterns():
 
 
 def test_the_publish_gate_treats_a_failure_inside_the_checker_as_breaking_both_ways(monkeypatch):
-    from contracts_app.publishing import check_in_required_modes
     from registry_client.compat.engine import walk
+
+    from contracts_app.publishing import check_in_required_modes
 
     def fail(*args):
         raise TypeError("boom")
