@@ -102,6 +102,9 @@ def _ignored_changes(io: dict, in_: dict, path: str) -> list[Change]:
             continue
         if k == "id":
             reason = "`id` names the schema (its base URI); it never changes which documents are valid"
+        elif k == "required" and all(isinstance(x, bool | None) for x in (io.get(k), in_.get(k))):
+            reason = ("a Draft 3 `required` flag on a property's schema: it is read as the parent object's "
+                      "`required` list and compared there")
         else:
             reason = (f"`{k}` is not a keyword of the draft the schema declares (`$schema`, Draft 2020-12 when absent), "
                       "so its validator ignores it: an annotation, it never changes which documents are valid")
