@@ -24,6 +24,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from packaging.version import Version
+from registry_client.compat import ecma
 from registry_client.dtypes import UnknownDtypeError, canonicalize_dtype, is_canonical
 from registry_client.versions import InvalidVersionError, folder_to_version, validate_version
 
@@ -155,7 +156,8 @@ def _json_schema_problems(document: Mapping, source: str, contract: str | None) 
         if not isinstance(body, (dict, bool)):
             continue  # the template already said so
         try:
-            Draft202012Validator.check_schema(body)
+            # patterns are ECMA-262 (named groups and all), not Python's `re`
+            Draft202012Validator.check_schema(body, format_checker=ecma.FORMAT_CHECKER)
         except SchemaError as exc:
             at = "/".join(str(p) for p in exc.absolute_path)
             problems.append(Problem(

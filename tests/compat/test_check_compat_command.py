@@ -139,3 +139,60 @@ def test_the_same_check_runs_without_django(tmp_path):
     )
     assert result.returncode == 1
     assert json.loads(result.stdout)["changes"][0]["kind"] == "required_added"
+
+
+def test_a_failure_inside_the_checker_exits_three_naming_the_files_and_the_path(tmp_path, monkeypatch):
+    from registry_client.compat.engine import walk
+
+    def fail(*args):
+        raise TypeError("boom")
+
+    monkeypatch.setattr(walk, "_diff_checked", fail)
+    old, new = write(tmp_path, "old.json", OLD), write(tmp_path, "new.json", WIDER)
+    code, out, err = run(old, new)
+    assert code == 3
+    assert f"the checker could not compare {old} and {new} at /" in err
+    assert "the checker could not decide (TypeError: boom)" in err
+
+
+def test_an_unexpected_failure_outside_the_engine_exits_three(tmp_path, monkeypatch):
+    from registry_client.compat import cli
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("unexpected")
+
+    monkeypatch.setattr(cli, "check_compatibility", fail)
+    code, _, err = run(write(tmp_path, "old.json", OLD), write(tmp_path, "new.json", WIDER))
+    assert code == 3 and "RuntimeError: unexpected" in err
+
+
+def test_ecma_262_patterns_are_not_refused_as_invalid(tmp_path):
+    old = {"type": "string"}
+    new = {"type": "string", "pattern": "^(?<year>\\d{4})-(?<month>\\d{2})$"}
+    code, out, err = run(write(tmp_path, "old.json", old), write(tmp_path, "new.json", new))
+    assert code == 1 and err == ""
+    assert "pattern_added" in out
+
+
+def test_the_publish_gate_accepts_ecma_262_patterns():
+    from contracts_app.gates import _json_schema_problems
+
+    payload = {"type": "object", "properties": {"month": {"type": "string", "pattern": "^(?<y>\\d{4})-\\d{2}$"}}}
+    assert _json_schema_problems({"payload": payload}, "<doc>", "a.b") == []
+    assert _json_schema_problems({"payload": {"type": "string", "pattern": "(unclosed"}}, "<doc>", "a.b")
+
+
+def test_the_publish_gate_treats_a_failure_inside_the_checker_as_breaking_both_ways(monkeypatch):
+    from registry_client.compat.engine import walk
+
+    from contracts_app.publishing import check_in_required_modes
+
+    def fail(*args):
+        raise TypeError("boom")
+
+    monkeypatch.setattr(walk, "_diff_checked", fail)
+    report = check_in_required_modes(None, [OLD], WIDER)
+    assert not report.compatible
+    change, = report.changes
+    assert (change.kind, change.breaks_backward, change.breaks_forward) == ("checker_error", True, True)
+    assert change.reason.startswith("breaking both ways: the checker could not decide (TypeError: boom)")

@@ -142,8 +142,8 @@ def test_a_version_that_does_not_grow_is_refused():
 
 
 def test_a_keyword_the_checker_cannot_reason_about_breaks_both_ways_and_says_so():
-    change, = compare({"type": "array", "contains": {"type": "string"}, "maxContains": 1},
-                      {"type": "array", "contains": {"type": "string"}, "maxContains": 2})
+    change, = compare({"type": "object", "unevaluatedProperties": False},
+                      {"type": "object", "unevaluatedProperties": {"type": "string"}})
     assert (change.breaks_backward, change.breaks_forward) == (True, True)
     assert "does not reason about it" in change.reason
 
@@ -260,8 +260,8 @@ def test_mutually_recursive_definitions_are_compared_in_rounds_not_by_expanding_
         if extra:
             defs["d17"]["oneOf"][1]["properties"]["c"] = extra
         return {"$defs": defs, "$ref": "#/$defs/d0"}
-    assert compare(graph(), graph()) == []
-    changes = compare(graph(), graph({"type": "string"}))
+    assert compare(graph(), graph(), budget=0) == []
+    changes = compare(graph(), graph({"type": "string"}), budget=0)  # unbounded: this is about the rounds
     assert any(c.breaks_backward for c in changes) and not any(c.breaks_forward for c in changes)
 
 
@@ -274,3 +274,83 @@ def test_a_change_behind_a_reference_is_reported_where_it_is_first_used_and_refe
     assert (first.path, first.kind) == ("/properties/a/type", "type_changed")
     assert (second.path, second.kind) == ("/properties/b", "reference_changed")
     assert "as reported at /properties/a" in second.reason
+
+
+# ----------------------------------------------------------------- errors, budget, ECMA-262 patterns
+
+def _deep_alternatives(depth: int, leaf: str) -> dict:
+    if depth == 0:
+        return {"type": leaf}
+    inner = _deep_alternatives(depth - 1, leaf)
+    return {"anyOf": [{"type": "object", "properties": {"a": inner}},
+                      {"type": "object", "properties": {"b": inner}, "required": ["b"]},
+                      {"type": "array", "items": inner}]}
+
+
+def test_a_pathological_pair_returns_within_twice_the_budget_and_is_breaking_both_ways():
+    import time
+    old, new = _deep_alternatives(8, "integer"), _deep_alternatives(8, "number")
+    started = time.monotonic()
+    changes = compare(old, new, budget=0.5)
+    elapsed = time.monotonic() - started
+    assert elapsed < 2 * 0.5 + 0.2, elapsed
+    over = [c for c in changes if c.kind == "budget_exceeded"]
+    assert over and all(c.breaks_backward and c.breaks_forward for c in over)
+    assert "not decided within the budget (0.5 s): treated as breaking" in over[0].reason
+    report = check_compatibility([old], new, "FORWARD", budget=0.5)
+    assert not report.compatible
+
+
+def test_the_budget_comes_from_the_environment_when_not_given(monkeypatch):
+    monkeypatch.setenv("REGISTRY_COMPAT_BUDGET", "0.05")
+    changes = compare(_deep_alternatives(8, "integer"), _deep_alternatives(8, "number"))
+    assert any(c.kind == "budget_exceeded" and "(0.05 s)" in c.reason for c in changes)
+    monkeypatch.setenv("REGISTRY_COMPAT_BUDGET", "0")  # unbounded
+    assert compare({"type": "string"}, {"type": "string", "title": "s"})[0].kind == "annotation_changed"
+
+
+def test_a_failure_inside_the_checker_breaks_both_ways_and_says_so(monkeypatch):
+    from registry_client.compat.engine import walk
+
+    def fail(*args):
+        raise TypeError("boom")
+
+    monkeypatch.setattr(walk, "_diff_checked", fail)
+    change, = compare({"type": "string"}, {"type": "integer"})
+    assert (change.kind, change.breaks_backward, change.breaks_forward) == ("checker_error", True, True)
+    assert change.reason == "breaking both ways: the checker could not decide (TypeError: boom)"
+    report = check_compatibility([{"type": "string"}], {"type": "integer"}, "FORWARD")
+    assert not report.compatible and "checker_error" in report.verdict
+
+
+def test_malformed_keyword_values_never_raise():
+    for old, new in [({"maxLength": 1}, {"maxLength": {}}), ({"required": 3}, {"required": ["a"]}),
+                     ({"properties": {"a": 1}}, {"properties": []}), ({"definitions": {"a": {"definitions": 1}}, "$ref": "#/definitions/a/definitions/b"}, {})]:
+        changes = compare(old, new)
+        assert all(c.kind and c.reason for c in changes)
+
+
+def test_ecma_262_patterns_are_read_as_ecma_262():
+    named = {"type": "object", "patternProperties": {"^(?<scope>x)-": {"type": "string"}}}
+    changes = compare(named, {**named, "properties": {"x-a": {"type": "string"}}})
+    assert [c for c in changes if c.breaks_backward or c.breaks_forward] == []
+    change, = compare({"type": "string", "enum": ["2024"]}, {"type": "string", "enum": ["2024"], "pattern": "^(?<y>\\d{4})$"})
+    assert not change.breaks_backward
+
+
+@pytest.mark.parametrize("ref", ["#/definitions/a/definitions/b", "#/definitions/a/properties/x", "#/items/0", "#/allOf",
+                                 "#/definitions/a/definitions/b/type", "#/definitions", "#/components/s", "#nowhere",
+                                 "item.json", "../up.json#/x", "urn:example:thing", "#/definitions/%7Ea"])
+def test_references_into_any_container_never_raise(ref):
+    def doc(t):
+        return {"$id": "https://example.com/root/order.json",
+                "definitions": {"a": {"definitions": {"b": {"type": t}}, "properties": {"x": {"type": t}}},
+                                "~a": {"type": t}, "item": {"$id": "item.json", "type": t}},
+                "components": {"s": {"type": t}}, "items": [{"type": t}], "allOf": [{}],
+                "type": "object", "properties": {"p": {"$ref": ref}}}
+    for draft in (None, "http://json-schema.org/draft-04/schema#", "http://json-schema.org/draft-07/schema#"):
+        old, new = doc("string"), doc("integer")
+        if draft:
+            old["$schema"] = new["$schema"] = draft
+        changes = compare(old, new)
+        assert not any(c.kind == "checker_error" for c in changes), changes

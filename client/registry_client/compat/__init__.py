@@ -8,9 +8,11 @@ Public interface, used by the publish gate, the diff API and the CLI:
         Non-transitive modes compare with the last of `previous` only; the
         TRANSITIVE modes with every one of them.
 
-    compare(old_schema, new_schema) -> list[Change]
-        every difference between two JSON Schemas (Draft 7 or 2020-12), each with
-        breaks_backward / breaks_forward and a reason.
+    compare(old_schema, new_schema, budget=None) -> list[Change]
+        every difference between two JSON Schemas (Draft 3, 4, 6, 7, 2019-09 or 2020-12,
+        each read by its own `$schema`), each with breaks_backward / breaks_forward and a
+        reason. Never raises for a schema: a failure is a `checker_error` change and what is
+        not decided within the budget a `budget_exceeded` change, both breaking both ways.
 
     to_json_schema(document) -> dict
         the JSON Schema the checker compares for a contract document or a plain schema.
@@ -34,6 +36,7 @@ from dataclasses import replace
 
 from .documents import DocumentError, document_version, is_contract_document, to_json_schema
 from .engine import compare as _compare_schemas
+from .engine.walk import BUDGET_ENV, DEFAULT_BUDGET
 from .model import Change, CompatibilityReport
 from .semver import suggested_bump, version_bump_problem
 
@@ -42,7 +45,7 @@ MODES = (
 )
 
 __all__ = [
-    "MODES", "Change", "CompatibilityReport", "DocumentError", "check_compatibility", "compare",
+    "BUDGET_ENV", "DEFAULT_BUDGET", "MODES", "Change", "CompatibilityReport", "DocumentError", "check_compatibility", "compare",
     "checks_backward", "checks_forward", "is_contract_document", "to_json_schema", "version_bump_problem",
 ]
 
@@ -55,9 +58,22 @@ def checks_forward(mode: str) -> bool:
     return mode.split("_")[0] in ("FORWARD", "FULL")
 
 
-def compare(old_schema, new_schema) -> list[Change]:
+def compare(old_schema, new_schema, budget: float | None = None) -> list[Change]:
     """Every difference between two JSON Schemas (or contract documents), each with the directions it breaks."""
-    return _compare_schemas(to_json_schema(old_schema), to_json_schema(new_schema))
+    return _compare_schemas(to_json_schema(old_schema), to_json_schema(new_schema), budget=budget)
+
+
+def _checker_error(exc: BaseException) -> list[Change]:
+    return [Change("", "checker_error", True, True,
+                   f"breaking both ways: the checker could not decide ({type(exc).__name__}: {str(exc)[:200]})")]
+
+
+def _compare_guarded(old_schema, new_schema, budget: float | None) -> list[Change]:
+    """`compare` for the gate: an internal failure is a change breaking both ways, never an exception."""
+    try:
+        return _compare_schemas(old_schema, new_schema, budget=budget)
+    except Exception as exc:  # pragma: no cover - the engine already turns failures into changes
+        return _checker_error(exc)
 
 
 def _is_breaking(change: Change, mode: str) -> bool:
@@ -83,8 +99,15 @@ def _verdict(mode: str, changes: list[Change]) -> str:
     return "safe in both directions"
 
 
-def check_compatibility(previous: Sequence, proposed, mode: str = "BACKWARD") -> CompatibilityReport:
-    """Compare `proposed` with the earlier versions the mode requires and say which change breaks what."""
+def check_compatibility(previous: Sequence, proposed, mode: str = "BACKWARD",
+                        budget: float | None = None) -> CompatibilityReport:
+    """Compare `proposed` with the earlier versions the mode requires and say which change breaks what.
+
+    A failure inside the checker (or a schema it cannot read) is reported as a `checker_error`
+    change breaking both ways ("the checker could not decide"), never raised; `budget` bounds each
+    comparison in seconds (default $REGISTRY_COMPAT_BUDGET, else 0.5; past it the remaining paths
+    are a `budget_exceeded` change breaking both ways). DocumentError (an invalid contract
+    document) is still raised."""
     if mode not in MODES:
         raise ValueError(f"unknown compatibility mode {mode!r}; expected one of {', '.join(MODES)}")
     if not previous:
@@ -97,7 +120,14 @@ def check_compatibility(previous: Sequence, proposed, mode: str = "BACKWARD") ->
     latest: list[Change] = []
     for index, document in targets:
         label = document_version(document) or (f"previous[{index}]" if transitive else None)
-        found = _compare_schemas(to_json_schema(document), new_schema)
+        try:
+            old_schema = to_json_schema(document)
+        except DocumentError:
+            raise
+        except Exception as exc:
+            found = _checker_error(exc)
+        else:
+            found = _compare_guarded(old_schema, new_schema, budget)
         found = [replace(c, against=label) for c in found]
         found = [replace(c, breaking=_is_breaking(c, mode)) for c in found]
         if index == len(previous) - 1:

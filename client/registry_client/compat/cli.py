@@ -1,6 +1,7 @@
 """Command-line front end shared by `python -m registry_client.compat` and `manage.py check_compat`.
 
-Exit codes: 0 compatible under the mode, 1 breaking, 2 an input is invalid.
+Exit codes: 0 compatible under the mode, 1 breaking, 2 an input is invalid, 3 the checker could
+not decide (it failed, or cannot read a schema; the message names the files and the path).
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from . import (
     MODES,
     CompatibilityReport,
     check_compatibility,
+    ecma,
     is_contract_document,
     to_json_schema,
     version_bump_problem,
 )
 from .documents import DocumentError, document_version
 
-EXIT_COMPATIBLE, EXIT_BREAKING, EXIT_INVALID = 0, 1, 2
+EXIT_COMPATIBLE, EXIT_BREAKING, EXIT_INVALID, EXIT_ERROR = 0, 1, 2, 3
 
 
 class InputError(ValueError):
@@ -59,7 +61,7 @@ def load_document(path: str | Path):
         raise InputError(f"{path}: {exc}") from None
     try:
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        cls.check_schema(schema)
+        cls.check_schema(schema, format_checker=ecma.format_checker(cls))  # patterns are ECMA-262
     except jsonschema.SchemaError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
         what = "the schema derived from the contract" if is_contract_document(document) else "the schema"
@@ -84,9 +86,17 @@ def render_text(report: CompatibilityReport, version_problem: str | None = None)
 
 
 def run(old_path: str, new_path: str, mode: str = "BACKWARD", fmt: str = "text",
-        stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    stdout = stdout or sys.stdout
+        stdout: TextIO | None = None, stderr: TextIO | None = None, budget: float | None = None) -> int:
     stderr = stderr or sys.stderr
+    try:
+        return _run(old_path, new_path, mode, fmt, stdout or sys.stdout, stderr, budget)
+    except Exception as exc:  # a failure is never a verdict
+        stderr.write(f"error: the checker could not compare {old_path} and {new_path}: {type(exc).__name__}: {exc}\n")
+        return EXIT_ERROR
+
+
+def _run(old_path: str, new_path: str, mode: str, fmt: str, stdout: TextIO, stderr: TextIO,
+         budget: float | None) -> int:
     mode = mode.upper()
     if mode not in MODES:
         stderr.write(f"error: unknown mode {mode!r}; expected one of {', '.join(MODES)}\n")
@@ -96,7 +106,7 @@ def run(old_path: str, new_path: str, mode: str = "BACKWARD", fmt: str = "text",
     except InputError as exc:
         stderr.write(f"error: {exc}\n")
         return EXIT_INVALID
-    report = check_compatibility([old], new, mode)
+    report = check_compatibility([old], new, mode, budget=budget)
     problem = None
     old_version, new_version = document_version(old), document_version(new)
     if old_version and new_version:
@@ -110,6 +120,11 @@ def run(old_path: str, new_path: str, mode: str = "BACKWARD", fmt: str = "text",
         stdout.write(json.dumps(payload, indent=2) + "\n")
     else:
         stdout.write(render_text(report, problem))
+    errors = [c for c in report.changes if c.kind == "checker_error"]
+    if errors:
+        for c in errors:
+            stderr.write(f"error: the checker could not compare {old_path} and {new_path} at {c.path or '/'}: {c.reason}\n")
+        return EXIT_ERROR
     return EXIT_COMPATIBLE if report.compatible else EXIT_BREAKING
 
 
@@ -120,5 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("new", help="the proposed version")
     parser.add_argument("--mode", default="BACKWARD", help=f"one of {', '.join(MODES)} (default BACKWARD)")
     parser.add_argument("--format", dest="fmt", choices=("text", "json"), default="text")
+    parser.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                        help="time budget per comparison (default $REGISTRY_COMPAT_BUDGET, else 0.5; 0: unbounded); "
+                             "what is not decided within it counts as breaking both ways")
     args = parser.parse_args(argv)
-    return run(args.old, args.new, args.mode, args.fmt)
+    return run(args.old, args.new, args.mode, args.fmt, budget=args.budget)

@@ -1,6 +1,7 @@
-"""python manage.py check_compat OLD NEW [--mode MODE] [--format text|json]
+"""python manage.py check_compat OLD NEW [--mode MODE] [--format text|json] [--budget SECONDS]
 
-Exit 0 when compatible under the mode, 1 when breaking, 2 when an input is invalid.
+Exit 0 when compatible under the mode, 1 when breaking, 2 when an input is invalid, 3 when the
+checker could not decide (it failed or cannot read a schema; the message names the files and path).
 The same code runs without Django as `python -m registry_client.compat`.
 """
 
@@ -15,7 +16,8 @@ from registry_client.compat.cli import run
 
 class Command(BaseCommand):
     help = ("Compare two contract versions (JSON Schema or contract documents, JSON or YAML) and report what "
-            "breaks whom. Exit 0: compatible under the mode; 1: breaking; 2: an input is invalid.")
+            "breaks whom. Exit 0: compatible under the mode; 1: breaking; 2: an input is invalid; "
+            "3: the checker could not decide.")
 
     def add_arguments(self, parser):
         parser.add_argument("old", help="the published version (.json, .yaml)")
@@ -23,8 +25,10 @@ class Command(BaseCommand):
         parser.add_argument("--mode", default="BACKWARD", type=str.upper, choices=MODES,
                             help="compatibility mode (default BACKWARD)")
         parser.add_argument("--format", dest="fmt", choices=("text", "json"), default="text")
+        parser.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                            help="time budget per comparison (default $REGISTRY_COMPAT_BUDGET, else 0.5; 0: unbounded)")
 
-    def handle(self, *args, old, new, mode, fmt, **options):
-        code = run(old, new, mode, fmt, stdout=self.stdout, stderr=self.stderr)
+    def handle(self, *args, old, new, mode, fmt, budget=None, **options):
+        code = run(old, new, mode, fmt, stdout=self.stdout, stderr=self.stderr, budget=budget)
         if code:
             sys.exit(code)

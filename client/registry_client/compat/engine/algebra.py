@@ -44,11 +44,25 @@ def _value_key(value) -> str:
 
 
 def is_false(s) -> bool:
-    return isinstance(s, dict) and s.get("not") == {} and all(k in ANNOTATIONS for k in s if k != "not")
+    """True only when no document is valid under `s` (false, or a conjunct that is)."""
+    if not isinstance(s, dict):
+        return False
+    if "not" in s and is_true(s["not"]):
+        return True
+    one = s.get("oneOf")
+    if isinstance(one, list) and one and (sum(1 for b in one if is_true(b)) >= 2 or all(is_false(b) for b in one)):
+        return True  # two branches everything matches: no document matches exactly one
+    alternatives = s.get("anyOf")
+    if isinstance(alternatives, list) and alternatives and all(is_false(b) for b in alternatives):
+        return True
+    conjuncts = s.get("allOf")
+    if isinstance(conjuncts, list) and any(is_false(b) for b in conjuncts):
+        return True
+    return isinstance(s.get("enum"), list) and not s["enum"]
 
 
 def is_true(s) -> bool:
-    return isinstance(s, dict) and all(k in ANNOTATIONS or k in DEFINITIONS for k in s)
+    return s is True or (isinstance(s, dict) and all(k in ANNOTATIONS or k in DEFINITIONS for k in s))
 
 
 def _ptr(path: str, *parts) -> str:
@@ -91,6 +105,14 @@ def atoms(s: dict) -> frozenset:
     if is_false(s):
         return frozenset()
     out = _declared_atoms(s)
+    excluded = s.get("not")
+    if isinstance(excluded, dict):
+        branches = [excluded]
+        if isinstance(excluded.get("anyOf"), list) and all(k == "anyOf" or k in ANNOTATIONS for k in excluded):
+            branches = excluded["anyOf"]
+        for b in branches:
+            if isinstance(b, dict) and "type" in b and all(k == "type" or k in ANNOTATIONS for k in b):
+                out -= _declared_atoms(b)  # `not: {type: …}` removes those types
     if "const" in s:
         out &= _value_atoms(s["const"])
     if _is_int(s.get("multipleOf")):

@@ -1,5 +1,5 @@
-"""Array keywords: prefixItems and items, item counts, uniqueItems, contains (minContains and
-maxContains are not reasoned about)."""
+"""Array keywords: prefixItems and items, item counts, uniqueItems, contains with minContains and
+maxContains."""
 
 from __future__ import annotations
 
@@ -61,28 +61,69 @@ def _unique_items_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
 
 
 def _contains_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
+    """`contains` with its counts: the number of items matching it must lie in [minContains, maxContains]
+    (1 and unbounded by default; both are ignored without `contains`)."""
     co, cn = o.get("contains"), n.get("contains")
     if co is None and cn is None:
         return []
-    where = _ptr(path, "contains")
-    if co is not None and cn is not None:
-        if _key(co) != _key(cn) or not _refless(_key(co)):
-            bb = not cx.sub(co, cn, cx)
-            bf = not cx.sub(cn, co, cx.swapped())
-            if bb or bf:
-                return [Change(where, "contains_changed", bb, bf, "the schema some item must match changed")]
+    counts = [_count(s, kw, default) for s in (o, n) for kw, default in (("minContains", 1), ("maxContains", None))]
+    if any(c is _BAD for c in counts):
+        return [Change(_ptr(path, "minContains"), "unsupported_keyword", True, True,
+                       "`minContains`/`maxContains` is not a non-negative integer here; treated as breaking both ways")]
+    mo, xo, mn, xn = counts
+    if co is not None and cn is not None and _key(co) == _key(cn) and _refless(_key(co)) and (mo, xo) == (mn, xn):
         return []
-    if cn is not None:
-        return [Change(where, "contains_added", True, False, "some item must now match a schema")]
-    return [Change(where, "contains_removed", False, True, "no item needs to match a schema any more")]
+    inner_bb = inner_bf = None  # does every item matching the source's schema match the target's?
+    if co is not None and cn is not None:
+        same = _key(co) == _key(cn) and _refless(_key(co))
+        inner_bb = same or cx.sub(co, cn, cx)
+        inner_bf = same or cx.sub(cn, co, cx.swapped())
+    bb = not _counts_kept(co is not None, mo, xo, cn is not None, mn, xn, inner_bb, inner_bf)
+    bf = not _counts_kept(cn is not None, mn, xn, co is not None, mo, xo, inner_bf, inner_bb)
+    if not bb and not bf:
+        return []
+    where = _ptr(path, "contains")
+    if co is None:
+        return [Change(where, "contains_added", bb, bf, "some item must now match a schema")]
+    if cn is None:
+        return [Change(where, "contains_removed", bb, bf, "no item needs to match a schema any more")]
+    if _key(co) == _key(cn):
+        return [Change(_ptr(path, "minContains" if mo != mn else "maxContains"), "contains_count_changed", bb, bf,
+                       f"the number of items matching `contains` must now lie in [{mn}, {xn if xn is not None else '∞'}] "
+                       f"instead of [{mo}, {xo if xo is not None else '∞'}]")]
+    return [Change(where, "contains_changed", bb, bf, "the schema some item must match changed"
+                   + (" (with minContains/maxContains, a wider schema can count too many items)" if xo is not None or xn is not None else ""))]
 
 
-def _contains_count_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
-    out: list[Change] = []
-    for kw in ("minContains", "maxContains"):
-        if _key(o.get(kw)) != _key(n.get(kw)):
-            out.append(Change(_ptr(path, kw), "unsupported_keyword", True, True, f"`{kw}` changed; the checker does not reason about it, so it is treated as breaking both ways"))
-    return out
+_BAD = object()
+
+
+def _count(s: dict, keyword: str, default):
+    value = s.get(keyword, default)
+    if value is None or value is default:
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0 or not float(value).is_integer():
+        return _BAD
+    return int(value)
+
+
+def _counts_kept(src_has: bool, src_min, src_max, dst_has: bool, dst_min, dst_max, src_in_dst, dst_in_src) -> bool:
+    """Does every array valid under the source's contains-counts pass the target's?"""
+    if not dst_has:
+        return True  # counts without `contains` assert nothing
+    if dst_min == 0 and dst_max is None:
+        return True  # any number of matching items will do
+    if not src_has:
+        return False
+    min_ok = dst_min <= src_min
+    max_ok = dst_max is None or (src_max is not None and src_max <= dst_max)
+    if src_in_dst and dst_in_src:  # the same items count on both sides
+        return min_ok and max_ok
+    if src_in_dst:  # at least as many items count under the target: its minimum holds, a maximum may not
+        return min_ok and dst_max is None
+    if dst_in_src:  # at most as many items count under the target: its maximum holds, a minimum may not
+        return dst_min == 0 and max_ok
+    return False
 
 
 # The array keywords in the order their changes are reported (the order is part of the output).
@@ -92,5 +133,4 @@ _ARRAY_KEYWORDS: tuple[Callable[[dict, dict, str, Ctx], list[Change]], ...] = (
     _item_count_changes,
     _unique_items_changes,
     _contains_changes,
-    _contains_count_changes,
 )

@@ -9,7 +9,7 @@ from ..model import Change
 from .algebra import _declared_atoms, _key, _ptr, _value_key
 from .refs import Ctx
 from .verdicts import _short
-from .vocabulary import ANNOTATIONS, DEFINITIONS, HANDLED, NUMERIC
+from .vocabulary import ANNOTATIONS, DEFINITIONS, HANDLED, IGNORED, INTEGER_ONLY, NUMERIC
 
 
 def _describe_atoms(a: Iterable[str]) -> str:
@@ -81,6 +81,9 @@ def _other_keyword_changes(o: dict, n: dict, path: str, cx: Ctx, ao: frozenset, 
             continue
         if k in DEFINITIONS:
             continue
+        if k == IGNORED:
+            out += _ignored_changes(o.get(IGNORED) or {}, n.get(IGNORED) or {}, path)
+            continue
         if _key(o.get(k)) == _key(n.get(k)):
             continue
         if k in ANNOTATIONS or k.startswith("x-"):
@@ -89,3 +92,34 @@ def _other_keyword_changes(o: dict, n: dict, path: str, cx: Ctx, ao: frozenset, 
             out.append(Change(_ptr(path, k), "unsupported_keyword", True, True,
                               f"`{k}` differs; the checker does not reason about it, so it is treated as breaking both ways"))
     return out
+
+
+def _ignored_changes(io: dict, in_: dict, path: str) -> list[Change]:
+    """Keywords the schema's draft does not define: its validator ignores them, so they never break."""
+    out = []
+    for k in dict.fromkeys([*io, *in_]):
+        if _key(io.get(k)) == _key(in_.get(k)):
+            continue
+        if k == "id":
+            reason = "`id` names the schema (its base URI); it never changes which documents are valid"
+        elif k == "required" and all(isinstance(x, bool | None) for x in (io.get(k), in_.get(k))):
+            reason = ("a Draft 3 `required` flag on a property's schema: it is read as the parent object's "
+                      "`required` list and compared there")
+        else:
+            reason = (f"`{k}` is not a keyword of the draft the schema declares (`$schema`, Draft 2020-12 when absent), "
+                      "so its validator ignores it: an annotation, it never changes which documents are valid")
+        out.append(Change(_ptr(path, k), "annotation_changed", False, False, reason))
+    return out
+
+
+def _integer_only_changes(o: dict, n: dict, path: str, cx: Ctx, ao: frozenset, an: frozenset) -> list[Change]:
+    """Drafts 3-4 refuse 1.0 as an integer; later drafts accept it."""
+    io, in_ = bool(o.get(INTEGER_ONLY)), bool(n.get(INTEGER_ONLY))
+    if io == in_:
+        return []
+    bb = in_ and "integer" in ao
+    bf = io and "integer" in an
+    which = "new" if in_ else "old"
+    return [Change(_ptr(path, "type"), "integer_reading_changed", bb, bf,
+                   f"only the {which} version refuses a number written with a fraction part, such as 1.0, here: "
+                   "under Drafts 3-4 it is not an integer")]

@@ -3,14 +3,14 @@ property counts, dependentRequired, dependentSchemas, propertyNames."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
+from .. import ecma
 from ..model import Change
 from .algebra import _ptr, is_false, merge
 from .refs import Ctx
 from .scalars import _int_bound_changes
-from .verdicts import _short, _summary
+from .verdicts import _mask, _short, _summary
 
 
 def _effective(s: dict, name: str) -> dict:
@@ -21,9 +21,9 @@ def _effective(s: dict, name: str) -> dict:
         parts.append(props[name])
     for pattern, sub in (s.get("patternProperties") or {}).items():
         try:
-            if re.search(pattern, name):
+            if ecma.search(pattern, name):
                 parts.append(sub)
-        except re.error:
+        except (ValueError, TypeError):
             return {"$unmatchable-pattern": pattern}
     if not parts:
         return s.get("additionalProperties", {})
@@ -36,9 +36,9 @@ def _effective(s: dict, name: str) -> dict:
 def _governed_by(s: dict, name: str) -> str:
     for pattern in s.get("patternProperties") or {}:
         try:
-            if re.search(pattern, name):
+            if ecma.search(pattern, name):
                 return f"patternProperties {pattern!r}"
-        except re.error:
+        except (ValueError, TypeError):
             pass
     ap = s.get("additionalProperties", {})
     if is_false(ap):
@@ -167,9 +167,29 @@ def _dependent_schema_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Chan
 
 
 def _property_names_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
-    if "propertyNames" in o or "propertyNames" in n:
-        return cx.diff(o.get("propertyNames", {}), n.get("propertyNames", {}), _ptr(path, "propertyNames"), cx)
-    return []
+    if "propertyNames" not in o and "propertyNames" not in n:
+        return []
+    po, pn = o.get("propertyNames", {}), n.get("propertyNames", {})
+    changes = cx.diff(po, pn, _ptr(path, "propertyNames"), cx)
+    # A closed object can only hold its declared names: when each passes the target's
+    # propertyNames (decided by the validator), that direction is safe whatever the schemas.
+    bb_ok = any(c.breaks_backward for c in changes) and _names_pass(_closed_names(o), pn, cx.right)
+    bf_ok = any(c.breaks_forward for c in changes) and _names_pass(_closed_names(n), po, cx.left)
+    return _mask(changes, not bb_ok, not bf_ok) if bb_ok or bf_ok else changes
+
+
+def _closed_names(s: dict) -> list | None:
+    """The only property names a document valid under `s` can hold, or None when any name may appear."""
+    if not is_false(s.get("additionalProperties", {})) or s.get("patternProperties"):
+        return None
+    props = s.get("properties")
+    return list(props) if isinstance(props, dict) else []
+
+
+def _names_pass(names: list | None, schema, side) -> bool:
+    if names is None:
+        return False
+    return all(side.valid_or_none(name, schema) is True for name in names)
 
 
 # The object keywords in the order their changes are reported (the order is part of the output).

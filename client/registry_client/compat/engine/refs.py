@@ -2,65 +2,42 @@
 
 from __future__ import annotations
 
-from urllib.parse import unquote
+from jsonschema import Draft202012Validator, ValidationError
 
-from jsonschema import Draft202012Validator
-
+from .. import ecma
 from .algebra import merge
-from .normalize import normalize
+from .normalize import Norm, _norm, detect_draft
+from .resources import Index
+from .vocabulary import INTEGER_ONLY
 
 
 class Side:
-    """One schema document: its normalised root, refs resolved inside it, a validator for values."""
+    """One schema document: its draft, its normalised root, refs resolved inside it, a validator for values."""
 
     def __init__(self, schema, label: str):
         self.label = label
         self.raw = schema
-        self.root = normalize(schema)
+        self.draft = detect_draft(schema)
+        self.index = Index(schema, self.draft)
+        self._norm = Norm(self.draft, self.index)
+        self._targets: dict[int, object] = {}
+        self.root = self.normalized(schema)
         if not isinstance(self.root, dict):
             raise ValueError(f"the {label} schema must be a JSON object or a boolean, not {type(schema).__name__}")
-        root_for_validation = {k: v for k, v in self.root.items() if k != "$schema"}
-        self._validator = Draft202012Validator(root_for_validation, format_checker=Draft202012Validator.FORMAT_CHECKER)
-        self._anchors: dict[str, dict] | None = None
+        self._validator = _validator_class(self)(self.root, format_checker=ecma.FORMAT_CHECKER)
+
+    def normalized(self, raw):
+        key = id(raw)
+        if key not in self._targets:
+            self._targets[key] = _norm(raw, self._norm)
+        return self._targets[key]
 
     def resolve(self, ref: str) -> dict | None:
-        if not isinstance(ref, str) or not ref.startswith("#"):
-            base = self.root.get("$id")
-            if isinstance(base, str) and isinstance(ref, str) and ref.startswith(base):
-                ref = ref[len(base):] or "#"
-                if not ref.startswith("#"):
-                    return None
-            else:
-                return None
-        fragment = unquote(ref[1:])
-        if fragment == "":
-            return self.root
-        if not fragment.startswith("/"):
-            return self._anchor(fragment)
-        node = self.root
-        for part in fragment[1:].split("/"):
-            part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            else:
-                return None
-        return node if isinstance(node, dict) else None
-
-    def _anchor(self, name: str) -> dict | None:
-        if self._anchors is None:
-            self._anchors = {}
-            stack = [self.root]
-            while stack:
-                node = stack.pop()
-                if isinstance(node, dict):
-                    if isinstance(node.get("$anchor"), str):
-                        self._anchors.setdefault(node["$anchor"], node)
-                    stack.extend(node.values())
-                elif isinstance(node, list):
-                    stack.extend(node)
-        return self._anchors.get(name)
+        """The normalised schema a reference names inside this document, or None."""
+        node = self.index.lookup(ref)
+        if node is None or not isinstance(node, dict | bool):
+            return None
+        return self.normalized(node)
 
     def valid_or_none(self, value, schema: dict) -> bool | None:
         """Is `value` valid under `schema` (a part of this document)? None when the validator cannot say."""
@@ -68,6 +45,27 @@ class Side:
             return self._validator.evolve(schema=schema).is_valid(value)
         except Exception:
             return None
+
+
+def _validator_class(side: Side):
+    """Draft 2020-12 (the normalised shape) with ECMA-262 patterns and `$ref` read through the side."""
+
+    def ref(validator, ref, instance, schema):
+        target = side.resolve(ref)
+        if target is None:
+            raise LookupError(f"unresolvable reference {ref!r}")
+        yield from validator.descend(instance, target)
+
+    def integer_only(validator, on, instance, schema):
+        if on and isinstance(instance, float) and validator.is_type(instance, "integer") and not _number_typed(schema):
+            yield ValidationError(f"{instance!r} is not an integer under Drafts 3-4 (it has a fraction part)")
+
+    return ecma.validator_class(Draft202012Validator, {"$ref": ref, INTEGER_ONLY: integer_only})
+
+
+def _number_typed(schema: dict) -> bool:
+    t = schema.get("type")
+    return t == "number" or (isinstance(t, list) and "number" in t)
 
 
 class Ctx:
@@ -89,6 +87,8 @@ class Ctx:
             "final": False,   # the reporting walk: expand each differing pair once, in place
             "reported": {},   # guard -> path where the final walk reported it
             "proving": 0,     # depth of containment proofs (their wording is never shown)
+            "deadline": None,  # time.monotonic() past which nothing more is decided
+            "budget": None,
         }
 
     @property

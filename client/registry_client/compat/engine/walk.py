@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable
 
 from ..model import Change
@@ -21,6 +23,7 @@ Comparer = Callable[[dict, dict, str, Ctx, frozenset, frozenset], list[Change]]
 # The combinators come later, after the families' changes have been weighed against them.
 FAMILIES: tuple[tuple[Comparer, frozenset | None], ...] = (
     (generic._type_changes, None),
+    (generic._integer_only_changes, None),
     (generic._enum_changes, None),
     (scalars._numeric_changes, NUMERIC),
     (scalars._string_changes, frozenset({"string"})),
@@ -30,11 +33,65 @@ FAMILIES: tuple[tuple[Comparer, frozenset | None], ...] = (
 )
 
 
-def compare(old, new) -> list[Change]:
-    """Every difference between two JSON Schemas, each with the directions it may break."""
-    left, right = Side(old, "old"), Side(new, "new")
+DEFAULT_BUDGET = 0.5  # seconds per comparison
+BUDGET_ENV = "REGISTRY_COMPAT_BUDGET"
+
+
+def budget_seconds(budget: float | None = None) -> float | None:
+    """The time budget of one comparison: the argument, else $REGISTRY_COMPAT_BUDGET, else 0.5 s;
+    0 or a negative number (or `none`) means unbounded."""
+    if budget is None:
+        text = os.environ.get(BUDGET_ENV, "").strip().lower()
+        if text in ("none", "off", "unbounded"):
+            return None
+        try:
+            budget = float(text) if text else DEFAULT_BUDGET
+        except ValueError:
+            budget = DEFAULT_BUDGET
+    return budget if budget > 0 else None
+
+
+def compare(old, new, budget: float | None = None) -> list[Change]:
+    """Every difference between two JSON Schemas, each with the directions it may break.
+
+    Never raises for a schema: what the checker cannot read, or a failure inside it, is a
+    `checker_error` change breaking both ways; what it cannot decide within `budget` seconds
+    (see budget_seconds) is a `budget_exceeded` change breaking both ways.
+    """
+    seconds = budget_seconds(budget)
+    try:
+        if _key(old) == _key(new):
+            return []  # the same document: nothing to decide
+    except (TypeError, ValueError):
+        pass
+    try:
+        left, right = Side(old, "old"), Side(new, "new")
+    except Exception as exc:
+        return [_error_change("", exc)]
     cx = Ctx(left, right)
-    cx.shared.update(diff=_diff, sub=_sub)
+    start = time.monotonic()
+    # The fixed point gets 60 % of the budget and the reporting walk at least 30 % more, so what
+    # was settled is still reported and the whole stays inside the budget (plus the work between
+    # two checks of the clock).
+    cx.shared.update(diff=_diff, sub=_sub, budget=seconds, deadline=None if seconds is None else start + 0.6 * seconds)
+    try:
+        _settle(left, right, cx)
+        if seconds is not None:  # the reporting walk gets its own share, so what was settled is reported
+            cx.shared["deadline"] = max(cx.shared["deadline"], time.monotonic() + 0.3 * seconds)
+        cx.shared["final"] = True
+        changes = _diff(left.root, right.root, "", cx)
+    except Exception as exc:  # pragma: no cover - _diff already turns failures into changes
+        return [_error_change("", exc)]
+    kinds = {c.kind for c in changes}
+    if "error" in cx.shared and "checker_error" not in kinds:
+        changes.append(_error_change(*cx.shared["error"]))
+    if "over_budget" in cx.shared and "budget_exceeded" not in kinds:
+        changes.append(_budget_change(cx.shared["over_budget"], cx))
+    return changes
+
+
+def _settle(left: Side, right: Side, cx: Ctx) -> None:
+    """The fixed point over reference pairs (see refs.Ctx)."""
     pairs = cx.shared["pairs"]
     while True:
         count = len(pairs)
@@ -54,8 +111,16 @@ def compare(old, new) -> list[Change]:
                     cx.memo.clear()
                     moved = True
             moved = moved or len(pairs) != count
-    cx.shared["final"] = True
-    return _diff(left.root, right.root, "", cx)
+
+
+def _error_change(path: str, exc: BaseException) -> Change:
+    return Change(path, "checker_error", True, True,
+                  f"breaking both ways: the checker could not decide ({type(exc).__name__}: {str(exc)[:200]})")
+
+
+def _budget_change(path: str, cx: Ctx) -> Change:
+    return Change(path, "budget_exceeded", True, True,
+                  f"not decided within the budget ({cx.shared['budget']:g} s): treated as breaking both ways")
 
 
 def _expand(pair: RefPair, path: str = "") -> list[Change]:
@@ -70,6 +135,10 @@ def _expand(pair: RefPair, path: str = "") -> list[Change]:
 
 def _sub(a: dict, b: dict, cx: Ctx) -> bool:
     """True only when every document valid under `a` (left side) is valid under `b` (right side)."""
+    deadline = cx.shared["deadline"]
+    if deadline is not None and time.monotonic() > deadline:
+        cx.shared.setdefault("over_budget", "")
+        return False  # not proved within the budget
     key = (id(cx.left), id(cx.right), _key(a), _key(b))
     if key in cx.memo:
         return cx.memo[key]
@@ -83,6 +152,18 @@ def _sub(a: dict, b: dict, cx: Ctx) -> bool:
 
 
 def _diff(o, n, path: str, cx: Ctx) -> list[Change]:
+    deadline = cx.shared["deadline"]
+    if deadline is not None and time.monotonic() > deadline:
+        cx.shared.setdefault("over_budget", path)
+        return [_budget_change(path, cx)]
+    try:
+        return _diff_checked(o, n, path, cx)
+    except Exception as exc:  # a failure is never a verdict: the path breaks both ways, and says why
+        cx.shared.setdefault("error", (path, exc))
+        return [_error_change(path, exc)]
+
+
+def _diff_checked(o, n, path: str, cx: Ctx) -> list[Change]:
     if not isinstance(o, dict) or not isinstance(n, dict):
         if _key(o) == _key(n):
             return []
