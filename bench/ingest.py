@@ -151,17 +151,23 @@ def _load(worker, args: tuple, clients: int, seconds: float) -> tuple[list, floa
         p.start()
         procs.append(p)
         first += threads
+    def fail(message: str) -> SystemExit:
+        # The others would wait for the start (or the clock) forever.
+        for p in procs:
+            p.terminate()
+        return SystemExit(message)
+
     for _ in procs:
         try:
             ready.get(timeout=120)
         except queue.Empty:
-            raise SystemExit("a load process died before starting; see its traceback above") from None
+            raise fail("a load process died before starting; see its traceback above") from None
     started = time.time()
     go.set()
     try:
         results = [out.get(timeout=seconds + 120) for _ in procs]
     except queue.Empty:
-        raise SystemExit("a load process died; see its traceback above") from None
+        raise fail("a load process died; see its traceback above") from None
     elapsed = max(time.time() - started, seconds)
     for p in procs:
         p.join()

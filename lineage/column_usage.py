@@ -514,8 +514,11 @@ class RecentlyWritten:
                 for key in keys:
                     self.facts.pop(key, None)
                     self.facts[key] = at
-                while len(self.facts) > self.size:
-                    del self.facts[next(iter(self.facts))]
+                if len(self.facts) > self.size:
+                    # Rebuilt at once, not trimmed one by one: deleting a dict's oldest
+                    # entries leaves holes that every next look-up for the oldest scans.
+                    keep = [(k, t) for k, t in self.facts.items() if at - t < self.refresh]
+                    self.facts = dict(keep[-self.size // 2:])
 
         return replace(rows, column_reads=reads, field_edges=edges, schemas=schemas), remember
 

@@ -518,3 +518,15 @@ def test_a_rolled_back_event_leaves_its_facts_to_the_next_one(db, django_capture
     assert not callbacks and not RECENT_USAGE.facts
     store_event(event)
     assert ColumnRead.objects.count() == 1
+
+
+def test_the_recently_written_facts_stay_bounded():
+    from lineage.column_usage import ColumnReadRow, RecentlyWritten, UsageRows
+
+    recent = RecentlyWritten(refresh=60, size=100)
+    for i in range(1000):
+        _, remember = recent.to_write(UsageRows(column_reads=[ColumnReadRow(i, "", "DIRECT", "input")]), ("airflow", "job"))
+        remember()
+    assert len(recent.facts) <= 100
+    fresh, remember = recent.to_write(UsageRows(column_reads=[ColumnReadRow(999, "", "DIRECT", "input")]), ("airflow", "job"))
+    assert not fresh.column_reads and remember is None  # the newest are the ones kept

@@ -372,3 +372,14 @@ def test_without_prepared_statements_the_ingest_stores_the_same_rows(client, lin
     assert post(client, event, lineage_secret).json()["status"] == "duplicate"
     assert post(client, run_event(outputs=["mart.orders"]), "dr_nonsense").status_code == 401
     assert counts() == {"RunEvent": 1, "Job": 1, "Run": 1, "Dataset": 2, "JobDataset": 2, "RunDataset": 2}
+
+
+def test_large_raw_events_are_compressed_with_lz4(client, lineage_secret):
+    from django.db import connection
+
+    # Over PostgreSQL's 2 KB threshold, as events with columnLineage or SQL are.
+    event = run_event("COMPLETE", inputs=[f"raw.table_with_a_long_name_{i:03d}" for i in range(40)], outputs=["mart.orders"])
+    assert post(client, event, lineage_secret).status_code == 201
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_column_compression(payload) FROM lineage_runevent")
+        assert cursor.fetchone()[0] == "lz4"
