@@ -30,7 +30,7 @@ from packaging.version import Version
 from registry_client.compat import version_bump_problem
 
 from contracts_app.models import Contract
-from contracts_app.publishing import check_in_required_modes, gate_errors
+from contracts_app.publishing import check_in_required_modes, gate_errors, published_below
 from registry.models import Consumer, Dataset, Team
 from registry.usage import JobReading, downstream_columns, readings_of
 
@@ -286,8 +286,7 @@ def preview(document: Any, *, now: datetime | None = None) -> dict[str, Any]:
         return {**answer, "compatible": True, "mode": None, "suggested_version": version, "changes": [],
                 "verdict": "a new contract: the first version is always accepted",
                 **Impact(touched=[], teams=[], unregistered_readers=[], dataset_granular=[]).to_dict()}
-    below = sorted((v for v in contract.versions.all() if Version(v.version) < Version(version)),
-                   key=lambda v: Version(v.version))
+    below = published_below(contract, version)
     report = check_in_required_modes(contract, [v.document for v in below], document)
     latest = below[-1].version if below else None
     touched = touched_columns(report.to_dict(), contract.schema_type) if not report.compatible else []

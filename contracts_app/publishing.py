@@ -334,7 +334,7 @@ def compatibility_modes(contract: Contract | None) -> list[str]:
     return [own, *bound]
 
 
-def _published_below(contract: Contract | None, version: str) -> list[ContractVersion]:
+def published_below(contract: Contract | None, version: str) -> list[ContractVersion]:
     """The contract's published versions below `version`, in semantic order."""
     if contract is None:
         return []
@@ -394,7 +394,7 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
     clash = (contract or Contract(name=name)).bound_elsewhere(datasets_named_in(document))
     if clash:
         return PublishOutcome(name, version, REFUSED, f"{name} {version}: {clash}", errors=[clash], dry_run=dry_run)
-    below = _published_below(contract, version)
+    below = published_below(contract, version)
     report = check_in_required_modes(contract, [v.document for v in below], document)
     latest_below = below[-1] if below else None
     understated = latest_below and version_bump_problem(latest_below.version, version, report)
