@@ -83,6 +83,7 @@ class FieldEdgeRow(NamedTuple):
     description: str
     masking: bool
     source: str
+    through_star: bool | None  # None: the sources do not say (see sql_usage.FieldInput)
 
 
 @dataclass
@@ -105,6 +106,7 @@ class _Edge(NamedTuple):
     subtype: str = ""
     description: str = ""
     masking: bool = False
+    through_star: bool | None = None
 
 
 @dataclass
@@ -390,10 +392,11 @@ class UsagePlan:
         if output is not None:
             spelled = {c.lower(): c for c in schemas.get(output, {})}
             for name, inputs in reading.fields:
-                for ref, column in inputs:
-                    key = self.resolved.get(ref)
+                for found in inputs:
+                    key = self.resolved.get(found.table)
                     if key is not None:
-                        evidence.edge(output, _Edge(spelled.get(name.lower(), name), key, column, DIRECT))
+                        evidence.edge(output, _Edge(spelled.get(name.lower(), name), key, found.column, DIRECT,
+                                                    found.subtype, through_star=found.through_star))
         return evidence
 
     def _sql_output(self, target: TableRef | None) -> DatasetKey | None:
@@ -441,8 +444,16 @@ class UsagePlan:
                     if edge.input_key not in datasets:
                         continue
                     row = FieldEdgeRow(datasets[key].pk, edge.field, datasets[edge.input_key].pk, edge.input_field,
-                                       edge.kind, edge.subtype, edge.description, edge.masking, name)
-                    edges.setdefault((row.dataset_id, row.field, row.input_dataset_id, row.input_field, row.kind), row)
+                                       edge.kind, edge.subtype, edge.description, edge.masking, name,
+                                       edge.through_star)
+                    row_key = (row.dataset_id, row.field, row.input_dataset_id, row.input_field, row.kind)
+                    kept = edges.setdefault(row_key, row)
+                    if kept is not row and (kept.through_star is None or not kept.subtype):
+                        # Only the parsed SQL knows whether a column is passed on by name or
+                        # by `SELECT *`; a facet rarely says how either.
+                        edges[row_key] = kept._replace(
+                            through_star=row.through_star if kept.through_star is None else kept.through_star,
+                            subtype=kept.subtype or row.subtype)
         rows.field_edges = [edges[k] for k in sorted(edges)]
         # An output's schema is its writer's word and replaces the stored one; an
         # input's only fills a gap (rewriting it would make every reader of a
