@@ -156,11 +156,16 @@ class FieldEdge(models.Model):
 
     # No index of their own on the keys: the ingest writes these rows per event, and
     # the unique index and the input index below serve every look-up (a job is
-    # never deleted but by hand).
-    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="field_edges", db_index=False)
-    dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="+", db_index=False)
+    # never deleted but by hand). No database constraints, as on registry's
+    # ColumnRead: derived facts, cascaded by Django, not worth a checked row and a
+    # shared lock on hot dataset rows per fact at every commit.
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="field_edges", db_index=False,
+                            db_constraint=False)
+    dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="+", db_index=False,
+                                db_constraint=False)
     field = models.CharField(max_length=500)
-    input_dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="+", db_index=False)
+    input_dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="+", db_index=False,
+                                      db_constraint=False)
     input_field = models.CharField(max_length=500)
     kind = models.CharField(max_length=10, choices=UsageKind.choices, default=UsageKind.DIRECT)
     subtype = models.CharField(max_length=50, blank=True, help_text="IDENTITY, TRANSFORMATION, AGGREGATION, …")

@@ -58,16 +58,20 @@ class ColumnRead(models.Model):
 
     # The lineage ingest writes these rows with every event: no index of their own
     # on the keys. The unique index leads with the dataset; a team is deleted
-    # rarely enough for its SET NULL to scan.
+    # rarely enough for its SET NULL to scan. No database constraints either: each
+    # would check every row at commit and share-lock the dataset and team rows that
+    # every concurrent event touches; these are derived facts, Django still cascades
+    # deletes to them, and they age out.
     dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="column_reads",
-                                db_index=False)
+                                db_index=False, db_constraint=False)
     job_namespace = models.CharField(max_length=500)
     job_name = models.CharField(max_length=500)
     column = models.CharField(max_length=500, blank=True, help_text='"" means all or unknown columns.')
     kind = models.CharField(max_length=10, choices=UsageKind.choices, default=UsageKind.INDIRECT)
     source = models.CharField(max_length=20, choices=UsageSource.choices)
     token_team = models.ForeignKey("registry.Team", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
-                                   db_index=False, help_text="The team of the token that posted the latest evidence.")
+                                   db_index=False, db_constraint=False,
+                                   help_text="The team of the token that posted the latest evidence.")
     run_uuid = models.UUIDField(null=True, blank=True, help_text="The run of the latest evidence.")
     event_time = models.DateTimeField(null=True, blank=True, help_text="When the latest evidence happened.")
     first_seen_at = models.DateTimeField(default=timezone.now)
