@@ -371,7 +371,7 @@ def _js_property(name: str | None, schema: Any, required: bool, *, lenient: bool
     if not isinstance(schema, dict):
         return {"name": name} if lenient and name is not None else None
     kind = _js_kind(schema, lenient)
-    if kind not in _JS_OPTIONS:
+    if not isinstance(kind, str) or kind not in _JS_OPTIONS:
         if not lenient:
             return None
         prop = {"name": name} if name is not None else {}
@@ -440,7 +440,7 @@ def _js_schema_of(prop: dict, path: str, notes: list[str], *, top: bool = False)
     kind = "object" if top else prop.get("logicalType")
     if kind is None and prop.get("properties"):
         kind = "object"
-    if kind not in _JS_OPTIONS:
+    if not isinstance(kind, str) or kind not in _JS_OPTIONS:
         if kind in ("date", "timestamp", "time"):
             kind = "string"
             notes.append(f"{path}.logicalType: {prop.get('logicalType')} imported as a JSON string")

@@ -1,0 +1,51 @@
+"""The demo contracts, published; the datacontract-cli; the ODCS JSON Schema it ships."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from contracts_app.yamlio import load_yaml_file
+from tests.odcs.tools import ensure_datacontract_cli, odcs_json_schema
+
+DEMO_ROOT = Path(__file__).resolve().parents[2] / "fixtures" / "contracts"
+
+
+def demo_documents() -> list[dict]:
+    """Every demo contract document, in name and version order."""
+    return [load_yaml_file(p) for p in sorted((DEMO_ROOT / "domains").rglob("schema.yaml"))]
+
+
+DEMO = demo_documents()
+DEMO_IDS = [f"{d['schema']['name']}=={d['schema']['version']}" for d in DEMO]
+
+
+@pytest.fixture
+def local_store(tmp_path):
+    from contracts_app.store import LocalStore
+
+    return LocalStore(root=str(tmp_path / "store"))
+
+
+@pytest.fixture
+def published_demo(db, owner_team, local_store, django_capture_on_commit_callbacks):
+    """Every demo contract recorded as a published version (Checkout owns the retail.sales ones)."""
+    from contracts_app.publishing import record_version
+
+    with django_capture_on_commit_callbacks(execute=True):
+        return [record_version(document, by=None, store=local_store) for document in DEMO]
+
+
+@pytest.fixture(scope="session")
+def datacontract_cli() -> Path:
+    return ensure_datacontract_cli()
+
+
+@pytest.fixture(scope="session")
+def odcs_validator(datacontract_cli):
+    """A validator for the ODCS version the export declares, from the schema the CLI ships."""
+    schema = json.loads(odcs_json_schema("3.1.0").read_text())
+    return jsonschema.validators.validator_for(schema)(schema, format_checker=jsonschema.FormatChecker())
