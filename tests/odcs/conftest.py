@@ -49,3 +49,25 @@ def odcs_validator(datacontract_cli):
     """A validator for the ODCS version the export declares, from the schema the CLI ships."""
     schema = json.loads(odcs_json_schema("3.1.0").read_text())
     return jsonschema.validators.validator_for(schema)(schema, format_checker=jsonschema.FormatChecker())
+
+
+ORDERS_SPEC = DEMO_ROOT.parent / "integrations" / "source_specs" / "retail" / "sales" / "orders" / "v1_0" / "spec.yaml"
+
+
+@pytest.fixture
+def bound_orders(published_demo, dataset, owner, local_store, django_capture_on_commit_callbacks):
+    """retail.sales.orders bound to retail.public.orders (owned by alice, consumed by Analytics,
+    fresh within an hour), with its integration spec (rows dated by ordered_at)."""
+    from datetime import timedelta
+
+    from contracts_app.models import Contract
+    from contracts_app.specs import record_spec
+    from freshness.models import DatasetFreshness
+
+    contract = Contract.objects.get(name="retail.sales.orders")
+    contract.bind(dataset, by=owner)
+    DatasetFreshness.objects.create(dataset=dataset, max_age=timedelta(hours=1), warn_after=timedelta(minutes=30))
+    text = ORDERS_SPEC.read_text()
+    with django_capture_on_commit_callbacks(execute=True):
+        record_spec(load_yaml_file(ORDERS_SPEC), by=None, yaml_text=text, store=local_store)
+    return contract
