@@ -74,3 +74,15 @@ def test_an_unknown_version_is_a_404_in_any_format(api_client, published_demo):
     response = api_client.get("/api/contracts/retail.sales.orders/versions/9.0/", {"format": "odcs"})
     assert response.status_code == 404
     assert "has no version '9.0'" in yaml.safe_load(response.content)["detail"]
+
+
+def test_the_thin_client_gets_the_services_odcs_over_http(bound_orders, owner, live_server, local_store):
+    from registry_client import Registry
+    from registry_client.backends import HttpBackend
+
+    from registry.models import ApiToken
+
+    _, secret = ApiToken.issue("pipeline", user=owner)
+    odcs = Registry(HttpBackend(live_server.url, secret)).get_odcs("retail.sales.orders", "1.0")
+    assert odcs["id"] == "retail.sales.orders" and odcs["slaProperties"][0]["element"] == "orders.ordered_at"
+    assert {m["username"] for m in odcs["team"]["members"]} == {"alice", "bob"}
