@@ -44,10 +44,11 @@ def datacontract_cli() -> Path:
     return ensure_datacontract_cli()
 
 
-@pytest.fixture(scope="session")
-def odcs_validator(datacontract_cli):
-    """A validator for the ODCS version the export declares, from the schema the CLI ships."""
-    schema = json.loads(odcs_json_schema("3.1.0").read_text())
+@pytest.fixture(scope="session", params=["3.1.0", "3.2.0"])
+def odcs_validator(request, datacontract_cli):
+    """A validator for the ODCS version the export declares (3.1.0) and the CLI's default (3.2.0),
+    from the schemas the CLI ships."""
+    schema = json.loads(odcs_json_schema(request.param).read_text())
     return jsonschema.validators.validator_for(schema)(schema, format_checker=jsonschema.FormatChecker())
 
 

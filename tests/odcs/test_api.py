@@ -86,3 +86,10 @@ def test_the_thin_client_gets_the_services_odcs_over_http(bound_orders, owner, l
     odcs = Registry(HttpBackend(live_server.url, secret)).get_odcs("retail.sales.orders", "1.0")
     assert odcs["id"] == "retail.sales.orders" and odcs["slaProperties"][0]["element"] == "orders.ordered_at"
     assert {m["username"] for m in odcs["team"]["members"]} == {"alice", "bob"}
+
+
+def test_the_slos_come_from_freshness_through_the_cores_hook(bound_orders, dataset):
+    from registry.hooks import service_levels_of
+
+    assert service_levels_of([dataset.pk])[dataset.pk]["max_age"].total_seconds() == 3600
+    assert service_levels_of([]) == {}

@@ -46,7 +46,7 @@ def test_pandera_reads_the_export_and_judges_hand_made_frames_alike(label, docum
 def test_pandera_reads_the_export_and_judges_generated_frames_alike(label, document):
     rebuilt, read = build_model(document), FromYaml(pandera_yaml(document))
 
-    @settings(max_examples=8, deadline=None, database=None,
+    @settings(max_examples=5, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
     @given(st.data())
     def check(data):

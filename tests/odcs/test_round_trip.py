@@ -31,7 +31,7 @@ def test_every_demo_contract_comes_back_the_same(document):
 
 @pytest.mark.datacontract
 @pytest.mark.parametrize("document", DEMO, ids=DEMO_IDS)
-def test_every_demo_export_is_valid_odcs_3_1_0(document, odcs_validator):
+def test_every_demo_export_is_valid_odcs(document, odcs_validator):
     errors = sorted(odcs_validator.iter_errors(to_odcs(document)), key=lambda e: list(e.absolute_path))
     assert [f"{list(e.absolute_path)}: {e.message}" for e in errors] == []
 
