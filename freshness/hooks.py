@@ -1,5 +1,6 @@
 """What freshness adds to the core's pages: a section on the dataset page and
-the dataset list grouped by status."""
+the dataset list grouped by status; and the SLOs the core asks for on behalf of
+exports (registry.hooks.service_levels_of)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from freshness.constants import STATUS_CSS, STATUS_ORDER, FreshnessStatus
 from freshness.evaluation import can_edit_slo
 from freshness.forms import SLOForm
 from freshness.models import DatasetFreshness
-from registry.hooks import dataset_list_table, dataset_page_section
+from registry.hooks import dataset_list_table, dataset_page_section, dataset_service_levels
 
 TIMELINE_LENGTH = 20
 
@@ -58,3 +59,12 @@ def row_of(dataset) -> DatasetFreshness | None:
         return dataset.freshness
     except DatasetFreshness.DoesNotExist:
         return None
+
+
+@dataset_service_levels
+def freshness_slos(dataset_ids: list[int]) -> dict[int, dict]:
+    """The freshness SLO of each of the datasets that has one (one query)."""
+    rows = DatasetFreshness.objects.filter(dataset_id__in=dataset_ids, max_age__isnull=False).values_list(
+        "dataset_id", "max_age", "warn_after", "empty_write_counts")
+    return {dataset_id: {"max_age": max_age, "warn_after": warn_after, "empty_write_counts": empty}
+            for dataset_id, max_age, warn_after, empty in rows}

@@ -123,3 +123,25 @@ def fed_by(sources: dict, now=None) -> dict:
             for column, effects in columns.items():
                 mine.setdefault(column, set()).update(effects)
     return fed
+
+
+_service_levels: list[Callable] = []
+
+
+def dataset_service_levels(fn: Callable) -> Callable:
+    """Register who knows the datasets' service levels (freshness owns the SLOs).
+
+    `fn(dataset_ids)` returns {dataset id: {"max_age": timedelta, "warn_after":
+    timedelta | None, "empty_write_counts": bool}} for the datasets that have an SLO;
+    `service_levels_of` merges every provider's answer (exports read it)."""
+    if fn not in _service_levels:
+        _service_levels.append(fn)
+    return fn
+
+
+def service_levels_of(dataset_ids) -> dict:
+    levels: dict = {}
+    for fn in _service_levels:
+        for dataset_id, level in fn(list(dataset_ids)).items():
+            levels.setdefault(dataset_id, {}).update(level)
+    return levels

@@ -20,7 +20,7 @@ from registry_client.checks import field_kwargs as check_kwargs
 from registry_client.dtypes import CANONICAL_DTYPES, UnknownDtypeError, pandera_annotation
 from registry_client.errors import InvalidContract
 
-__all__ = ["CANONICAL_DTYPES", "build_model", "contract_header", "field_kwargs"]
+__all__ = ["CANONICAL_DTYPES", "build_model", "contract_header", "field_kwargs", "pandera_json_schema", "pandera_yaml"]
 
 _CONFIG_KEYS = (
     "strict", "coerce", "drop_invalid_rows", "ordered", "unique", "add_missing_columns", "unique_column_names",
@@ -102,3 +102,23 @@ def contract_header(document: dict) -> dict[str, str]:
 
     meta = {k: v for k, v in (document.get("meta") or {}).items() if v is not None}
     return header_for(SchemaInfo.from_dict(document.get("schema") or {}), SchemaMeta.from_dict(meta))
+
+
+def pandera_yaml(document: dict) -> str:
+    """pandera's own YAML (`DataFrameSchema.to_yaml`) of the rebuilt model: what
+    `pandera.pandas.DataFrameSchema.from_yaml` (pandera.io.pandas_io.from_yaml) reads.
+
+    pandera writes a list column's dtype as `list[str]` and cannot read that back (0.35),
+    so such a document's YAML says so in a comment above pandera's text."""
+    text = build_model(document).to_schema().to_yaml()
+    lists = [c["name"] for c in document.get("columns") or [] if str(c.get("dtype", "")).startswith("List[")]
+    if lists:
+        text = (f"# pandera's from_yaml cannot read back the list dtypes it writes here (columns: {', '.join(lists)}); "
+                "see docs/odcs.md\n" + text)
+    return text
+
+
+def pandera_json_schema(document: dict) -> dict[str, Any]:
+    """pandera's own JSON Schema (`DataFrameModel.to_json_schema`) of the rebuilt model:
+    the frame as records of columns, the shape FastAPI and OpenAPI tools read."""
+    return build_model(document).to_json_schema()

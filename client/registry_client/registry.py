@@ -5,6 +5,7 @@
     registry = Registry.from_url("s3://lakehouse/registry")      # or a directory, or https://registry.example
     Model = registry.get_pandera_model("lab.analytics.cell_count")  # version="latest"
     validated = Model.validate(df)
+    odcs = registry.get_odcs("lab.analytics.cell_count", "1.0")     # the version as an ODCS contract
 
 Versions: a specific one ("1.0"), "latest" (semantic order; never a
 pre-release or dev release) or None (every version, as a dict oldest first).
@@ -25,6 +26,7 @@ import yaml
 from registry_client.backends import Backend, HttpBackend, IndexEntry, LocalBackend, S3Backend
 from registry_client.errors import InvalidContract, UnknownContract, UnknownVersion
 from registry_client.identity import META_KEYS
+from registry_client.odcs import to_odcs
 from registry_client.pandera_models import build_model
 from registry_client.resolution import latest_release, semantic_sort
 
@@ -129,6 +131,22 @@ class Registry:
                 model = self._models.get(key) or build_model(document)
                 self._models[key] = model
         return model
+
+    def get_odcs(self, name: str, version: str | None = LATEST) -> Any:
+        """The version as an Open Data Contract Standard (v3.1.0) contract, a dict; with
+        version=None a dict of every version's. Over the service's API it carries what the
+        registry knows (team members, freshness SLOs, consumers); from a store, what the
+        document says (registry_client.odcs.to_odcs). docs/odcs.md has the mapping."""
+        if version is None:
+            return {v: self.get_odcs(name, v) for v in self.versions(name)}
+        resolved = self.resolve(name, version)
+        raw = self.backend.read_odcs(self._entries(name)[resolved])
+        if raw is None:
+            return to_odcs(self.get_schema(name, resolved))
+        try:
+            return yaml.safe_load(raw)
+        except yaml.YAMLError as exc:
+            raise InvalidContract(f"{name} {resolved} from {self.backend.describe()} is not valid ODCS YAML: {exc}") from exc
 
     def get_spec(self, name: str, version: str | None = LATEST) -> Any:
         """The integration spec of a contract version (None: every version's spec)."""

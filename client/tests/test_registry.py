@@ -111,3 +111,16 @@ def test_an_unreachable_http_registry_is_reported():
     with pytest.raises(StoreUnreachable, match="Could not reach registry API at http://127.0.0.1:9"):
         Registry(HttpBackend("http://127.0.0.1:9", "t", timeout=2)).list_names()
     assert time.monotonic() - started < 10
+
+
+def test_get_odcs_from_a_store_is_the_documents_odcs(store, docs):
+    store.publish(docs.cell_count("1.0"))
+    store.publish(docs.cell_count("2.0.0rc1"))
+    registry = Registry(LocalBackend(store.root))
+    odcs = registry.get_odcs("lab.analytics.cell_count")
+    assert (odcs["apiVersion"], odcs["id"], odcs["version"], odcs["status"]) == (
+        "v3.1.0", "lab.analytics.cell_count", "1.0", "active")
+    assert registry.get_odcs("lab.analytics.cell_count", "2.0.0rc1")["status"] == "draft"
+    assert list(registry.get_odcs("lab.analytics.cell_count", None)) == ["1.0", "2.0.0rc1"]
+    with pytest.raises(UnknownVersion):
+        registry.get_odcs("lab.analytics.cell_count", "3.0")

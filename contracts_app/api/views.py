@@ -10,6 +10,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from registry_client.identity import META_KEYS
+from registry_client.pandera_models import pandera_json_schema, pandera_yaml
 from rest_framework import generics, renderers, status
 from rest_framework.exceptions import APIException, NotFound, ParseError
 from rest_framework.response import Response
@@ -26,6 +27,7 @@ from contracts_app.api.serializers import (
 )
 from contracts_app.diff import structural_diff
 from contracts_app.models import Contract, ContractVersion, DatasetBinding, IntegrationSpec
+from contracts_app.odcs import odcs_yaml
 from contracts_app.publishing import check_in_required_modes
 from contracts_app.yamlio import dump_plain_yaml
 from registry.models import Dataset
@@ -182,10 +184,49 @@ class VersionList(generics.ListAPIView):
         return contract.versions.select_related("published_by").order_by("published_at", "id")
 
 
+class OdcsRenderer(YAMLRenderer):
+    format = "odcs"
+
+
+class PanderaYAMLRenderer(YAMLRenderer):
+    format = "pandera-yaml"
+
+
+class JSONSchemaRenderer(renderers.JSONRenderer):
+    media_type = "application/schema+json"
+    format = "json-schema"
+
+
+# ?format= on a version: the registry's own view of it, or the version in another tool's format.
+EXPORT_FORMATS = {
+    "odcs": lambda cv: odcs_yaml(cv),
+    "pandera-yaml": lambda cv: pandera_yaml(cv.document),
+    "json-schema": lambda cv: pandera_json_schema(cv.document),
+}
+DATAFRAME_ONLY = ("pandera-yaml", "json-schema")
+
+
 class VersionDetail(APIView):
-    @extend_schema(responses=VersionSerializer)
+    """A version; `?format=odcs` is it as an Open Data Contract Standard contract (docs/odcs.md),
+    `?format=pandera-yaml` and `?format=json-schema` pandera's own formats (dataframe contracts)."""
+
+    renderer_classes = [renderers.JSONRenderer, renderers.BrowsableAPIRenderer, OdcsRenderer, PanderaYAMLRenderer,
+                        JSONSchemaRenderer]
+
+    @extend_schema(parameters=[OpenApiParameter("format", str, enum=["json", *EXPORT_FORMATS])],
+                   responses={(200, "application/json"): VersionSerializer, (200, "application/yaml"): OpenApiTypes.STR,
+                              (200, "application/schema+json"): OpenApiTypes.OBJECT})
     def get(self, request, name: str, version: str):
-        return Response(VersionSerializer(get_version(name, version)).data)
+        cv = get_version(name, version)
+        wanted = request.accepted_renderer.format
+        if wanted not in EXPORT_FORMATS:
+            return Response(VersionSerializer(cv).data)
+        if wanted in DATAFRAME_ONLY and cv.contract.schema_type != "dataframe":
+            raise ValidationRefused(
+                f"{name} is a {cv.contract.schema_type} contract; ?format={wanted} is pandera's format for dataframe "
+                f"contracts. Its JSON Schema sections are in the document (document/?format=json); "
+                f"?format=odcs works for every contract.", code="not_a_dataframe_contract")
+        return Response(EXPORT_FORMATS[wanted](cv))
 
 
 class VersionDocument(APIView):

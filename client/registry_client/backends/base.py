@@ -56,6 +56,10 @@ class Backend:
     def read_spec(self, entry: IndexEntry) -> bytes:
         return self.read_bytes(entry.key)
 
+    def read_odcs(self, entry: IndexEntry) -> bytes | None:
+        """The version as ODCS YAML, when the backend can say more than its document (None: it cannot)."""
+        return None
+
     def refresh(self) -> None:
         self._schemas = self._specs = None
 

@@ -50,6 +50,11 @@ class HttpBackend(Backend):
         name, version = urllib.parse.quote(entry.name), urllib.parse.quote(entry.version)
         return self._get(f"contracts/{name}/versions/{version}/document/?format=yaml", accept="application/yaml")
 
+    def read_odcs(self, entry: IndexEntry) -> bytes:
+        # the service adds what it knows beyond the document: team members, SLOs, consumers
+        name, version = urllib.parse.quote(entry.name), urllib.parse.quote(entry.version)
+        return self._get(f"contracts/{name}/versions/{version}/?format=odcs", accept="application/yaml")
+
     def read_spec(self, entry: IndexEntry) -> bytes:
         name, version = urllib.parse.quote(entry.name), urllib.parse.quote(entry.version)
         return self._get(f"contracts/{name}/versions/{version}/spec/?format=yaml", accept="application/yaml")

@@ -1,7 +1,11 @@
-"""``manage.py export_contracts [--root DIR] [--check]``: authored Pandera contracts -> schema.yaml."""
+"""``manage.py export_contracts [--root DIR] [--check]``: authored Pandera contracts -> schema.yaml.
+
+``manage.py export_contracts --format odcs --out DIR``: every published version as an
+Open Data Contract Standard contract (docs/odcs.md)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from django.conf import settings
@@ -22,8 +26,19 @@ class Command(BaseCommand):
             help="the contracts root holding 'domains/' (default: settings.CONTRACTS_ROOT)",
         )
         parser.add_argument("--check", action="store_true", help="write nothing; exit non-zero if anything is stale")
+        parser.add_argument(
+            "--format", choices=["yaml", "odcs"], default="yaml",
+            help="yaml (default): the tree's schema.py files to schema.yaml; odcs: every published version "
+                 "as an ODCS contract, into --out",
+        )
+        parser.add_argument("--out", type=Path, default=None, help="with --format odcs: the folder to write into")
 
     def handle(self, *args, root: Path | None = None, check: bool = False, **options) -> None:
+        if options.get("format") == "odcs":
+            self.export_odcs(options.get("out"), verbosity=options.get("verbosity", 1))
+            return
+        if options.get("out"):
+            raise CommandError("--out goes with --format odcs (the tree's YAML is written beside each schema.py)")
         root = Path(root or settings.CONTRACTS_ROOT)
         verbosity = options.get("verbosity", 1)
         mode = "checking" if check else "exporting"
@@ -80,3 +95,24 @@ class Command(BaseCommand):
             )
         if failures:
             raise CommandError("\n".join(failures))
+
+    def export_odcs(self, out: Path | None, *, verbosity: int) -> None:
+        """One `<name>-<version>.odcs.yaml` per published version; each file written whole or not at all."""
+        from contracts_app.models import ContractVersion
+        from contracts_app.odcs import odcs_yaml
+
+        if out is None:
+            raise CommandError("--format odcs needs --out DIR, the folder to write the contracts into")
+        out.mkdir(parents=True, exist_ok=True)
+        versions = ContractVersion.objects.select_related("contract").order_by("contract__name", "published_at", "id")
+        count = 0
+        for version in versions:
+            target = out / f"{version.contract.name}-{version.version}.odcs.yaml"
+            partial = target.with_name(f".{target.name}.partial")
+            partial.write_text(odcs_yaml(version), encoding="utf-8")
+            os.replace(partial, target)
+            count += 1
+            if verbosity:
+                self.stdout.write(f"{version.contract.name} {version.version} -> {target}")
+        if verbosity:
+            self.stdout.write(f"{count} published version(s) exported as ODCS to {out}")

@@ -1,0 +1,166 @@
+"""Import: an ODCS contract -> a contract in the contracts-as-code tree.
+
+`import_odcs_file(path, into=root)`:
+
+1. read the ODCS YAML and map it to a contract document (`registry_client.odcs.from_odcs`),
+   collecting what did not fit, each with its path;
+2. write it in a scratch folder beside its place in the tree: for a dataframe contract a
+   `schema.py` a person can edit (a Pandera class) and the `schema.yaml` the exporter makes
+   of it; for event and api contracts the `schema.yaml`;
+3. run the gates every document passes (template, dtypes, location) and, for a dataframe
+   contract, check that exporting the generated class gives back exactly the imported document;
+4. only then move the files into place. A contract already in the tree is refused, and a
+   failure at any step leaves the tree as it was.
+"""
+
+from __future__ import annotations
+
+import keyword
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from registry_client.odcs import OdcsError, from_odcs
+from registry_client.pandera_models import field_kwargs
+from registry_client.versions import version_to_folder
+
+from contracts_app.exporting import export_file
+from contracts_app.gates import check_location, validate_document
+from contracts_app.yamlio import ContractYamlError, dump_yaml, load_yaml_file
+
+__all__ = ["ImportFailed", "ImportOutcome", "import_odcs_file", "render_schema_py"]
+
+
+class ImportFailed(Exception):
+    """The ODCS file cannot become a contract in the tree; the message says what and where."""
+
+
+@dataclass
+class ImportOutcome:
+    name: str
+    version: str
+    schema_type: str
+    folder: Path
+    written: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+_ANNOTATIONS = {
+    "str": "str", "int32": "np.int32", "int64": "np.int64", "float32": "np.float32", "float64": "np.float64",
+    "bool": "bool", "datetime64[ns]": "Timestamp", "List[str]": "List[str]", "List[int64]": "List[int]",
+    "List[float64]": "List[float]", "List[bool]": "List[bool]",
+}
+_RESERVED = {"Config", "to_schema", "validate", "schema_meta", "contract_header", "contract_info"}
+
+
+def _class_name(entity: str) -> str:
+    return "".join(part.capitalize() for part in entity.split("_") if part) + "Schema"
+
+
+def _kwargs_source(kwargs: dict[str, Any]) -> str:
+    return ", ".join(f"{key}={value!r}" for key, value in kwargs.items())
+
+
+def render_schema_py(document: dict) -> str:
+    """An editable Pandera class that exports to `document` (a dataframe contract)."""
+    schema, meta, config = document["schema"], document.get("meta") or {}, document["config"]
+    decorator = {"domain": schema["domain"], "subdomains": schema["subdomains"], "entity": schema["entity"],
+                 "version": schema["version"], "owner": schema["owner"]}
+    if schema.get("description"):
+        decorator["description"] = schema["description"]
+    meta_source = f"SchemaMeta({_kwargs_source(meta)})" if meta else None
+    lines = [
+        f'"""{schema["name"]} {schema["version"]}: imported from an Open Data Contract Standard contract by',
+        "import_odcs. Edit it like any other contract, then run export_contracts.\"\"\"",
+        "",
+        "from typing import List, Optional  # noqa: F401, UP035 - pandera reads typing's spellings",
+        "",
+        "import numpy as np  # noqa: F401",
+        "import pandera.pandas as pa",
+        "from pandas import Timestamp  # noqa: F401",
+        "from registry_client.authoring import BaseDataFrameSchema, ContractMixin, SchemaMeta, register_dataframe_schema",
+        "",
+    ]
+    if document.get("datasets"):
+        lines += [f"DATASETS = {document['datasets']!r}", ""]
+    lines += ["", "@register_dataframe_schema("]
+    lines += [f"    {key}={value!r}," for key, value in decorator.items()]
+    if meta_source:
+        lines.append(f"    meta={meta_source},")
+    lines += [")", f"class {_class_name(schema['entity'])}(ContractMixin, BaseDataFrameSchema):"]
+    for index, column in enumerate(document.get("columns") or []):
+        annotation = _ANNOTATIONS[column["dtype"]]
+        if column.get("required", True) is False:
+            annotation = f"Optional[{annotation}]"
+        kwargs = field_kwargs(column, schema["name"])
+        kwargs["coerce"] = bool(column.get("coerce", False))
+        attribute = column["name"]
+        if (not attribute.isidentifier() or keyword.iskeyword(attribute) or attribute.startswith("_")
+                or attribute in _RESERVED):
+            attribute = f"column_{index}"
+            kwargs["alias"] = column["name"]
+        lines.append(f"    {attribute}: {annotation} = pa.Field({_kwargs_source(kwargs)})")
+    lines += ["", "    class Config:"]
+    lines += [f"        {key} = {value!r}" for key, value in config.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _imported_yaml(document: dict, source: Path) -> str:
+    return dump_yaml(document, header=f"# Imported from the ODCS contract {source.name} by import_odcs.\n")
+
+
+def import_odcs_file(path: Path, *, into: Path) -> ImportOutcome:
+    """Import one ODCS file into the tree rooted at `into` (it holds `domains/`)."""
+    path, into = Path(path), Path(into)
+    try:
+        odcs = load_yaml_file(path)
+    except (OSError, ContractYamlError) as exc:
+        raise ImportFailed(f"{path}: {exc}") from None
+    try:
+        imported = from_odcs(odcs)
+    except OdcsError as exc:
+        raise ImportFailed(f"{path}: {exc}") from None
+    document, section = imported.document, imported.document["schema"]
+    problems = validate_document(document, str(path))
+    if problems:
+        raise ImportFailed(f"{path}: the imported contract fails the gates:\n  " + "\n  ".join(map(str, problems)))
+    relative = Path("domains", section["domain"], *section["subdomains"], section["entity"],
+                    version_to_folder(section["version"]))
+    folder = into / relative
+    if (folder / "schema.yaml").exists() or (folder / "schema.py").exists():
+        raise ImportFailed(f"{path}: {section['name']} {section['version']} is already in the tree at {folder}; "
+                           "a published version never changes: import it as a new version")
+    outcome = ImportOutcome(section["name"], section["version"], section["schema_type"], folder, notes=imported.notes)
+
+    into.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".import-", dir=into))
+    try:
+        staged = scratch / relative
+        staged.mkdir(parents=True)
+        if section["schema_type"] == "dataframe":
+            (staged / "schema.py").write_text(render_schema_py(document), encoding="utf-8")
+            result = export_file(staged / "schema.py", scratch)
+            if result.status == "error":
+                raise ImportFailed(f"{path}: the generated schema.py does not export: {result.error}")
+            exported = load_yaml_file(staged / "schema.yaml")
+            if exported != document:
+                differ = sorted(k for k in {*exported, *document} if exported.get(k) != document.get(k))
+                raise ImportFailed(f"{path}: the generated schema.py exports a different contract "
+                                   f"(sections {', '.join(differ)}); nothing was written")
+            names = ["schema.py", "schema.yaml"]
+        else:
+            (staged / "schema.yaml").write_text(_imported_yaml(document, path), encoding="utf-8")
+            problems = check_location(document, staged / "schema.yaml", scratch)
+            if problems:
+                raise ImportFailed(f"{path}: " + "; ".join(map(str, problems)))
+            names = ["schema.yaml"]
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            os.replace(staged / name, folder / name)
+            outcome.written.append(folder / name)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return outcome
