@@ -131,10 +131,10 @@ def test_healthz_reports_an_unreachable_database(client, db, monkeypatch):
     from django.db.backends.utils import CursorWrapper
 
     def down(self, sql, params=None):
-        raise RuntimeError("connection refused")
+        raise RuntimeError('connection to server at "10.1.2.3", port 5432 failed: Connection refused')
 
     with monkeypatch.context() as patched:
         patched.setattr(CursorWrapper, "execute", down)
         response = client.get("/healthz")
     assert response.status_code == 503
-    assert response.json()["database"] == "unreachable"
+    assert response.json() == {"status": "unhealthy", "database": "unreachable"}  # no host, no port
