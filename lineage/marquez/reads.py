@@ -129,7 +129,8 @@ def _versions_from(row: dict, writes: list[RunDataset], newest: uuid.UUID | None
             "id": shapes.dataset_version_id(row["namespace"], row["name"], run.run_uuid),
             "type": shapes.DATASET_TYPE, "name": row["name"], "physicalName": row["name"],
             "createdAt": shapes.iso(run.created_at), "version": str(run.run_uuid),
-            "namespace": row["namespace"], "sourceName": row["namespace"], "tags": [],
+            # No tags: Marquez's document types a version's tags as one string.
+            "namespace": row["namespace"], "sourceName": row["namespace"],
             "description": row["description"], "facets": {},
             "createdByRun": shapes.run(run_uuid=run.run_uuid, state=run.state, created_at=run.created_at,
                                        state_at=run.state_at, started_at=run.started_at,
