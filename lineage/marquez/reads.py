@@ -286,8 +286,8 @@ def _namespace_sql(where: str = "") -> str:
     mapping, teams = NamespaceTeam._meta.db_table, Team._meta.db_table
     return (
         f"SELECT x.ns, MIN(x.created), MAX(x.updated), MAX(t.slug) FROM ("
-        f"SELECT namespace, created_at, created_at FROM {datasets} {where} "
-        f"UNION ALL SELECT namespace, created_at, updated_at FROM {jobs} {where}) AS x(ns, created, updated) "
+        f"SELECT namespace AS ns, created_at AS created, created_at AS updated FROM {datasets} {where} "
+        f"UNION ALL SELECT namespace, created_at, updated_at FROM {jobs} {where}) AS x "
         f"LEFT JOIN {mapping} m ON m.namespace = x.ns LEFT JOIN {teams} t ON t.id = m.team_id "
         "GROUP BY x.ns ORDER BY x.ns"
     )
@@ -371,7 +371,7 @@ def search(query: str, *, kind: str | None = None, sort: str = "name", limit: in
             part = part.filter(updated__lt=before)
         if after:
             part = part.filter(updated__gt=after)
-        bounded.append(part.values_list("kind", "namespace", "name", "updated"))
+        bounded.append(part.order_by().values_list("kind", "namespace", "name", "updated"))
     found = bounded[0].union(*bounded[1:], all=True) if len(bounded) > 1 else bounded[0]
     total = found.count()
     order = ("name", "namespace", "kind") if sort == "name" else ("-updated", "name", "namespace")
