@@ -385,7 +385,9 @@ class Asker:
     def ask(self, change: Change) -> dict:
         node = self.node_of(change)
         if self.mode == "inprocess":
-            return normalized(self.preview_change(self.registry["datasets"][node["relation"]], [change.column]))
+            effect = "removed" if change.kind in ("drop", "rename") else "changed"
+            return normalized(self.preview_change(self.registry["datasets"][node["relation"]], [change.column],
+                                                  effect=effect))
         self.ensure_contract(node)
         body = {"document": contract_document(node, version="2.0", change=change)}
         token = self.registry["user_tokens"][node["owner_team"]]

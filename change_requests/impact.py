@@ -5,6 +5,8 @@ each consumer team judged by the columns its jobs read.
    the columns (dataframe) or top-level properties (event / api) under its path.
    A change that is not under one column (the row's own type, closing the
    content model, a whole-frame rule) touches every column: None.
+   `column_effects` says what it does to each (registry.usage.Effect): a removed
+   column reaches downstream readers only through `SELECT *`.
 2. `assess`: the candidate teams are the registered consumer teams of the
    contract's datasets (never the owner team). A team must acknowledge when the
    columns its jobs read (observed in lineage, registry.usage) or the columns it
@@ -32,9 +34,10 @@ from registry_client.compat import version_bump_problem
 from contracts_app.models import Contract
 from contracts_app.publishing import check_in_required_modes, gate_errors, published_below
 from registry.models import Consumer, Dataset, Team
-from registry.usage import JobReading, downstream_columns, readings_of
+from registry.usage import Effect, JobReading, downstream_columns, readings_of
 
 _PROPERTY = re.compile(r"^/properties/([^/]+)")
+_COLUMN = re.compile(r"/properties/[^/]+")
 _API_SECTION = re.compile(r"^/properties/(?:request|response|callbacks/properties/[^/]+)(?=/|$)")
 _QUOTED = re.compile(r"^'((?:[^']|'(?!\s))+)'")
 
@@ -43,10 +46,14 @@ def _unescape(segment: str) -> str:
     return segment.replace("~1", "/").replace("~0", "~")
 
 
+def _within_row(path: str, schema_type: str) -> str:
+    """The path inside the row (an api contract's request/response section left out)."""
+    return _API_SECTION.sub("", path, count=1) if schema_type == "api" else path
+
+
 def column_of(path: str, kind: str, reason: str, schema_type: str) -> str | None:
     """The column a change at `path` is about, or None when it is about the whole row."""
-    if schema_type == "api":
-        path = _API_SECTION.sub("", path, count=1)
+    path = _within_row(path, schema_type)
     match = _PROPERTY.match(path)
     if match:
         return _unescape(match.group(1))
@@ -68,6 +75,27 @@ def touched_columns(report: dict, schema_type: str) -> list[str] | None:
             return None
         touched.add(column)
     return sorted(touched)
+
+
+Effects = dict[str, set[str]]  # touched column -> what the change does to it (registry.usage.Effect)
+
+
+def column_effects(report: dict, schema_type: str) -> Effects | None:
+    """What the report's breaking changes do to each touched column; None: every column, anything."""
+    effects: Effects = {}
+    for change in report.get("changes", []):
+        if not change.get("breaking"):
+            continue
+        path, kind = change.get("path", ""), change.get("kind", "")
+        column = column_of(path, kind, change.get("reason", ""), schema_type)
+        if column is None:
+            return None
+        # Only the column itself removed is a removal; a property removed inside it changes its values.
+        removed = kind == "property_removed" and _COLUMN.fullmatch(_within_row(path, schema_type)) is not None
+        effects.setdefault(column, set()).add(Effect.REMOVED if removed else Effect.CHANGED)
+    # A column no longer promised is gone for its readers, whatever else the report says
+    # of it (that it is no longer required, say): the readers who name it are asked.
+    return {column: {Effect.REMOVED} if Effect.REMOVED in found else found for column, found in effects.items()}
 
 
 @dataclass
@@ -180,38 +208,44 @@ def _judge(team: Team, consumed: Consumed, touched: list[str] | None) -> TeamImp
                       declared_all, hits)
 
 
-def assess(contract: Contract, touched: list[str] | None, *, now: datetime | None = None,
-           owner_team_id: int | None = None) -> Impact:
+def assess(contract: Contract, touched: list[str] | None, *, effects: Effects | None = None,
+           now: datetime | None = None, owner_team_id: int | None = None) -> Impact:
     """Judge every consumer team of the contract's datasets (a fixed number of queries)."""
     datasets = list(Dataset.objects.filter(contract_binding__contract=contract))
-    return assess_datasets(datasets, touched, now=now,
+    return assess_datasets(datasets, touched, effects=effects, now=now,
                            owner_team_id=owner_team_id if owner_team_id is not None else contract.owner_team_id)
 
 
-def preview_change(dataset: Dataset, columns: list[str] | None, *, now: datetime | None = None) -> dict[str, Any]:
-    """Who a change to `columns` of one dataset would wait for (None: every column), contract or not."""
-    return assess_datasets([dataset], columns, now=now, owner_team_id=dataset.owner_team_id).to_dict()
+def preview_change(dataset: Dataset, columns: list[str] | None, *, effect: str | None = None,
+                   now: datetime | None = None) -> dict[str, Any]:
+    """Who a change to `columns` of one dataset would wait for (None: every column), contract or not.
+    `effect`: what it does to them (registry.usage.Effect); unknown by default."""
+    effects = {c: {effect} for c in columns} if effect and columns else None
+    return assess_datasets([dataset], columns, effects=effects, now=now, owner_team_id=dataset.owner_team_id).to_dict()
 
 
 def _label(dataset: Dataset) -> str:
     return f"{dataset.namespace}/{dataset.name}"
 
 
-def assess_datasets(datasets_: Iterable[Dataset], touched: list[str] | None, *, now: datetime | None = None,
-                    owner_team_id: int | None = None) -> Impact:
+def assess_datasets(datasets_: Iterable[Dataset], touched: list[str] | None, *, effects: Effects | None = None,
+                    now: datetime | None = None, owner_team_id: int | None = None) -> Impact:
     """Judge the consumer teams of `datasets_`, and of the datasets their touched columns feed.
 
     1. The datasets' own consumer teams, by what their jobs read and what they declared.
     2. Downstream: the columns the touched ones feed, directly or through other jobs'
        outputs (registry.usage.downstream_columns, lineage's field edges: a column
-       dropped, retyped or filled with nulls upstream reaches a `SELECT *` model's
-       readers unchanged), judge those datasets' consumer teams the same way.
+       retyped or filled with nulls upstream reaches whoever reads what it feeds; a
+       column dropped, only the readers of a `SELECT *` passing it on), judge those
+       datasets' consumer teams the same way. `effects`: what the change does to
+       each touched column (unknown: anything).
     A fixed number of queries whatever the number of teams and datasets."""
     datasets = {d.pk: d for d in datasets_}
     touched_at: dict[int, list[str] | None] = {pk: touched for pk in datasets}
     labels = {pk: _label(d) for pk, d in datasets.items()}
     if datasets and touched != []:
-        sources = {pk: (set(touched) if touched is not None else None) for pk in datasets}
+        sources = {pk: ({c: set((effects or {}).get(c) or Effect.ALL) for c in touched} if touched is not None else None)
+                   for pk in datasets}
         downstream = {pk: cols for pk, cols in downstream_columns(sources, now=now).items() if pk not in datasets}
         for dataset in Dataset.objects.filter(pk__in=downstream):
             labels[dataset.pk] = f"{_label(dataset)} (fed by the changed columns)"
@@ -290,7 +324,8 @@ def preview(document: Any, *, now: datetime | None = None) -> dict[str, Any]:
     report = check_in_required_modes(contract, [v.document for v in below], document)
     latest = below[-1].version if below else None
     touched = touched_columns(report.to_dict(), contract.schema_type) if not report.compatible else []
-    impact = assess(contract, touched, now=now)
+    effects = column_effects(report.to_dict(), contract.schema_type) if touched else None
+    impact = assess(contract, touched, effects=effects, now=now)
     return {**answer, "compatible": report.compatible, "mode": report.mode, "verdict": report.verdict,
             "latest_published": latest, "suggested_version": suggested_version(latest, report.suggested_bump),
             "version_problem": version_bump_problem(latest, version, report) if latest else None,

@@ -20,7 +20,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from change_requests import notifications
-from change_requests.impact import Impact, TeamImpact, assess, touched_columns
+from change_requests.impact import Impact, TeamImpact, assess, column_effects, touched_columns
 from change_requests.models import (
     ChangeRequest,
     ChangeRequestAction,
@@ -116,7 +116,8 @@ def open_change_request(
     now = timezone.now()
     deadline_at = now + (deadline if deadline is not None else review_period(contract))
     touched = touched_columns(report, contract.schema_type)
-    impact = assess(contract, touched, owner_team_id=owner_team.pk if owner_team else None)
+    impact = assess(contract, touched, effects=column_effects(report, contract.schema_type),
+                    owner_team_id=owner_team.pk if owner_team else None)
     teams_by_id = {t.pk: t for t in Team.objects.filter(pk__in=[t.team_id for t in impact.teams])}
     teams = [teams_by_id[t.team_id] for t in impact.affected]
     unaffected = [teams_by_id[t.team_id] for t in impact.not_affected]
@@ -185,7 +186,8 @@ def reassess(request: ChangeRequest, *, now: datetime | None = None) -> list[str
        newly affected teams (a team already required stays as it is), record teams newly
        seen as not affected, audit, and queue their notifications."""
     now = now or timezone.now()
-    impact = assess(request.contract, request.touched_columns, now=now, owner_team_id=request.owner_team_id)
+    impact = assess(request.contract, request.touched_columns, now=now, owner_team_id=request.owner_team_id,
+                    effects=column_effects(request.report or {}, request.contract.schema_type))
     with transaction.atomic():
         locked = ChangeRequest.objects.select_for_update(of=("self",)).select_related("contract", "owner_team").get(pk=request.pk)
         if locked.state != ChangeRequestState.OPEN:

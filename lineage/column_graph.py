@@ -29,7 +29,7 @@ from lineage.graph import GraphError, NodeNotFound
 from lineage.models import DatasetSchema, FieldEdge
 from registry.db import prepared_cursor
 from registry.models import Dataset
-from registry.usage import UsageKind
+from registry.usage import Effect, UsageKind, carries
 
 MAX_DEPTH = 100
 DEFAULT_DEPTH = 20
@@ -212,18 +212,23 @@ def to_marquez(rows: list[tuple]) -> dict[str, Any]:
     return {"graph": sorted(nodes.values(), key=lambda n: n["id"])}
 
 
-def fed_columns(sources: dict[int, set[str] | None], now=None) -> dict[int, set[str]]:
+def fed_columns(sources: dict[int, dict[str, set[str]] | None], now=None) -> dict[int, dict[str, set[str]]]:
     """One hop downstream for registry.hooks.column_feeds: the output columns that the
-    `sources` columns ({dataset id: columns, None for every column}) feed DIRECT-ly
-    (their values flow into them; INDIRECT uses make the job itself a reader). One query."""
+    `sources` columns feed DIRECT-ly (their values flow into them; INDIRECT uses make
+    the job itself a reader), with the effects each edge carries. One query."""
     condition = Q()
     for dataset_id, columns in sources.items():
         condition |= Q(input_dataset_id=dataset_id) if columns is None else Q(
             input_dataset_id=dataset_id, input_field__in=sorted(columns))
     if not condition:
         return {}
-    fed: dict[int, set[str]] = {}
-    rows = FieldEdge.objects.current(now).filter(condition, kind=UsageKind.DIRECT).values_list("dataset_id", "field")
-    for dataset_id, field_ in rows.distinct():
-        fed.setdefault(dataset_id, set()).add(field_)
+    fed: dict[int, dict[str, set[str]]] = {}
+    rows = (FieldEdge.objects.current(now).filter(condition, kind=UsageKind.DIRECT)
+            .values_list("input_dataset_id", "input_field", "dataset_id", "field", "subtype", "through_star"))
+    for input_id, input_field, dataset_id, field_, subtype, through_star in rows.distinct():
+        columns = sources[input_id]
+        effects = Effect.ALL if columns is None else columns.get(input_field, ())
+        carried = {e for e in effects if carries(e, subtype, through_star)}
+        if carried:
+            fed.setdefault(dataset_id, {}).setdefault(field_, set()).update(carried)
     return fed

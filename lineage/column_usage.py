@@ -83,6 +83,7 @@ class FieldEdgeRow(NamedTuple):
     description: str
     masking: bool
     source: str
+    through_star: bool | None  # None: the sources do not say (see sql_usage.FieldInput)
 
 
 @dataclass
@@ -105,6 +106,7 @@ class _Edge(NamedTuple):
     subtype: str = ""
     description: str = ""
     masking: bool = False
+    through_star: bool | None = None
 
 
 @dataclass
@@ -234,34 +236,47 @@ def _is_own_job(entry: dict, parsed: ParsedEvent) -> bool:
 def _column_lineage(parsed: ParsedEvent) -> _Evidence:
     """Input fields count only when they name one of the event's datasets: dbt-ol names
     the CTE an output column came from (`orders`, `totals`) as if it were a dataset,
-    which would be column usage of nothing real; the SQL source speaks for those."""
+    which would be column usage of nothing real; the SQL source speaks for those.
+
+    The ingest's hot loop (one pass per input field of every output column): the
+    usual shape, one transformation given as a dict, is read inline."""
     evidence = _Evidence()
-    own = set(parsed.inputs) | {(o["namespace"], o["name"]) for o in parsed.outputs}
+    own = {k for k in (*parsed.inputs, *((o["namespace"], o["name"]) for o in parsed.outputs))
+           if 0 < len(k[0]) <= MAX_NAME and 0 < len(k[1]) <= MAX_NAME}
+    reads, edges = evidence.reads, evidence.edges
     for out in parsed.outputs:
         facet = (out.get("facets") or {}).get("columnLineage")
-        if not isinstance(facet, dict):
+        if type(facet) is not dict:
             continue
         target = (out["namespace"], out["name"])
         fields = facet.get("fields")
-        for out_field, entry in (fields.items() if isinstance(fields, dict) else ()):
-            if not isinstance(entry, dict) or not isinstance(out_field, str):
+        for out_field, entry in (fields.items() if type(fields) is dict else ()):
+            if type(entry) is not dict or type(out_field) is not str:
                 continue
             # Producers before facet 1-1-0 describe the field, not each input.
             legacy_type, legacy_description = entry.get("transformationType"), entry.get("transformationDescription")
-            for source in entry.get("inputFields") or []:
-                key = _key_of(source)
-                if key is None or key not in own:
+            field_fits = 0 < len(out_field) <= MAX_NAME
+            for source in entry.get("inputFields") or ():
+                if type(source) is not dict:
                     continue
+                namespace, name = source.get("namespace"), source.get("name")
+                if type(namespace) is not str or type(name) is not str or (namespace, name) not in own:
+                    continue
+                key = (namespace, name)
                 kind, subtype, description, masking = _kind(source.get("transformations"), DIRECT)
-                if not subtype and isinstance(legacy_type, str):
+                if not subtype and type(legacy_type) is str:
                     subtype = legacy_type[:MAX_SUBTYPE]
                     masking = masking or legacy_type.upper() == "MASKED"
-                if not description and isinstance(legacy_description, str):
+                if not description and type(legacy_description) is str:
                     description = legacy_description[:MAX_DESCRIPTION]
                 column = source.get("field")
-                evidence.read(key, column, kind)
-                if isinstance(column, str):
-                    evidence.edge(target, _Edge(out_field, key, column, kind, subtype, description, masking))
+                usable = type(column) is str and 0 < len(column) <= MAX_NAME
+                found = reads.get(key)
+                if found is None:
+                    found = reads[key] = set()
+                found.add((column if usable else ALL_COLUMNS, kind))
+                if usable and field_fits:
+                    edges.setdefault(target, []).append(_Edge(out_field, key, column, kind, subtype, description, masking))
         for source in facet.get("dataset") or []:
             key = _key_of(source)
             if key is not None and key in own:
@@ -390,10 +405,11 @@ class UsagePlan:
         if output is not None:
             spelled = {c.lower(): c for c in schemas.get(output, {})}
             for name, inputs in reading.fields:
-                for ref, column in inputs:
-                    key = self.resolved.get(ref)
+                for found in inputs:
+                    key = self.resolved.get(found.table)
                     if key is not None:
-                        evidence.edge(output, _Edge(spelled.get(name.lower(), name), key, column, DIRECT))
+                        evidence.edge(output, _Edge(spelled.get(name.lower(), name), key, found.column, DIRECT,
+                                                    found.subtype, through_star=found.through_star))
         return evidence
 
     def _sql_output(self, target: TableRef | None) -> DatasetKey | None:
@@ -441,8 +457,16 @@ class UsagePlan:
                     if edge.input_key not in datasets:
                         continue
                     row = FieldEdgeRow(datasets[key].pk, edge.field, datasets[edge.input_key].pk, edge.input_field,
-                                       edge.kind, edge.subtype, edge.description, edge.masking, name)
-                    edges.setdefault((row.dataset_id, row.field, row.input_dataset_id, row.input_field, row.kind), row)
+                                       edge.kind, edge.subtype, edge.description, edge.masking, name,
+                                       edge.through_star)
+                    row_key = (row.dataset_id, row.field, row.input_dataset_id, row.input_field, row.kind)
+                    kept = edges.setdefault(row_key, row)
+                    if kept is not row and (kept.through_star is None or not kept.subtype):
+                        # Only the parsed SQL knows whether a column is passed on by name or
+                        # by `SELECT *`; a facet rarely says how either.
+                        edges[row_key] = kept._replace(
+                            through_star=row.through_star if kept.through_star is None else kept.through_star,
+                            subtype=kept.subtype or row.subtype)
         rows.field_edges = [edges[k] for k in sorted(edges)]
         # An output's schema is its writer's word and replaces the stored one; an
         # input's only fills a gap (rewriting it would make every reader of a

@@ -579,7 +579,7 @@ def _insert_edges(job_id: int, run_id: int, parsed: ParsedEvent, datasets: dict,
 
 _READ_TYPES = (("d", "bigint"), ("c", ""), ("k", ""), ("s", ""))
 _EDGE_TYPES = (("d", "bigint"), ("f", ""), ("i", "bigint"), ("j", ""), ("k", ""), ("t", ""), ("x", ""),
-               ("m", "boolean"), ("s", ""))
+               ("m", "boolean"), ("s", ""), ("p", "boolean"))
 _SCHEMA_TYPES = (("d", "bigint"), ("f", "jsonb"), ("o", "boolean"))
 
 
@@ -621,11 +621,12 @@ def _field_edges_sql() -> list[str]:
     return [_usage_sql(
         FieldEdge._meta.db_table, "fe", _EDGE_TYPES,
         "job_id,dataset_id,field,input_dataset_id,input_field,kind,subtype,description,masking,source,"
-        "first_seen_at,last_seen_at",
-        "job.id,x.d,x.f,x.i,x.j,x.k,x.t,x.x,x.m,x.s,%(now)s,%(now)s",
+        "through_star,first_seen_at,last_seen_at",
+        "job.id,x.d,x.f,x.i,x.j,x.k,x.t,x.x,x.m,x.s,x.p,%(now)s,%(now)s",
         "dataset_id,field,input_dataset_id,input_field,job_id,kind",
         "last_seen_at=EXCLUDED.last_seen_at,subtype=EXCLUDED.subtype,description=EXCLUDED.description,"
-        "masking=EXCLUDED.masking,source=EXCLUDED.source WHERE t.last_seen_at<%(refresh_before)s", job=True)]
+        "masking=EXCLUDED.masking,source=EXCLUDED.source,through_star=EXCLUDED.through_star "
+        "WHERE t.last_seen_at<%(refresh_before)s", job=True)]
 
 
 def _schemas_sql() -> list[str]:

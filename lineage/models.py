@@ -169,6 +169,9 @@ class FieldEdge(models.Model):
     description = models.TextField(blank=True)
     masking = models.BooleanField(default=False)
     source = models.CharField(max_length=20, choices=UsageSource.choices)
+    # Passed on by `SELECT *` alone, never named: a column removed upstream vanishes
+    # here without the job failing (None: no source says).
+    through_star = models.BooleanField(null=True)
     first_seen_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(default=timezone.now)
 

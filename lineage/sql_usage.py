@@ -46,6 +46,10 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 ALL_COLUMNS = "*"
 DIRECT = "DIRECT"
 INDIRECT = "INDIRECT"
+# How a DIRECT input reaches a result column (OpenLineage's transformation subtypes).
+IDENTITY = "IDENTITY"
+TRANSFORMATION = "TRANSFORMATION"
+AGGREGATION = "AGGREGATION"
 DEFAULT_MAX_BYTES = 100_000
 
 # OpenLineage's `dialect` values (and dataset namespace schemes) that sqlglot names otherwise.
@@ -79,6 +83,20 @@ class SqlTables:
     target: TableRef | None  # the table written by INSERT INTO / CREATE TABLE … AS
 
 
+class FieldInput(NamedTuple):
+    """An input column feeding a result column, and how.
+
+    `subtype`: IDENTITY when some path passes it on unchanged, else TRANSFORMATION,
+    else AGGREGATION. `through_star`: some path passes it on by `SELECT *` alone,
+    never naming it, so that a column removed upstream disappears from the result
+    without the query failing."""
+
+    table: TableRef
+    column: str
+    subtype: str
+    through_star: bool
+
+
 @dataclass(frozen=True)
 class SqlReading:
     """What a query reads. Shared between threads through the cache: read only."""
@@ -87,7 +105,7 @@ class SqlReading:
     direct: Mapping[TableRef, frozenset[str]]
     indirect: Mapping[TableRef, frozenset[str]]
     # Each result column and the input columns feeding it (DIRECT), in result order.
-    fields: tuple[tuple[str, tuple[tuple[TableRef, str], ...]], ...]
+    fields: tuple[tuple[str, tuple[FieldInput, ...]], ...]
     target: TableRef | None
 
 
@@ -248,6 +266,8 @@ class _Ref(NamedTuple):
     table: int  # index into _Reader.tables
     column: str  # lower case, or ALL_COLUMNS
     kind: str
+    how: str = IDENTITY  # of a DIRECT ref: IDENTITY, TRANSFORMATION or AGGREGATION
+    star: bool = False  # every step so far was a SELECT *: the column is never named
 
 
 @dataclass
@@ -271,6 +291,15 @@ def _weaker(kind: str, other: str) -> str:
     return DIRECT if kind == DIRECT and other == DIRECT else INDIRECT
 
 
+def _compose(outer: str, inner: str) -> str:
+    """How a value reaches the result through two steps."""
+    if outer == IDENTITY:
+        return inner
+    if inner == IDENTITY:
+        return outer
+    return AGGREGATION if AGGREGATION in (outer, inner) else TRANSFORMATION
+
+
 class _Reader:
     def __init__(self, schemas: Mapping[TableRef, tuple[str, ...]]) -> None:
         self.schemas = {ref: {c.lower(): c for c in cols} for ref, cols in schemas.items()}
@@ -280,7 +309,7 @@ class _Reader:
         self.named: set[tuple[int, str]] = set()  # every column named anywhere
         self.direct: set[tuple[int, str]] = set()
         self.indirect: set[tuple[int, str]] = set()
-        self.fields: list[tuple[str, tuple[tuple[TableRef, str], ...]]] = []
+        self.fields: list[tuple[str, tuple[FieldInput, ...]]] = []
         self.target: TableRef | None = None
         self.outputs: dict[int, _Outputs] = {}  # id(scope) -> outputs
         self.physical: dict[int, int] = {}  # id(table node) -> table index
@@ -305,9 +334,9 @@ class _Reader:
 
     # resolving names through sources
 
-    def _pull(self, source: Any, name: str, kind: str, *, strict: bool) -> set[_Ref]:
-        """The refs behind column `name` of `source` (a table node or a scope).
-        `strict`: a table whose schema is known and lacks the column gives nothing."""
+    def _pull(self, source: Any, name: str, kind: str, *, strict: bool, how: str = IDENTITY) -> set[_Ref]:
+        """The refs behind column `name` of `source` (a table node or a scope), named
+        here. `strict`: a table whose schema is known and lacks the column gives nothing."""
         if isinstance(source, exp.Table):
             index = self._index(source)
             if index is None:
@@ -315,15 +344,15 @@ class _Reader:
             schema = self._schema(index)
             if strict and schema is not None and name not in schema:
                 return set()
-            return {_Ref(index, name, kind)}
+            return {_Ref(index, name, kind, how)}
         outputs = self.outputs.get(id(source))
         if outputs is None:
             return set()
         if name in outputs.named:
-            return {_Ref(r.table, r.column, _weaker(kind, r.kind)) for r in outputs.named[name]}
+            return {_Ref(r.table, r.column, _weaker(kind, r.kind), _compose(how, r.how)) for r in outputs.named[name]}
         refs: set[_Ref] = set()
         for star_source in outputs.stars:
-            refs |= self._pull(star_source, name, kind, strict=strict)
+            refs |= self._pull(star_source, name, kind, strict=strict, how=how)
         return refs
 
     def _expand(self, source: Any, kind: str) -> list[tuple[str, set[_Ref]]]:
@@ -335,12 +364,12 @@ class _Reader:
                 return []
             schema = self._schema(index)
             if schema is None:
-                return [(ALL_COLUMNS, {_Ref(index, ALL_COLUMNS, kind)})]
-            return [(spelled, {_Ref(index, column, kind)}) for column, spelled in schema.items()]
+                return [(ALL_COLUMNS, {_Ref(index, ALL_COLUMNS, kind, IDENTITY, True)})]
+            return [(spelled, {_Ref(index, column, kind, IDENTITY, True)}) for column, spelled in schema.items()]
         outputs = self.outputs.get(id(source))
         if outputs is None:
             return []
-        found = [(outputs.spelled[name], {_Ref(r.table, r.column, _weaker(kind, r.kind)) for r in outputs.named[name]})
+        found = [(outputs.spelled[name], {r._replace(kind=_weaker(kind, r.kind)) for r in outputs.named[name]})
                  for name in outputs.order]
         for star_source in outputs.stars:
             found.extend(self._expand(star_source, kind))
@@ -350,7 +379,8 @@ class _Reader:
     def _sources(scope: Scope) -> dict[str, Any]:
         return {name.lower(): source for name, source in scope.sources.items()}
 
-    def _resolve(self, scope: Scope, column: exp.Column, kind: str, aliases: dict[str, set[_Ref]]) -> set[_Ref]:
+    def _resolve(self, scope: Scope, column: exp.Column, kind: str, aliases: dict[str, set[_Ref]],
+                 how: str = IDENTITY) -> set[_Ref]:
         name = column.name.lower()
         qualifier = column.table.lower()
         if qualifier:
@@ -358,19 +388,19 @@ class _Reader:
             while current is not None:  # a correlated reference names an outer scope's source
                 source = self._sources(current).get(qualifier)
                 if source is not None:
-                    return self._pull(source, name, kind, strict=False)
+                    return self._pull(source, name, kind, strict=False, how=how)
                 current = current.parent
             return set()
         selected = [source for _, source in scope.selected_sources.values()]
         refs: set[_Ref] = set()
         for source in selected:
-            refs |= self._pull(source, name, kind, strict=True)
+            refs |= self._pull(source, name, kind, strict=True, how=how)
         if name in aliases and (not refs or kind != DIRECT):
             refs |= {_Ref(r.table, r.column, INDIRECT) for r in aliases[name]}
         if not refs and name not in aliases:
             # Nothing claims it (unknown schemas, or a correlated name): any source might.
             for source in selected:
-                refs |= self._pull(source, name, kind, strict=False)
+                refs |= self._pull(source, name, kind, strict=False, how=how)
         return refs
 
     def _note(self, refs: set[_Ref], spelled: str) -> None:
@@ -427,7 +457,7 @@ class _Reader:
         seen.update(id(c) for c in columns)
         for column in (c for c in columns if id(c) in in_projection):
             projection, name = in_projection[id(column)]
-            refs = self._resolve(scope, column, _kind_within(column, projection), {})
+            refs = self._resolve(scope, column, _kind_within(column, projection), {}, _how_within(column, projection))
             self._note(refs, column.name)
             outputs.named[name] |= refs
         for column in (c for c in columns if id(c) not in in_projection):
@@ -489,9 +519,13 @@ class _Reader:
             self._reach(refs)
             if name == ALL_COLUMNS:
                 continue  # columns unknown: no field to name
-            inputs = sorted({(self.tables[r.table], self._spell(r.table, r.column))
-                             for r in refs if r.kind == DIRECT and r.column != ALL_COLUMNS})
-            self.fields.append((name, tuple(inputs)))
+            feeding: dict[tuple[TableRef, str], list[_Ref]] = {}
+            for r in refs:
+                if r.kind == DIRECT and r.column != ALL_COLUMNS:
+                    feeding.setdefault((self.tables[r.table], self._spell(r.table, r.column)), []).append(r)
+            self.fields.append((name, tuple(
+                FieldInput(table, column, _subtype(paths), any(p.star for p in paths))
+                for (table, column), paths in sorted(feeding.items()))))
 
     def _reach(self, refs: set[_Ref]) -> None:
         """These refs reach the result."""
@@ -529,6 +563,29 @@ class _Reader:
             fields=tuple(self.fields),
             target=self.target,
         )
+
+
+def _subtype(paths: list[_Ref]) -> str:
+    """The subtype of an input reaching a result column by `paths`: the one that
+    carries most of the input's own value (IDENTITY, then TRANSFORMATION)."""
+    hows = {p.how for p in paths}
+    return next(how for how in (IDENTITY, TRANSFORMATION, AGGREGATION) if how in hows)
+
+
+def _how_within(column: exp.Column, projection: exp.Expr) -> str:
+    """IDENTITY for a projection that is the column itself (aliased or not),
+    AGGREGATION for one under an aggregate function, else TRANSFORMATION."""
+    bare = projection.this if isinstance(projection, exp.Alias) else projection
+    while isinstance(bare, exp.Paren):
+        bare = bare.this
+    if bare is column:
+        return IDENTITY
+    node: exp.Expr = column
+    while node is not projection and node.parent is not None:
+        node = node.parent
+        if isinstance(node, exp.AggFunc):
+            return AGGREGATION
+    return TRANSFORMATION
 
 
 def _kind_within(column: exp.Column, projection: exp.Expr) -> str:

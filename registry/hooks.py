@@ -104,10 +104,12 @@ _column_feeds: list[Callable] = []
 def column_feeds(fn: Callable) -> Callable:
     """Register who knows which columns feed which (lineage's field edges).
 
-    `fn(sources, now)` gets {dataset id: set of columns, or None for every column}
-    and returns {dataset id: set of columns} that those columns feed directly, one
-    hop. registry.usage.downstream_columns walks it; without a provider nothing is
-    downstream."""
+    `fn(sources, now)` gets {dataset id: {column: effects}, or None for every column
+    with every effect} (effects: a set of registry.usage.Effect values, what a change
+    did to the column) and returns, one hop downstream, {dataset id: {column:
+    effects}}: the columns those feed and the effects that reach them
+    (registry.usage.carries says which). registry.usage.downstream_columns walks it;
+    without a provider nothing is downstream."""
     if fn not in _column_feeds:
         _column_feeds.append(fn)
     return fn
@@ -117,5 +119,7 @@ def fed_by(sources: dict, now=None) -> dict:
     fed: dict = {}
     for fn in _column_feeds:
         for dataset_id, columns in fn(sources, now).items():
-            fed.setdefault(dataset_id, set()).update(columns)
+            mine = fed.setdefault(dataset_id, {})
+            for column, effects in columns.items():
+                mine.setdefault(column, set()).update(effects)
     return fed

@@ -254,24 +254,52 @@ def column_readers(dataset_id: int, *, now: datetime | None = None) -> ColumnRea
 DOWNSTREAM_DEPTH = 5
 
 
-def downstream_columns(sources: dict[int, set[str] | None], *, depth: int = DOWNSTREAM_DEPTH,
-                       now: datetime | None = None) -> dict[int, set[str]]:
-    """The columns that `sources` ({dataset id: columns, None for every column}) feed,
-    directly or through other jobs' outputs, up to `depth` hops, by the field edges
-    lineage saw (registry.hooks.column_feeds). The sources themselves are left out."""
-    reached: dict[int, set[str]] = {}
-    frontier: dict[int, set[str] | None] = dict(sources)
+class Effect:
+    """What a breaking change does to a column, which decides how far it travels.
+
+    A job that names a removed column fails: its team reads the column and is asked,
+    and what the job writes is left as it was, so the removal goes no further, except
+    through a `SELECT *` that passes the column on without naming it. Any other
+    change (a new type, NULLs, new enum values, wider ranges, or one the checker
+    does not name) travels wherever the column's values flow: most expressions pass
+    their input's type and NULLs on (max, coalesce, case)."""
+
+    REMOVED = "removed"
+    CHANGED = "changed"
+    ALL = frozenset({REMOVED, CHANGED})
+
+
+def carries(effect: str, subtype: str, through_star: bool | None) -> bool:
+    """Whether a DIRECT field edge passes `effect` on. An edge no source says how it
+    was made (a producer's facet) passes a removal on when it is an identity."""
+    if effect == Effect.REMOVED:
+        return through_star is True or (through_star is None and subtype.upper() in ("", "IDENTITY"))
+    return True
+
+
+Touched = dict[int, dict[str, set[str]] | None]  # dataset id -> {column: effects}, None: every column
+
+
+def downstream_columns(sources: Touched, *, depth: int = DOWNSTREAM_DEPTH,
+                       now: datetime | None = None) -> dict[int, dict[str, set[str]]]:
+    """The columns that `sources` feed, directly or through other jobs' outputs, up
+    to `depth` hops, by the field edges lineage saw (registry.hooks.column_feeds),
+    each with the effects that reach it (`carries`). The sources themselves are left out."""
+    reached: dict[int, dict[str, set[str]]] = {}
+    frontier: Touched = dict(sources)
     for _ in range(depth):
         fed = fed_by(frontier, now)
         frontier = {}
         for dataset_id, columns in fed.items():
-            known = reached.setdefault(dataset_id, set())
-            new = {c for c in columns if c not in known} - (sources.get(dataset_id) or set())
             if dataset_id in sources and sources[dataset_id] is None:
-                new = set()
-            if new:
-                known.update(new)
-                frontier[dataset_id] = new
+                continue
+            own = sources.get(dataset_id) or {}
+            known = reached.setdefault(dataset_id, {})
+            for column, effects in columns.items():
+                new = effects - known.get(column, set()) - own.get(column, set())
+                if new:
+                    known.setdefault(column, set()).update(new)
+                    frontier.setdefault(dataset_id, {})[column] = new
         if not frontier:
             break
     return {dataset_id: columns for dataset_id, columns in reached.items() if columns}

@@ -221,3 +221,89 @@ def test_downstream_columns_the_change_does_not_feed_do_not_count(contract, data
     Consumer.objects.filter(dataset=dataset, team=consumer_team).delete()
     Consumer.objects.create(dataset=public, team=other_team)
     assert required(open_request(contract, owner)) == []
+
+
+# --- how far a change travels downstream: a removal stops at the jobs naming the column ---
+
+def feeds(dataset, into: str, column: str, *, through_star: bool | None, subtype: str = "IDENTITY"):
+    """A job writes `into`.`column` from `dataset`.`column` (by SELECT *, or naming it)."""
+    from lineage.models import FieldEdge, Job
+    from registry.models import Dataset
+
+    target = Dataset.objects.create(namespace="postgres://retail-db:5432", name=into)
+    job = Job.objects.create(namespace="airflow", name=into.rsplit(".", 1)[-1])
+    FieldEdge.objects.create(job=job, dataset=target, field=column, input_dataset=dataset, input_field=column,
+                             kind=UsageKind.DIRECT, subtype=subtype, through_star=through_star, source=UsageSource.SQL)
+    return target
+
+
+def removing_customer_id(contract, owner):
+    """Propose 2.0 without customer_id (breaking FULL: writers on 1.0 still send it, typed)."""
+    from registry_client.compat import check_compatibility
+
+    from .conftest import BASE_DOCUMENT
+
+    doc = proposed_document()
+    del doc["payload"]["properties"]["customer_id"]
+    report = check_compatibility([BASE_DOCUMENT], doc, "FULL").to_dict()
+    return open_change_request(contract, doc, by=owner, report=report)
+
+
+def test_a_removed_column_and_whatever_else_the_report_says_of_it_is_a_removal():
+    from change_requests.impact import column_effects
+
+    report = {"changes": [
+        {"breaking": True, "path": "/properties/total", "kind": "property_removed", "reason": ""},
+        {"breaking": True, "path": "/required", "kind": "required_removed", "reason": "'total' is no longer required"},
+        {"breaking": True, "path": "/properties/status/enum", "kind": "enum_value_added", "reason": ""},
+        {"breaking": True, "path": "/properties/address/properties/zip", "kind": "property_removed", "reason": ""},
+    ]}
+    assert column_effects(report, "dataframe") == {"total": {"removed"}, "status": {"changed"},
+                                                   "address": {"changed"}}
+
+
+def test_a_removed_column_reaches_the_readers_of_a_select_star_that_passes_it_on(contract, dataset, consumer_team,
+                                                                                other_team, owner):
+    public = feeds(dataset, "retail.public.orders_public", "customer_id", through_star=True)
+    Consumer.objects.filter(dataset=dataset, team=consumer_team).delete()
+    Consumer.objects.create(dataset=public, team=other_team)
+    reads(public, other_team, "customer_report", "customer_id")
+    request = removing_customer_id(contract, owner)
+    assert required(request) == ["warehouse"]
+
+
+def test_a_removed_column_stops_at_a_job_that_names_it(contract, dataset, consumer_team, other_team, owner):
+    """The job naming customer_id fails, and its team is asked; what it wrote stays as it was."""
+    by_name = feeds(dataset, "retail.marts.customer_orders", "customer_id", through_star=False)
+    reads(dataset, consumer_team, "customer_orders", "customer_id")
+    Consumer.objects.create(dataset=by_name, team=other_team)
+    reads(by_name, other_team, "customer_report", "customer_id")
+    request = removing_customer_id(contract, owner)
+    assert required(request) == ["analytics"]
+    assert not TeamAssessment.objects.filter(change_request=request, team=other_team, affected=True).exists()
+
+
+def test_a_changed_column_travels_through_a_job_that_names_it(contract, dataset, consumer_team, other_team, owner):
+    """customer_id now required: its values change, and flow on wherever they are passed."""
+    by_name = feeds(dataset, "retail.marts.customer_orders", "customer_id", through_star=False,
+                    subtype="TRANSFORMATION")
+    Consumer.objects.filter(dataset=dataset, team=consumer_team).delete()
+    Consumer.objects.create(dataset=by_name, team=other_team)
+    reads(by_name, other_team, "customer_report", "customer_id")
+    assert required(open_request(contract, owner)) == ["warehouse"]
+
+
+def test_a_producer_facet_that_does_not_say_how_passes_a_removal_on_when_it_is_an_identity(dataset, consumer_team,
+                                                                                           other_team):
+    from change_requests.impact import preview_change
+
+    public = feeds(dataset, "retail.public.orders_public", "customer_id", through_star=None)
+    aggregated = feeds(dataset, "retail.marts.customers_by_day", "customer_id", through_star=None,
+                       subtype="AGGREGATION")
+    Consumer.objects.filter(dataset=dataset, team=consumer_team).delete()
+    Consumer.objects.create(dataset=public, team=other_team)
+    Consumer.objects.create(dataset=aggregated, team=consumer_team)
+    reads(public, other_team, "customer_report", "customer_id")
+    reads(aggregated, consumer_team, "daily", "customer_id")
+    answer = preview_change(dataset, ["customer_id"], effect="removed")
+    assert [t["team"] for t in answer["affected"]] == ["warehouse"]  # not analytics, past the aggregate

@@ -530,3 +530,18 @@ def test_the_recently_written_facts_stay_bounded():
     assert len(recent.facts) <= 100
     fresh, remember = recent.to_write(UsageRows(column_reads=[ColumnReadRow(999, "", "DIRECT", "input")]), ("airflow", "job"))
     assert not fresh.column_reads and remember is None  # the newest are the ones kept
+
+
+def test_sql_field_edges_say_how_and_whether_select_star_alone_passes_a_column_on(client, lineage_secret):
+    post(client, run_event("COMPLETE", job="load_orders", outputs=[dataset("raw.orders", schema=ORDERS_SCHEMA)]),
+         lineage_secret)
+    post(client, run_event("COMPLETE", job="stg_orders", inputs=["raw.orders"], outputs=["stage.orders"],
+                           job_facets={"sql": sql_facet(STAGING_SQL)}), lineage_secret)
+    post(client, run_event("COMPLETE", job="totals", inputs=["stage.orders"], outputs=["mart.totals"],
+                           job_facets={"sql": sql_facet("select customer_id, sum(amount) as total "
+                                                        "from stage.orders group by customer_id")}), lineage_secret)
+    how = {(e.dataset.name, e.field, e.input_field): (e.subtype, e.through_star)
+           for e in FieldEdge.objects.select_related("dataset")}
+    assert how[("stage.orders", "amount", "amount")] == ("IDENTITY", True)
+    assert how[("mart.totals", "customer_id", "customer_id")] == ("IDENTITY", False)
+    assert how[("mart.totals", "total", "amount")] == ("AGGREGATION", False)
