@@ -7,16 +7,19 @@ For each size (100, 1,000 and 10,000 datasets) a scratch database
 postgres://postgres@127.0.0.1:5432/reg_lineage_bench_<size>) gets a layered
 graph: dataset i is read by job i, which writes the next three
 datasets (fan-out 3); one job in ten also reads an earlier dataset chosen at
-random, so the graph is a DAG (not a tree) about log3(n) layers deep.
+random, so the graph is a DAG (not a tree) about log3(n) layers deep. Every
+dataset has a five-column schema and every job one completed run that wrote
+its outputs, so each node carries Marquez's full payload (fields, times,
+current version, a job's inputs, outputs and latest run).
 
 It then times, interleaving the sizes in rounds, 1-hop downstream queries from
 random datasets that have something downstream and 5-hop ones from datasets in
 the upper layers:
-- "api": `lineage.graph.lineage_graph(nodeId, depth, "downstream").to_marquez()`,
+- "api": `lineage.marquez.graph.marquez_graph(nodeId, depth, "downstream")`,
   the code behind GET /api/v1/lineage (node id resolution, the recursive walk,
-  the Marquez-shaped answer);
-- "raw_sql": the same recursive statement (node resolution included) sent
-  with psycopg, prepared as the app prepares it, rows fetched.
+  the nodes' full data, the Marquez-shaped answer);
+- "raw_sql": the same statement (node resolution and the nodes' data
+  included) sent with psycopg, prepared as the app prepares it, rows fetched.
 
 Prints a table, then one JSON line (last):
 {"sizes": {"100": {"hop1_p50_ms", "hop1_p95_ms", "hop5_p50_ms", "hop5_p95_ms",
@@ -33,6 +36,7 @@ import os
 import random
 import sys
 import time
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -48,7 +52,7 @@ NAMESPACE = "postgres://warehouse:5432"
 def build(conn: psycopg.Connection, n: int, rng: random.Random) -> list[int]:
     """Write the layered graph; return the dataset pks that have something downstream."""
     conn.execute("TRUNCATE lineage_rundataset, lineage_jobdataset, lineage_run, lineage_runevent, lineage_job, "
-                 "registry_dataset RESTART IDENTITY CASCADE")
+                 "lineage_datasetschema, registry_dataset RESTART IDENTITY CASCADE")
     now = datetime.now(UTC)
     with conn.cursor() as cur:
         with cur.copy("COPY registry_dataset (namespace, name, description, compatibility_mode, created_at) FROM STDIN") as copy:
@@ -70,6 +74,22 @@ def build(conn: psycopg.Connection, n: int, rng: random.Random) -> list[int]:
                 buffer.write(f"{job_pk}\tout\t{d + 1}\t{now.isoformat()}\n")
         with cur.copy("COPY lineage_jobdataset (job_id, direction, dataset_id, first_seen_at) FROM STDIN") as copy:
             copy.write(buffer.getvalue())
+        columns = json.dumps({"id": "BIGINT", "amount": "NUMERIC", "created_at": "TIMESTAMP",
+                              "customer": "VARCHAR", "status": "VARCHAR"})
+        with cur.copy("COPY lineage_datasetschema (dataset_id, fields, updated_at) FROM STDIN") as copy:
+            for i in range(n):
+                copy.write_row((i + 1, columns, now))
+        with cur.copy("COPY lineage_run (run_uuid, job_id, state, state_at, started_at, ended_at, facets, "
+                      "created_at) FROM STDIN") as copy:
+            for j in range(jobs):
+                copy.write_row((uuid.UUID(int=rng.getrandbits(128), version=4), j + 1, "COMPLETE", now, now, now,
+                                "{}", now))
+        with cur.copy("COPY lineage_rundataset (run_id, direction, dataset_id) FROM STDIN") as copy:
+            for j in range(jobs):
+                for d in range(3 * j + 1, min(3 * j + 4, n)):
+                    copy.write_row((j + 1, "out", d + 1))
+    for table in ("lineage_datasetschema", "lineage_run", "lineage_rundataset"):
+        conn.execute(f"ANALYZE {table}")
     conn.execute("ANALYZE registry_dataset")
     conn.execute("ANALYZE lineage_jobdataset")
     conn.execute("ANALYZE lineage_job")
@@ -102,10 +122,11 @@ def main() -> None:
     from django.db import connection
 
     import registry.wsgi  # noqa: F401
-    from lineage.graph import lineage_graph, neighbourhood_sql, parse_node_id
+    from lineage.graph import parse_node_id
+    from lineage.marquez.graph import full_neighbourhood_sql, marquez_graph
 
     raw = {n: psycopg.connect(urls[n], autocommit=True) for n in SIZES}
-    sql = neighbourhood_sql("dataset", "downstream", by_name=True)
+    sql = full_neighbourhood_sql("dataset", "downstream")
     timings = {n: {"hop1": [], "hop5": [], "raw5": [], "nodes5": []} for n in SIZES}
     per_round = max(1, args.samples // args.rounds)
 
@@ -118,17 +139,17 @@ def main() -> None:
             connection.settings_dict["NAME"] = urls[n].rsplit("/", 1)[1]
             top = starts[n][: max(10, len(starts[n]) // 20)]  # upper layers: five layers to go
             for pk in starts[n][:5]:  # warm the caches and prepare the statements
-                lineage_graph(node_id(pk), depth=1, direction="downstream").to_marquez()
-                lineage_graph(node_id(pk), depth=5, direction="downstream").to_marquez()
+                marquez_graph(node_id(pk), depth=1, direction="downstream")
+                marquez_graph(node_id(pk), depth=5, direction="downstream")
             for _ in range(per_round):
                 pk = rng.choice(starts[n])
                 started = time.perf_counter()
-                lineage_graph(node_id(pk), depth=1, direction="downstream").to_marquez()
+                marquez_graph(node_id(pk), depth=1, direction="downstream")
                 timings[n]["hop1"].append((time.perf_counter() - started) * 1000)
 
                 pk = rng.choice(top)
                 started = time.perf_counter()
-                answer = lineage_graph(node_id(pk), depth=5, direction="downstream").to_marquez()
+                answer = marquez_graph(node_id(pk), depth=5, direction="downstream")
                 timings[n]["hop5"].append((time.perf_counter() - started) * 1000)
                 timings[n]["nodes5"].append(len(answer["graph"]))
 

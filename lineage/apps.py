@@ -14,5 +14,6 @@ class LineageConfig(AppConfig):
         # Pipelines POST events at a high rate with bearer tokens: skip the page middleware.
         hot_path("api-lineage")
         hot_path("api-lineage-batch")
+        hot_path("api-lineage-slash")  # the same endpoint as Marquez's Java client spells it
         # Who a change breaks downstream: the columns a column feeds, from the field edges.
         column_feeds(fed_columns)

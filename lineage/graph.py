@@ -245,6 +245,20 @@ def neighbourhood_sql(kind: str, direction: str, *, by_name: bool = False) -> st
     Parameters: %(depth)s, and %(start)s (the start node's pk) or, with
     `by_name` (PostgreSQL), %(namespaces)s and %(names)s: the candidate splits
     of a node id, resolved in the same statement (longest namespace wins)."""
+    return (
+        f"{neighbourhood_ctes(kind, direction, by_name=by_name)} "
+        "SELECT 's', id, NULL, NULL, NULL, NULL FROM start "
+        f"UNION ALL SELECT e.direction, e.job_id, e.dataset_id, NULL, NULL, NULL FROM {EDGES} e "
+        "WHERE e.job_id IN (SELECT id FROM jb) AND e.dataset_id IN (SELECT id FROM ds) "
+        f"UNION ALL SELECT 'd', d.id, NULL, d.namespace, d.name, t.slug FROM {DATASETS} d "
+        "LEFT JOIN registry_team t ON t.id = d.owner_team_id WHERE d.id IN (SELECT id FROM ds) "
+        f"UNION ALL SELECT 'j', j.id, NULL, j.namespace, j.name, NULL FROM {JOBS} j WHERE j.id IN (SELECT id FROM jb)"
+    )
+
+
+def neighbourhood_ctes(kind: str, direction: str, *, by_name: bool = False) -> str:
+    """`WITH RECURSIVE start(id), …, ds(id), jb(id)`: the start node, and the
+    datasets and jobs of its neighbourhood (parameters as `neighbourhood_sql`)."""
     table = DATASETS if kind == "dataset" else JOBS
     if by_name:
         start = (f"start(id) AS (SELECT n.id FROM {table} n JOIN unnest(CAST(%(namespaces)s AS text[]), "
@@ -269,15 +283,7 @@ def neighbourhood_sql(kind: str, direction: str, *, by_name: bool = False) -> st
         dataset_sets.append("SELECT id FROM start")
     ctes.append(f"ds(id) AS ({' UNION '.join(dataset_sets)})")
     ctes.append(f"jb(id) AS ({' UNION '.join(job_sets)})")
-    return (
-        f"WITH RECURSIVE {', '.join(ctes)} "
-        "SELECT 's', id, NULL, NULL, NULL, NULL FROM start "
-        f"UNION ALL SELECT e.direction, e.job_id, e.dataset_id, NULL, NULL, NULL FROM {EDGES} e "
-        "WHERE e.job_id IN (SELECT id FROM jb) AND e.dataset_id IN (SELECT id FROM ds) "
-        f"UNION ALL SELECT 'd', d.id, NULL, d.namespace, d.name, t.slug FROM {DATASETS} d "
-        "LEFT JOIN registry_team t ON t.id = d.owner_team_id WHERE d.id IN (SELECT id FROM ds) "
-        f"UNION ALL SELECT 'j', j.id, NULL, j.namespace, j.name, NULL FROM {JOBS} j WHERE j.id IN (SELECT id FROM jb)"
-    )
+    return f"WITH RECURSIVE {', '.join(ctes)}"
 
 
 def check_request(direction: str, depth: int | str | None) -> tuple[str, int]:

@@ -130,7 +130,9 @@ class RunDataset(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "direction", "dataset"], name="lineage_rundataset_unique"),
         ]
-        indexes = [models.Index(fields=["dataset", "direction"], name="lineage_rundataset_dataset_idx")]
+        # With the run last, "the newest run that wrote this dataset" is one probe
+        # (Marquez's currentVersion, updatedAt and lastModifiedAt read it per dataset).
+        indexes = [models.Index(fields=["dataset", "direction", "run"], name="lineage_rundataset_latest_idx")]
 
     def __str__(self) -> str:
         return f"{self.run_id} {self.direction} {self.dataset_id}"

@@ -34,8 +34,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from lineage.column_graph import column_lineage
-from lineage.graph import GraphError, NodeNotFound, lineage_graph, run_graph
+from lineage.graph import GraphError, NodeNotFound, run_graph
 from lineage.ingest import Gate, ParsedEvent, store_event, store_events
+from lineage.marquez.graph import marquez_graph
 from lineage.validation import run_event_problems, storage_problems
 from registry.auth import (
     TokenFailed,
@@ -284,7 +285,9 @@ class LineageGraphView(APIView):
             if params.get("runId"):
                 graph = run_graph(params["runId"])
             elif params.get("nodeId"):
-                graph = lineage_graph(params["nodeId"], depth=params.get("depth"), direction=params.get("direction", "both"))
+                # Marquez's full node payload (lineage/marquez/graph.py).
+                return Response(marquez_graph(params["nodeId"], depth=params.get("depth"),
+                                              direction=params.get("direction", "both")))
             else:
                 raise GraphError("Send nodeId=dataset:<namespace>:<name> (or job:…), or runId=<uuid>.")
         except GraphError as exc:
