@@ -6,7 +6,7 @@ class Migration(migrations.Migration):
     a dataset is one index probe (Marquez's read API asks it for every dataset)."""
 
     dependencies = [
-        ("lineage", "0004_field_edge_through_star"),
+        ("lineage", "0005_usage_facts_without_db_constraints"),
     ]
 
     operations = [
