@@ -4,12 +4,19 @@
 registry; this collector adds to it. Reading the database at scrape time means
 every web process reports the same numbers and nothing has to be kept in sync
 between the evaluator and the exporters.
+
+Per-dataset series exist only for datasets with an SLO: the others have no
+deadline to alert on, and any lineage writer can create datasets. What was read
+is kept for METRICS_CACHE_SECONDS, so parallel scrapes share one read.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
 
+from django.conf import settings
 from django.db.models import Count, Min
 from django.utils import timezone
 from prometheus_client.core import REGISTRY, CounterMetricFamily, GaugeMetricFamily
@@ -48,33 +55,43 @@ def _families() -> dict[str, GaugeMetricFamily | CounterMetricFamily]:
 
 
 class FreshnessCollector:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._read_at = float("-inf")
+        self._families: list = []
+
     def describe(self):
         # Without describe(), registering would call collect() and query the
         # database while the app registry is still loading.
         return list(_families().values())
 
     def collect(self):
+        with self._lock:  # a scrape arriving while another reads waits for its answer
+            if time.monotonic() - self._read_at >= settings.METRICS_CACHE_SECONDS:
+                self._families, self._read_at = self._read(), time.monotonic()
+            return list(self._families)
+
+    def _read(self) -> list:
         families = _families()
         try:
             self._fill(families)
         except Exception:  # a scrape must answer whatever the database does; the alert reads `up`
             log.exception("freshness metrics: the database could not be read")
             families["up"].add_metric([], 0)
-            yield families["up"]
-            return
+            return [families["up"]]
         families["up"].add_metric([], 1)
-        yield from families.values()
+        return list(families.values())
 
     def _fill(self, f) -> None:
         now = timezone.now()
-        # 1. every dataset with its row (LEFT JOIN): one query whatever the count.
-        rows = Dataset.objects.values_list(
+        # 1. every dataset with an SLO, with its row: one query whatever the count.
+        rows = Dataset.objects.filter(freshness__max_age__isnull=False).values_list(
             "namespace", "name", "owner_team__slug", "freshness__status", "freshness__last_write_at",
             "freshness__max_age",
         ).order_by()
         for namespace, name, team, status, last_write_at, max_age in rows.iterator(chunk_size=5000):
             labels = [namespace, name, team or ""]
-            status = status or FreshnessStatus.NO_SLO
+            status = status or FreshnessStatus.NO_SLO  # an SLO set and not evaluated yet
             for s in STATUS_ORDER:
                 f["status"].add_metric([*labels, s], 1.0 if s == status else 0.0)
             if last_write_at is not None:

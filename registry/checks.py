@@ -21,6 +21,10 @@ def production_pieces(app_configs, **kwargs):
         problems.append(Warning(
             "CONTRACT_STORE is a local directory; pipelines on other machines cannot read it.",
             hint="Set CONTRACT_STORE=s3://bucket/prefix (and S3_ENDPOINT_URL for a non-AWS server).", id="registry.W003"))
+    if not settings.METRICS_TOKEN:
+        problems.append(Warning(
+            "METRICS_TOKEN is not set: /metrics answers 403, so Prometheus cannot scrape the freshness series.",
+            hint="Set METRICS_TOKEN and give Prometheus the same value as its bearer credentials.", id="registry.W006"))
     if settings.EMAIL_BACKEND.endswith(("console.EmailBackend", "locmem.EmailBackend", "dummy.EmailBackend")):
         problems.append(Warning(
             "EMAIL_BACKEND does not send mail: consumer teams will not hear of change requests.",

@@ -166,6 +166,10 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "registry@localhost")
 EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(BASE_DIR / "var" / "mail"))  # for the file-based backend
 
 # --- Lineage ---------------------------------------------------------------
+# /metrics answers only a bearer token equal to METRICS_TOKEN (the demo, DEBUG on, needs none);
+# the database-derived series are computed at most once per METRICS_CACHE_SECONDS.
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+METRICS_CACHE_SECONDS = env_int("METRICS_CACHE_SECONDS", 5, minimum=0)
 LINEAGE_MAX_BODY_BYTES = env_int("LINEAGE_MAX_BODY_BYTES", 5 * 1024 * 1024, minimum=1024)
 # Graph walks use PostgreSQL prepared statements; turn off behind a
 # transaction-pooling PgBouncer.

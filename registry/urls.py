@@ -30,5 +30,5 @@ urlpatterns = [
     path("", include("change_requests.urls")),
     path("", include("lineage.urls")),
     path("", include("freshness.urls")),
-    path("", include("django_prometheus.urls")),
+    path("metrics", views.metrics, name="prometheus-django-metrics"),
 ]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hmac
 import logging
 from collections.abc import Callable
 
@@ -12,6 +13,7 @@ from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
+from django_prometheus.exports import ExportToDjangoView
 
 from registry.forms import ClaimForm, ConsumeForm
 from registry.hooks import dataset_page_sections, nav_items, render_dataset_list_table
@@ -115,6 +117,22 @@ def dataset_unconsume(request: HttpRequest, pk: int) -> HttpResponse:
     team = get_object_or_404(Team, pk=request.POST.get("team"))
     return act_and_redirect(request, dataset, lambda: dataset.unregister_consumer(team, by=request.user),
                   f"{team} no longer consumes {dataset}.")
+
+
+@require_GET
+def metrics(request: HttpRequest) -> HttpResponse:
+    """Prometheus's /metrics, for the scraper holding METRICS_TOKEN only: a scrape reads
+    the database, and its series name every team's datasets."""
+    expected = settings.METRICS_TOKEN
+    if expected:
+        scheme, _, secret = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(secret.strip().encode(), expected.encode()):
+            return JsonResponse({"detail": "Send Authorization: Bearer <METRICS_TOKEN> to read /metrics.",
+                                 "code": "not_authenticated"}, status=401, headers={"WWW-Authenticate": "Bearer"})
+    elif not settings.DEBUG:
+        return JsonResponse({"detail": "/metrics is closed until METRICS_TOKEN is set.", "code": "metrics_closed"},
+                            status=403)
+    return ExportToDjangoView(request)
 
 
 @require_GET

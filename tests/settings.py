@@ -12,6 +12,8 @@ os.environ.setdefault("ALLOWED_HOSTS", "testserver,127.0.0.1,localhost")
 
 from registry.settings import *  # noqa: E402,F403
 
+METRICS_TOKEN = "tests-metrics-token"  # noqa: S105 - tests only
+METRICS_CACHE_SECONDS = 0  # every scrape reads the database afresh (a test turns the cache on)
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; tests only
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 STORAGES = {

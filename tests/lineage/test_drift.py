@@ -159,7 +159,7 @@ def test_drift_is_on_the_dataset_page(client, lineage_secret, owner, dataset, co
 
 def test_drift_is_a_prometheus_metric(client, lineage_secret, dataset, contract):
     write(client, lineage_secret, dataset, ("order_id", "bigint"))
-    metrics = client.get("/metrics").content.decode()
+    metrics = client.get("/metrics", HTTP_AUTHORIZATION="Bearer tests-metrics-token").content.decode()
     line = next(m for m in metrics.splitlines() if m.startswith("registry_schema_drift_findings{"))
     assert 'name="retail.public.orders"' in line and 'contract="retail.checkout.orders"' in line
     assert line.endswith(" 2.0")
