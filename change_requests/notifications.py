@@ -20,7 +20,7 @@ sent twice:
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from celery import current_app
@@ -99,6 +99,13 @@ class NotificationQuerySet(models.QuerySet):
     def unsent(self) -> NotificationQuerySet:
         return self.filter(sent_at__isnull=True, gave_up_at__isnull=True)
 
+    def lost(self, now: datetime) -> NotificationQuerySet:
+        """Unsent rows their task is not looking after: never tried UNTRIED_AFTER after they
+        were queued (the broker was down when they were handed over, or the task was lost
+        with it), or still unsent LOST_AFTER after (the task gave up retrying early)."""
+        return self.unsent().filter(Q(created_at__lt=now - LOST_AFTER)
+                                    | Q(attempts=0, created_at__lt=now - UNTRIED_AFTER))
+
 
 class Notification(models.Model):
     """One message to one recipient about one event of one request.
@@ -146,6 +153,7 @@ log = logging.getLogger(__name__)
 
 CLAIM_FOR = timedelta(minutes=5)
 LOST_AFTER = timedelta(minutes=15)  # well past the task's first retries
+UNTRIED_AFTER = timedelta(seconds=30)  # a task handed over runs within seconds
 MAX_ATTEMPTS = 8
 # The task is named, not imported: tasks.py is the entry point that imports this module.
 DELIVER_TASK = "contracts_app.deliver_change_request_notifications"
@@ -377,14 +385,13 @@ def deliver(notification: Notification) -> bool:
 
 
 def deliver_pending(change_request_id: int | None = None, *, limit: int = 500,
-                    older_than: timedelta | None = None) -> tuple[int, int]:
-    """Send the unsent notifications (of one request, or all; only those queued more than
-    `older_than` ago, if given); returns (sent, failed)."""
-    pending = Notification.objects.unsent().select_related("team_channel").order_by("created_at", "id")
+                    only_lost: bool = False) -> tuple[int, int]:
+    """Send the unsent notifications (of one request, or all; only the lost ones, if
+    `only_lost`: see NotificationQuerySet.lost); returns (sent, failed)."""
+    pending = Notification.objects.lost(timezone.now()) if only_lost else Notification.objects.unsent()
+    pending = pending.select_related("team_channel").order_by("created_at", "id")
     if change_request_id is not None:
         pending = pending.filter(change_request_id=change_request_id)
-    if older_than is not None:
-        pending = pending.filter(created_at__lt=timezone.now() - older_than)
     sent = failed = 0
     for notification in pending[:limit]:
         if deliver(notification):

@@ -259,8 +259,9 @@ def run_clock(now: datetime | None = None) -> ClockResult:
        audit row, and notifications to the governance admins and the owner.
     3. New evidence: open requests are assessed again (`reassess`), so a team that lineage
        or a declaration or a registration now shows affected is added and told.
-    4. Lost deliveries: notifications still unsent LOST_AFTER after they were queued (their
-       task was lost, or gave up retrying early) are sent.
+    4. Lost deliveries: notifications never tried 30 s after they were queued (the broker
+       was down), or still unsent LOST_AFTER after (their task gave up retrying early),
+       are sent (NotificationQuerySet.lost).
     Running the pass twice changes nothing the second time.
     """
     now = now or timezone.now()
@@ -271,8 +272,8 @@ def run_clock(now: datetime | None = None) -> ClockResult:
         slugs = reassess(request, now=now)
         if slugs:
             added[request.pk] = slugs
-    # Fresh rows belong to their own task (with its backoff); the clock only rescues old ones.
-    sent, failed = notifications.deliver_pending(older_than=notifications.LOST_AFTER)
+    # Fresh rows belong to their own task (with its backoff); the clock only rescues lost ones.
+    sent, failed = notifications.deliver_pending(only_lost=True)
     return ClockResult(reminded=reminded, escalated=escalated, sent=sent, failed=failed, added=added)
 
 

@@ -135,6 +135,16 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or None
 CELERY_TIMEZONE = "UTC"
 CELERY_TASK_ACKS_LATE = True
+# Ride out a broker restart: keep reconnecting, at start-up too, for as long as it takes,
+# and survive the moment the connection goes (registry/broker.py).
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    CELERY_BROKER_TRANSPORT = "registry.broker:Transport"
+# A message the worker took and did not acknowledge goes back to the queue after this
+# long; deadline tasks are scheduled at most FRESHNESS_ETA_HORIZON ahead, well below it.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_duration("CELERY_VISIBILITY_TIMEOUT", "1h").total_seconds()}
 FRESHNESS_SWEEP_INTERVAL = env_duration("FRESHNESS_SWEEP_INTERVAL", "15s")
 # Apps add their beat entries in their own blocks below, by readable name.
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {}

@@ -15,7 +15,8 @@ from registry.settings import *  # noqa: E402,F403
 METRICS_TOKEN = "tests-metrics-token"  # noqa: S105 - tests only
 METRICS_CACHE_SECONDS = 0  # every scrape reads the database afresh (a test turns the cache on)
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; tests only
-EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+# A worker started by a test may write its mail to files (TEST_EMAIL_BACKEND) for the test to read.
+EMAIL_BACKEND = os.environ.get("TEST_EMAIL_BACKEND", "django.core.mail.backends.locmem.EmailBackend")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},

@@ -107,3 +107,15 @@ print(result.transitions, list(FreshnessTransition.objects.filter(dataset=d).val
     out = subprocess.run([sys.executable, "manage.py", "shell", "-c", script], cwd=ROOT, env=env, check=True,
                          capture_output=True, text=True)
     assert out.stdout.strip().splitlines()[-1] == "1 ['stale', 'fresh', 'unknown'] 3"
+
+
+def test_beat_health_says_whether_the_sweep_ran_recently(db, clock):
+    from django.core.management import CommandError
+
+    with pytest.raises(CommandError, match="never run"):
+        call_command("beat_health")
+    EvaluatorState.objects.update_or_create(pk=1, defaults={"last_sweep_at": T0 - timedelta(seconds=20)})
+    call_command("beat_health")
+    EvaluatorState.objects.filter(pk=1).update(last_sweep_at=T0 - timedelta(minutes=5))
+    with pytest.raises(CommandError, match="beat or the workers are down"):
+        call_command("beat_health")
