@@ -90,6 +90,9 @@ class FacetRows:
     deleted: set[tuple[DatasetKey, str]] = field(default_factory=set)
     quality: dict[DatasetKey, tuple[dict | None, list | None]] = field(default_factory=dict)
     aliases: dict[DatasetKey, list[tuple[DatasetKey, str]]] = field(default_factory=dict)
+    # Datasets the event only reads: their facets fill gaps and replace nothing
+    # (a reader repeats what it was told; the writer's or the DatasetEvent's word stands).
+    read_only: set[DatasetKey] = field(default_factory=set)
 
     def __bool__(self) -> bool:
         return bool(self.facets or self.deleted or self.quality or self.aliases)
@@ -107,9 +110,10 @@ def _name_pair(obj: Any) -> DatasetKey | None:
     return None
 
 
-def facet_rows(datasets: Iterable[dict], *, input_facets: bool = True) -> FacetRows:
-    """The rows for `datasets` (the event's dataset objects; inputs' `inputFacets` read too)."""
-    rows = FacetRows()
+def facet_rows(datasets: Iterable[dict], *, read_only: Iterable[DatasetKey] = (), input_facets: bool = True) -> FacetRows:
+    """The rows for `datasets` (the event's dataset objects; inputs' `inputFacets`
+    read too); `read_only`: the keys of those the event only reads."""
+    rows = FacetRows(read_only=set(read_only))
     for dataset in datasets:
         facets = dataset.get("facets") or {}
         own = (dataset.get("inputFacets") or {}) if input_facets else {}
@@ -158,7 +162,7 @@ class Provenance:
 def record_facets(rows: FacetRows, datasets: dict[DatasetKey, Any], source: Provenance) -> None:
     """Write `rows` for `datasets` ({event key: Dataset}), inside the caller's transaction."""
     now = timezone.now()
-    facets, keys = [], []
+    facets, fills, keys = [], [], []
     for (key, name), facet in sorted(rows.facets.items()):
         dataset = datasets.get(key)
         if dataset is None:
@@ -166,10 +170,16 @@ def record_facets(rows: FacetRows, datasets: dict[DatasetKey, Any], source: Prov
         digest = hashlib.sha256(json.dumps(facet, sort_keys=True).encode()).hexdigest()
         if RECENT_FACETS.is_fresh(dataset.pk, name, digest):
             continue
-        keys.append((dataset.pk, name, digest))
-        facets.append(DatasetFacet(
+        row = DatasetFacet(
             dataset_id=dataset.pk, name=name, facet=facet, origin=source.origin, job_namespace=source.job_namespace,
-            job_name=source.job_name, run_uuid=source.run_uuid, event_time=source.event_time, updated_at=now))
+            job_name=source.job_name, run_uuid=source.run_uuid, event_time=source.event_time, updated_at=now)
+        if key in rows.read_only:
+            fills.append(row)
+        else:
+            keys.append((dataset.pk, name, digest))
+            facets.append(row)
+    if fills:
+        DatasetFacet.objects.bulk_create(fills, ignore_conflicts=True)
     if facets:
         DatasetFacet.objects.bulk_create(
             facets, update_conflicts=True, unique_fields=["dataset", "name"],
@@ -177,7 +187,7 @@ def record_facets(rows: FacetRows, datasets: dict[DatasetKey, Any], source: Prov
         RECENT_FACETS.remember_after_commit(keys)
     gone = Q()
     for key, name in rows.deleted:
-        if key in datasets:
+        if key in datasets and key not in rows.read_only:
             gone |= Q(dataset_id=datasets[key].pk, name=name)
             RECENT_FACETS.forget(datasets[key].pk, name)
     if gone:

@@ -226,7 +226,8 @@ def _store(parsed: ParsedEvent, by, gate: Gate | None, token_team_id: int | None
         _insert_edges(job_pk, run_pk, parsed, datasets, now, usage)
         _upsert_usage(job_pk, parsed, usage, now, team)
     # Ownership, documentation, symlinks, data quality, …: most events carry none.
-    kept = facet_rows([*(parsed.payload.get("inputs") or []), *parsed.outputs])
+    kept = facet_rows([*(parsed.payload.get("inputs") or []), *parsed.outputs],
+                      read_only=set(parsed.inputs) - {(o["namespace"], o["name"]) for o in parsed.outputs})
     if kept:
         record_facets(kept, datasets, Provenance(Origin.RUN, parsed.event_time, parsed.job_namespace, parsed.job_name,
                                                  parsed.run_uuid, parsed.event_type))

@@ -119,7 +119,8 @@ def _apply_job_event(parsed: ParsedStatic, by) -> int:
     for inp in inputs:
         set_schema(datasets[(inp["namespace"], inp["name"])].pk, (inp.get("facets") or {}).get("schema"),
                    Origin.JOB, parsed.event_time, job_id=job_id, only_if_missing=True)
-    rows = facet_rows(inputs + outputs)
+    written = {(d["namespace"], d["name"]) for d in outputs}
+    rows = facet_rows(inputs + outputs, read_only={(d["namespace"], d["name"]) for d in inputs} - written)
     if rows:
         record_facets(rows, datasets, Provenance(Origin.JOB, parsed.event_time, parsed.namespace, parsed.name))
     return created

@@ -205,14 +205,24 @@ def check_event(event: Any, *, facets: bool = True) -> Checked:
             "", "'run' and 'job' are required (a RunEvent), or 'job' (a JobEvent), or 'dataset' (a DatasetEvent)")])
     base = _Checker()
     base.base(event)
+    # Which kinds can fit at all, by the keys each requires and forbids: most
+    # events can be only one, so only its rules run.
+    has_run, has_job = "run" in event, "job" in event
+    possible = [kind for kind, fits in ((EventKind.RUN, has_run and has_job), (EventKind.JOB, has_job and not has_run),
+                                        (EventKind.DATASET, "dataset" in event and not (has_run and has_job))) if fits]
     own: dict[str, list[Problem]] = {}
-    for kind, rules in _KIND_RULES.items():
+    for kind in possible or [_intended_kind(event)]:
         checker = _Checker()
-        rules(checker, event)
+        _KIND_RULES[kind](checker, event)
         own[kind] = checker.problems
-    fitting = [kind for kind, problems in own.items() if not problems]
+    fitting = [kind for kind in possible if not own[kind]]
     if base.problems or not fitting:
-        return Checked(None, base.problems + own[_intended_kind(event)])
+        intended = _intended_kind(event)
+        if intended not in own:
+            checker = _Checker()
+            _KIND_RULES[intended](checker, event)
+            own[intended] = checker.problems
+        return Checked(None, base.problems + own[intended])
     if len(fitting) > 1:
         # Only a JobEvent and a DatasetEvent can both fit (neither allows a run with a job).
         return Checked(None, [Problem("", "is both a valid JobEvent and a valid DatasetEvent (it has 'job' and "
