@@ -90,7 +90,7 @@ class UsageRows:
     column_reads: list[ColumnReadRow] = field(default_factory=list)
     field_edges: list[FieldEdgeRow] = field(default_factory=list)
     # (dataset id, {column: type} as JSON text, whether the event writes the dataset,
-    #  whether the facet is complete, {column: description} as JSON text)
+    #  whether the facet is complete, [{name, type, description}] as JSON text)
     schemas: list[tuple[int, str, bool, bool, str]] = field(default_factory=list)
     inputs: list[int] = field(default_factory=list)  # every dataset read, listed by the event or not
 
@@ -453,12 +453,12 @@ class UsagePlan:
         # input's only fills a gap (rewriting it would make every reader of a
         # popular dataset wait on its row).
         outputs = {(o["namespace"], o["name"]) for o in self.parsed.outputs}
-        described = schema_descriptions(self.parsed)
+        listed = schema_columns(self.parsed)
         schema_rows: dict[int, tuple] = {}
         for k, fields in carried.items():
             if k in datasets:
                 row = (datasets[k].pk, json.dumps(fields, sort_keys=True), k in outputs, all(fields.values()),
-                       json.dumps(described.get(k) or {}, sort_keys=True))
+                       json.dumps(listed.get(k) or []))
                 # An event naming a dataset and its alias: one row per dataset, the written one.
                 if row[0] not in schema_rows or row[2]:
                     schema_rows[row[0]] = row
@@ -486,20 +486,21 @@ def event_schemas(parsed: ParsedEvent) -> dict[DatasetKey, dict[str, str]]:
     return found
 
 
-def schema_descriptions(parsed: ParsedEvent) -> dict[DatasetKey, dict[str, str]]:
-    """{dataset key: {column: description}} from the event's `schema` facets, where fields have one."""
-    found: dict[DatasetKey, dict[str, str]] = {}
+def schema_columns(parsed: ParsedEvent) -> dict[DatasetKey, list[dict[str, str]]]:
+    """{dataset key: [{name, type, description}]} from the event's `schema` facets, in their order."""
+    found: dict[DatasetKey, list[dict[str, str]]] = {}
     for dataset in [*(parsed.payload.get("inputs") or []), *parsed.outputs]:
         facet = (dataset.get("facets") or {}).get("schema") if isinstance(dataset, dict) else None
         fields = facet.get("fields") if isinstance(facet, dict) else None
         if not isinstance(fields, list):
             continue
-        described = {item["name"]: item["description"][:MAX_DESCRIPTION] for item in fields
-                     if isinstance(item, dict) and isinstance(item.get("name"), str)
-                     and isinstance(item.get("description"), str) and item["description"]}
+        listed = [{"name": item["name"], "type": item["type"] if isinstance(item.get("type"), str) else "",
+                   "description": item["description"][:MAX_DESCRIPTION] if isinstance(item.get("description"), str) else ""}
+                  for item in fields if isinstance(item, dict) and isinstance(item.get("name"), str)
+                  and 0 < len(item["name"]) <= MAX_NAME]
         key = _key_of(dataset)
-        if described and key is not None:
-            found[key] = described
+        if listed and key is not None:
+            found[key] = listed
     return found
 
 
@@ -513,8 +514,8 @@ class RecentlyWritten:
 
     Remembered only after the event commits (a rolled-back event's rows are
     not taken as written); at most `size` facts, the oldest forgotten first.
-    An output's schema counts as written only if unchanged (columns and
-    descriptions); an input's (which only fills a gap) once any schema of the
+    An output's schema counts as written only if unchanged (its column list);
+    an input's (which only fills a gap) once any schema of the
     dataset was written or seen."""
 
     def __init__(self, refresh: float, size: int = 100_000) -> None:

@@ -671,12 +671,11 @@ def _schemas_sql() -> list[str]:
     # change, so most events send none, and the job/run statement stays under 4 KiB.
     table = DatasetSchema._meta.db_table
     fields, notes = ("x.f", "x.x") if on_postgresql() else ("json(x.f)", "json(x.x)")
-    common = (table, "sc", _SCHEMA_TYPES, "dataset_id,fields,complete,descriptions,origin,job_id,run_uuid,event_time,updated_at",
+    common = (table, "sc", _SCHEMA_TYPES, "dataset_id,fields,complete,columns,origin,job_id,run_uuid,event_time,updated_at",
               f"x.d,{fields},x.c,{notes},'run',%(job_id)s,%(run_uuid)s,%(state_at)s,%(now)s", "dataset_id")
-    return [_usage_sql(*common, "fields=EXCLUDED.fields,complete=EXCLUDED.complete,descriptions=EXCLUDED.descriptions,"
+    return [_usage_sql(*common, "fields=EXCLUDED.fields,complete=EXCLUDED.complete,columns=EXCLUDED.columns,"
                        "origin='run',job_id=EXCLUDED.job_id,run_uuid=EXCLUDED.run_uuid,event_time=EXCLUDED.event_time,"
-                       "updated_at=EXCLUDED.updated_at WHERE (t.fields<>EXCLUDED.fields OR t.descriptions<>"
-                       "EXCLUDED.descriptions) AND (EXCLUDED.complete OR NOT t.complete)", where="x.o"),
+                       "updated_at=EXCLUDED.updated_at WHERE t.columns<>EXCLUDED.columns AND (EXCLUDED.complete OR NOT t.complete)", where="x.o"),
             _usage_sql(*common, None, where="NOT x.o")]
 
 

@@ -162,7 +162,8 @@ class DatasetSchema(models.Model):
                                    related_name="lineage_schema")
     fields = models.JSONField(help_text="{column: type} of the top-level fields ('' when the facet gives no type).")
     complete = models.BooleanField(default=True, help_text="Every field has a type: taken as the whole table.")
-    descriptions = models.JSONField(default=dict, blank=True, help_text="{column: description} where the facet has one.")
+    columns = models.JSONField(default=list, blank=True,
+                               help_text="[{name, type, description}] in the facet's order (`fields` is for look-ups).")
     origin = models.CharField(max_length=8, choices=Origin.choices, default=Origin.RUN)
     job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
                             help_text="The job whose event carried it (none for a DatasetEvent).")
@@ -173,10 +174,9 @@ class DatasetSchema(models.Model):
     def __str__(self) -> str:
         return f"columns of dataset #{self.dataset_id}"
 
-    @property
-    def columns(self) -> list[dict]:
-        return [{"name": name, "type": kind, "description": self.descriptions.get(name, "")}
-                for name, kind in self.fields.items()]
+    def listed_columns(self) -> list[dict]:
+        """[{name, type, description}] in the facet's order (rows stored before the order was kept: by name)."""
+        return self.columns or [{"name": n, "type": t, "description": ""} for n, t in self.fields.items()]
 
 
 class StaticEvent(models.Model):

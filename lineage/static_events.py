@@ -140,17 +140,17 @@ def declare_lineage(job_id: int, edges: set[tuple[int, str]], declared_at: datet
             update_conflicts=True, unique_fields=["job", "direction", "dataset"], update_fields=["declared_at"])
 
 
-def schema_of(facet: dict) -> tuple[dict[str, str], dict[str, str]]:
-    """({column: type or ''}, {column: description}) of a schema facet's top-level fields."""
-    fields, descriptions = {}, {}
+def schema_of(facet: dict) -> tuple[dict[str, str], list[dict[str, str]]]:
+    """({column: type or ''}, [{name, type, description}] in order) of a schema facet's top-level fields."""
+    fields, columns = {}, []
     for item in facet.get("fields") or []:
         name = item.get("name")
         if not isinstance(name, str) or not 0 < len(name) <= 500:
             continue
         fields[name] = item.get("type") if isinstance(item.get("type"), str) else ""
-        if isinstance(item.get("description"), str) and item["description"]:
-            descriptions[name] = item["description"][:MAX_DESCRIPTION]
-    return fields, descriptions
+        description = item.get("description") if isinstance(item.get("description"), str) else ""
+        columns.append({"name": name, "type": fields[name], "description": description[:MAX_DESCRIPTION]})
+    return fields, columns
 
 
 def set_schema(dataset_id: int, facet: dict | None, origin: str, event_time: datetime, *, job_id: int | None = None,
@@ -163,7 +163,7 @@ def set_schema(dataset_id: int, facet: dict | None, origin: str, event_time: dat
         if not only_if_missing:
             DatasetSchema.objects.filter(dataset_id=dataset_id).delete()
         return
-    fields, descriptions = schema_of(facet)
+    fields, columns = schema_of(facet)
     if not fields:
         return
     complete = all(fields.values())
@@ -171,5 +171,5 @@ def set_schema(dataset_id: int, facet: dict | None, origin: str, event_time: dat
     if current is not None and (only_if_missing or (current.complete and not complete)):
         return
     DatasetSchema.objects.update_or_create(dataset_id=dataset_id, defaults={
-        "fields": fields, "complete": complete, "descriptions": descriptions, "origin": origin, "job_id": job_id,
+        "fields": fields, "complete": complete, "columns": columns, "origin": origin, "job_id": job_id,
         "run_uuid": None, "event_time": event_time, "updated_at": timezone.now()})

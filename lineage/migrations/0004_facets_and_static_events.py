@@ -44,8 +44,8 @@ class Migration(migrations.Migration):
         ),
         migrations.AddField(
             model_name='datasetschema',
-            name='descriptions',
-            field=models.JSONField(blank=True, default=dict, help_text='{column: description} where the facet has one.'),
+            name='columns',
+            field=models.JSONField(blank=True, default=list, help_text="[{name, type, description}] in the facet's order (`fields` is for look-ups)."),
         ),
         migrations.AddField(
             model_name='datasetschema',

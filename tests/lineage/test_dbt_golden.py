@@ -59,7 +59,7 @@ def test_dbt_without_a_catalog_sends_a_partial_schema_that_drifts_nowhere(client
     post_all(client, lineage_secret, golden("dbt_no_catalog.jsonl"))
     schema = DatasetSchema.objects.get(dataset=stg_orders_contract)
     assert schema.fields == {"order_id": "", "status": ""} and not schema.complete
-    assert schema.descriptions["order_id"] == "The order's id."
+    assert schema.columns[0] == {"name": "order_id", "type": "", "description": "The order's id."}
     findings = SchemaDriftCheck.objects.filter(dataset=stg_orders_contract).latest("event_time").findings
     assert {f["kind"] for f in findings} == {"not_checked"}
     assert not [f for f in findings if f["severity"] == "drift"]

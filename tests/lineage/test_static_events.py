@@ -70,7 +70,7 @@ def test_a_dataset_event_sets_the_current_schema_with_where_it_came_from(client,
     post(client, dataset_event(schema=fields), lineage_secret)
     schema = DatasetSchema.objects.get(dataset__name="stage.orders")
     assert schema.fields == {"id": "bigint"} and schema.complete
-    assert schema.descriptions == {"id": "The key."}
+    assert schema.columns == [{"name": "id", "type": "bigint", "description": "The key."}]
     assert schema.origin == "dataset" and schema.job is None and schema.event_time.isoformat() == "2026-11-30T02:00:00+00:00"
 
 
