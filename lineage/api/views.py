@@ -140,6 +140,11 @@ def _principal(token_id: int):
 
 
 def _read_json(request: HttpRequest) -> Any:
+    media_type = request.META.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
+    if media_type != "application/json":
+        # As the rest of the API (and Marquez) answers: a form post or text/plain is no event.
+        raise IngestRefused(415, f"Content-Type {media_type or '(none)'!r} is not supported; send the event as "
+                                 "'Content-Type: application/json'.", "unsupported_media_type")
     limit = settings.LINEAGE_MAX_BODY_BYTES
     try:
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
