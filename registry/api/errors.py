@@ -10,7 +10,6 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-
 _SNAKE = re.compile(r"[a-z][a-z0-9_]*")
 _WORD_START = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
