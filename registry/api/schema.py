@@ -14,4 +14,4 @@ class BearerTokenScheme(OpenApiAuthenticationExtension):
     def get_security_definition(self, auto_schema):
         return {"type": "http", "scheme": "bearer",
                 "description": "An API token (`dr_…`): `Authorization: Bearer <token>`. Admins issue them in the "
-                               "Django admin or with `manage.py create_token` (docs/configuration.md)."}
+                               "Django admin or with `manage.py create_token` (docs/lineage.md, Tokens)."}

@@ -218,3 +218,16 @@ def test_a_batch_mixes_every_kind_in_order(client, lineage_secret):
 def test_the_facet_base_alone_is_enough_for_a_producers_own_facet(client, lineage_secret):
     response = post(client, dataset_event(shop_tier={**FACET_BASE, "tier": [1, 2]}), lineage_secret)
     assert response.status_code == 201
+
+
+def test_pruning_deletes_old_static_events_and_keeps_what_they_set(client, lineage_secret):
+    from datetime import timedelta
+
+    from django.core.management import call_command
+    from django.utils import timezone
+
+    post(client, job_event(inputs=["raw.orders"]), lineage_secret)
+    StaticEvent.objects.update(received_at=timezone.now() - timedelta(days=40))
+    call_command("prune_lineage_events", "--older-than", "30d", stdout=open("/dev/null", "w"))
+    assert not StaticEvent.objects.exists()
+    assert DeclaredEdge.objects.count() == 1 and Job.objects.count() == 1
