@@ -34,7 +34,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from lineage.models import DatasetAlias, DatasetFacet, Origin, QualityCheck
+from lineage.models import DatasetAlias, DatasetFacet, QualityCheck
 
 DatasetKey = tuple[str, str]
 
@@ -217,6 +217,3 @@ def record_facets(rows: FacetRows, datasets: dict[DatasetKey, Any], source: Prov
     elif checks:
         QualityCheck.objects.bulk_create(checks)
 
-
-def dataset_event_provenance(event_time: datetime) -> Provenance:
-    return Provenance(Origin.DATASET, event_time)

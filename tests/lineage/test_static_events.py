@@ -231,3 +231,17 @@ def test_pruning_deletes_old_static_events_and_keeps_what_they_set(client, linea
     call_command("prune_lineage_events", "--older-than", "30d", stdout=open("/dev/null", "w"))
     assert not StaticEvent.objects.exists()
     assert DeclaredEdge.objects.count() == 1 and Job.objects.count() == 1
+
+
+def test_a_partial_schema_never_resolves_select_star(client, lineage_secret):
+    from registry.usage import ColumnRead
+
+    from .conftest import sql_facet
+
+    untyped = {**schema_facet(("id", "bigint")), "fields": [{"name": "id"}]}  # dbt without a catalog
+    post(client, dataset_event("raw.orders", schema=untyped), lineage_secret)
+    event = run_event("COMPLETE", inputs=["raw.orders"], outputs=["mart.orders"],
+                      job_facets={"sql": sql_facet("select * from raw.orders")})
+    post(client, event, lineage_secret)
+    # The star may read columns the facet does not list: all/unknown, never just "id".
+    assert set(ColumnRead.objects.filter(dataset__name="raw.orders").values_list("column", flat=True)) == {""}
