@@ -329,7 +329,8 @@ def usage_rows(event: dict, found: dict) -> tuple[list[tuple], list[tuple], list
         out_id = found[(out["namespace"], out["name"])]
         if facets.get("schema"):
             fields = {f["name"]: f["type"] for f in facets["schema"]["fields"]}
-            schemas.append((out_id, json.dumps(fields, sort_keys=True), True))
+            listed = [{"name": f["name"], "type": f["type"], "description": ""} for f in facets["schema"]["fields"]]
+            schemas.append((out_id, json.dumps(fields, sort_keys=True), True, all(fields.values()), json.dumps(listed)))
         facet = facets.get("columnLineage")
         if not facet:
             continue
@@ -393,12 +394,16 @@ def _usage_sql(reads: bool, edges: bool, schemas: bool) -> str:
             "masking=EXCLUDED.masking,source=EXCLUDED.source WHERE t.last_seen_at<%s)"]
     if schemas:
         ctes += [
-            "sc(d,f,o) AS (SELECT (r.value->>0)::bigint,(r.value->>1)::jsonb,(r.value->>2)::boolean "
-            "FROM json_array_elements(%s::json) r)",
-            "sc0 AS (INSERT INTO lineage_datasetschema AS t(dataset_id,fields,updated_at) SELECT x.d,x.f,%s FROM sc x "
-            "WHERE x.o ON CONFLICT(dataset_id) DO UPDATE SET fields=EXCLUDED.fields,updated_at=EXCLUDED.updated_at "
-            "WHERE t.fields<>EXCLUDED.fields)",
-            "sc1 AS (INSERT INTO lineage_datasetschema AS t(dataset_id,fields,updated_at) SELECT x.d,x.f,%s FROM sc x "
+            "sc(d,f,o,c,x) AS (SELECT (r.value->>0)::bigint,(r.value->>1)::jsonb,(r.value->>2)::boolean,"
+            "(r.value->>3)::boolean,(r.value->>4)::jsonb FROM json_array_elements(%s::json) r)",
+            "sc0 AS (INSERT INTO lineage_datasetschema AS t(dataset_id,fields,complete,columns,origin,job_id,"
+            "run_uuid,event_time,updated_at) SELECT x.d,x.f,x.c,x.x,'run',job.id,%s,%s,%s FROM job,sc x "
+            "WHERE x.o ON CONFLICT(dataset_id) DO UPDATE SET fields=EXCLUDED.fields,complete=EXCLUDED.complete,"
+            "columns=EXCLUDED.columns,origin='run',job_id=EXCLUDED.job_id,run_uuid=EXCLUDED.run_uuid,"
+            "event_time=EXCLUDED.event_time,updated_at=EXCLUDED.updated_at WHERE t.columns<>EXCLUDED.columns "
+            "AND (EXCLUDED.complete OR NOT t.complete))",
+            "sc1 AS (INSERT INTO lineage_datasetschema AS t(dataset_id,fields,complete,columns,origin,job_id,"
+            "run_uuid,event_time,updated_at) SELECT x.d,x.f,x.c,x.x,'run',job.id,%s,%s,%s FROM job,sc x "
             "WHERE NOT x.o ON CONFLICT(dataset_id) DO NOTHING)"]
     return "".join(f", {cte}" for cte in ctes)
 
@@ -413,7 +418,8 @@ def _usage_params(event: dict, rows: tuple, team_id: int, now: datetime, event_t
     if edges:
         params += [json.dumps(edges), now, now, refresh]
     if schemas:
-        params += [json.dumps(schemas), now, now]
+        run_id = event["run"]["runId"]
+        params += [json.dumps(schemas), run_id, event_time, now, run_id, event_time, now]
     return params
 
 

@@ -13,7 +13,9 @@ facet's fields with the contract's latest published version and records one
   `canonical_dtype` (docs/schema-drift.md has the table), differs from the
   contract's, other than a narrower integer or float of the same family;
 - notes (not drift): a type we cannot map, a field the contract filters out
-  (`strict: filter`), a contract kind we do not compare (api).
+  (`strict: filter`), a contract kind we do not compare (api), and what a
+  partial facet (one with an untyped field, or no fields) could not check:
+  such a facet never yields `missing_required` or `type_mismatch`.
 
 Database work only, in the ingest transaction; no network I/O.
 """
@@ -155,30 +157,49 @@ def facet_fields(schema_facet: dict) -> list[tuple[str, Any]]:
     return [(f["name"], f.get("type")) for f in fields if isinstance(f, dict) and isinstance(f.get("name"), str)]
 
 
+def is_complete(fields: list[tuple[str, Any]]) -> bool:
+    """Whether a schema facet may be taken as the whole table: it lists fields and
+    every one has a type. The spec has no flag for "these are all the columns";
+    a facet from a catalog or the database types every field, while dbt without
+    `dbt docs generate` lists only the documented columns, untyped."""
+    return bool(fields) and all(isinstance(t, str) and t.strip() for _, t in fields)
+
+
 def compare(schema_facet: dict, document: dict) -> list[dict]:
-    """Every way the facet's fields drift from the contract document."""
+    """Every way the facet's fields drift from the contract document.
+
+    A partial facet (see `is_complete`) never yields `missing_required`, and an
+    untyped field never `type_mismatch`: a `not_checked` note says what could
+    not be checked instead."""
     expected, openness, notes = expected_fields(document)
     findings = [_finding("not_compared", "", note, severity=DriftSeverity.NOTE) for note in notes]
     if notes:
         return findings
     actual = facet_fields(schema_facet)
+    complete = is_complete(actual)
     by_name = {name: ftype for name, ftype in actual}
     by_folded = {name.casefold(): name for name, _ in actual}
     matched: set[str] = set()
+    unlisted, untyped = [], []
     for field in expected:
         name = field.name if field.name in by_name else by_folded.get(field.name.casefold())
         if name is None:
-            if field.required:
+            if field.required and complete:
                 findings.append(_finding("missing_required", field.name,
                                          f"'{field.name}' is required by the contract but the output has no such field.",
                                          expected=field.dtype or field.json_type))
+            elif field.required:
+                unlisted.append(field.name)
             continue
         matched.add(name)
         facet_type = by_name[name]
-        mapped = canonical_dtype(facet_type)
         want = field.dtype or field.json_type
         if want is None:
             continue
+        if not (isinstance(facet_type, str) and facet_type.strip()):
+            untyped.append(field.name)
+            continue
+        mapped = canonical_dtype(facet_type)
         if mapped is None:
             findings.append(_finding("unmapped_type", field.name,
                                      f"'{field.name}' has type {facet_type!r}, which has no contract dtype; not compared.",
@@ -193,6 +214,16 @@ def compare(schema_facet: dict, document: dict) -> list[dict]:
             findings.append(_finding("type_mismatch", field.name,
                                      f"'{field.name}' is {facet_type!r} ({mapped}) in the output; the contract says {want}.",
                                      expected=want, actual=facet_type))
+    if unlisted:
+        why = ("lists no fields" if not actual else
+               "does not list every column (a field without a type: a producer without the table's catalog, "
+               "such as dbt without `dbt docs generate`)")
+        findings.append(_finding("not_checked", "", f"The schema facet {why}, so required fields it leaves out "
+                                 f"were not checked: {', '.join(unlisted)}.", severity=DriftSeverity.NOTE,
+                                 expected=unlisted))
+    if untyped:
+        findings.append(_finding("not_checked", "", f"The schema facet gives no type for {', '.join(untyped)}; "
+                                 "their types were not checked.", severity=DriftSeverity.NOTE, actual=untyped))
     for name, facet_type in actual:
         if name in matched:
             continue

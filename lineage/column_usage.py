@@ -90,8 +90,9 @@ class FieldEdgeRow(NamedTuple):
 class UsageRows:
     column_reads: list[ColumnReadRow] = field(default_factory=list)
     field_edges: list[FieldEdgeRow] = field(default_factory=list)
-    # (dataset id, {column: type} as JSON text, whether the event writes the dataset)
-    schemas: list[tuple[int, str, bool]] = field(default_factory=list)
+    # (dataset id, {column: type} as JSON text, whether the event writes the dataset,
+    #  whether the facet is complete, [{name, type, description}] as JSON text)
+    schemas: list[tuple[int, str, bool, bool, str]] = field(default_factory=list)
     inputs: list[int] = field(default_factory=list)  # every dataset read, listed by the event or not
 
     def __bool__(self) -> bool:
@@ -385,7 +386,10 @@ class UsagePlan:
         tables = [ref for ref in self.sql_read if ref in self.resolved]
         if not tables:
             return evidence
-        known = {ref: tuple(schemas[self.resolved[ref]]) for ref in tables if schemas.get(self.resolved[ref])}
+        # A partial schema (untyped: dbt without a catalog lists only documented
+        # columns) cannot say what `*` is; the star then reads all/unknown.
+        known = {ref: tuple(schemas[self.resolved[ref]]) for ref in tables
+                 if schemas.get(self.resolved[ref]) and all(schemas[self.resolved[ref]].values())}
         try:
             reading: SqlReading = sql_reading(self.query, self.dialect, known, max_bytes=settings.LINEAGE_SQL_MAX_BYTES)
         except SqlNotUnderstood as exc:
@@ -446,7 +450,8 @@ class UsagePlan:
                 reads.add(ColumnReadRow(dataset_id, ALL_COLUMNS, DIRECT, UsageSource.INPUT.value))
                 continue
             reads.update(ColumnReadRow(dataset_id, column, kind, name) for (column, kind), name in shown.items())
-        rows.column_reads = sorted(reads)
+        # One row per (dataset, column, kind): an event naming a dataset and its alias gives two.
+        rows.column_reads = sorted({(r.dataset_id, r.column, r.kind): r for r in sorted(reads)}.values())
         edges: dict[tuple, FieldEdgeRow] = {}
         for out in self.parsed.outputs:
             key = (out["namespace"], out["name"])
@@ -472,8 +477,16 @@ class UsagePlan:
         # input's only fills a gap (rewriting it would make every reader of a
         # popular dataset wait on its row).
         outputs = {(o["namespace"], o["name"]) for o in self.parsed.outputs}
-        rows.schemas = sorted((datasets[k].pk, json.dumps(fields, sort_keys=True), k in outputs)
-                              for k, fields in carried.items() if k in datasets)
+        listed = schema_columns(self.parsed)
+        schema_rows: dict[int, tuple] = {}
+        for k, fields in carried.items():
+            if k in datasets:
+                row = (datasets[k].pk, json.dumps(fields, sort_keys=True), k in outputs, all(fields.values()),
+                       json.dumps(listed.get(k) or []))
+                # An event naming a dataset and its alias: one row per dataset, the written one.
+                if row[0] not in schema_rows or row[2]:
+                    schema_rows[row[0]] = row
+        rows.schemas = sorted(schema_rows.values())
         return rows
 
 
@@ -497,6 +510,24 @@ def event_schemas(parsed: ParsedEvent) -> dict[DatasetKey, dict[str, str]]:
     return found
 
 
+def schema_columns(parsed: ParsedEvent) -> dict[DatasetKey, list[dict[str, str]]]:
+    """{dataset key: [{name, type, description}]} from the event's `schema` facets, in their order."""
+    found: dict[DatasetKey, list[dict[str, str]]] = {}
+    for dataset in [*(parsed.payload.get("inputs") or []), *parsed.outputs]:
+        facet = (dataset.get("facets") or {}).get("schema") if isinstance(dataset, dict) else None
+        fields = facet.get("fields") if isinstance(facet, dict) else None
+        if not isinstance(fields, list):
+            continue
+        listed = [{"name": item["name"], "type": item["type"] if isinstance(item.get("type"), str) else "",
+                   "description": item["description"][:MAX_DESCRIPTION] if isinstance(item.get("description"), str) else ""}
+                  for item in fields if isinstance(item, dict) and isinstance(item.get("name"), str)
+                  and 0 < len(item["name"]) <= MAX_NAME]
+        key = _key_of(dataset)
+        if listed and key is not None:
+            found[key] = listed
+    return found
+
+
 class RecentlyWritten:
     """The usage rows this process committed less than `refresh` seconds ago,
     left out of the next events' statements: within that time the database
@@ -507,8 +538,9 @@ class RecentlyWritten:
 
     Remembered only after the event commits (a rolled-back event's rows are
     not taken as written); at most `size` facts, the oldest forgotten first.
-    An output's schema counts as written only if unchanged; an input's (which
-    only fills a gap) once any schema of the dataset was written or seen."""
+    An output's schema counts as written only if unchanged (its column list);
+    an input's (which only fills a gap) once any schema of the
+    dataset was written or seen."""
 
     def __init__(self, refresh: float, size: int = 100_000) -> None:
         self.refresh, self.size = refresh, size
@@ -525,12 +557,12 @@ class RecentlyWritten:
         reads = [r for r in rows.column_reads if not self._fresh(("r", *job, r.dataset_id, r.column, r.kind), now)]
         edges = [e for e in rows.field_edges if not self._fresh(("e", *job, *e[:5]), now)]
         schemas = [s for s in rows.schemas
-                   if not self._fresh(("s", s[0], s[1]) if s[2] else ("s", s[0]), now)]
+                   if not self._fresh(("s", s[0], s[1], s[4]) if s[2] else ("s", s[0]), now)]
         if not (reads or edges or schemas):
             return replace(rows, column_reads=[], field_edges=[], schemas=[]), None
         keys = ([("r", *job, r.dataset_id, r.column, r.kind) for r in reads]
                 + [("e", *job, *e[:5]) for e in edges]
-                + [k for s in schemas for k in (("s", s[0], s[1]), ("s", s[0]))])
+                + [k for s in schemas for k in (("s", s[0], s[1], s[4]), ("s", s[0]))])
 
         def remember() -> None:
             at = time.monotonic()

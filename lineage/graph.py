@@ -24,7 +24,7 @@ from uuid import UUID
 from django.db import connection
 from django.db.models import Q
 
-from lineage.models import Job, JobDataset, Run, RunDataset
+from lineage.models import DeclaredEdge, Job, JobDataset, Run, RunDataset
 from registry.db import prepared_cursor
 from registry.models import Dataset
 
@@ -33,6 +33,11 @@ MAX_DEPTH = 100
 DEFAULT_DEPTH = 20
 
 EDGES = JobDataset._meta.db_table
+DECLARED = DeclaredEdge._meta.db_table
+# The walk follows what runs showed and what JobEvents declared (static lineage):
+# PostgreSQL pushes each step's conditions into both branches (an index look-up each).
+WALKED = (f"(SELECT job_id, dataset_id, direction FROM {EDGES} "
+          f"UNION ALL SELECT job_id, dataset_id, direction FROM {DECLARED})")
 DATASETS = Dataset._meta.db_table
 JOBS = Job._meta.db_table
 
@@ -63,6 +68,7 @@ class Graph:
         ("d", pk, None, namespace, name, owner team slug)   a dataset
         ("j", pk, None, namespace, name, None)              a job
         ("in" | "out", job pk, dataset pk, None, None, None) an edge: the job reads | writes the dataset
+        ("in" | "out", job pk, dataset pk, "declared", None, None)  the same, declared by a JobEvent only
         ("s", pk, None, None, None, None)                   the start node (of kind `start_kind`)
 
     The API turns these rows straight into Marquez's answer; `nodes`, `edges`
@@ -88,6 +94,11 @@ class Graph:
     def edges(self) -> list[tuple[int, int, str]]:
         """(job pk, dataset pk, "in" | "out")"""
         return [(pk, ref, tag) for tag, pk, ref, *_ in self.rows if tag in _DIRECTIONS]
+
+    @cached_property
+    def declared(self) -> set[tuple[int, int, str]]:
+        """The edges only a JobEvent declared (no run showed them)."""
+        return {(pk, ref, tag) for tag, pk, ref, mark, *_ in self.rows if tag in _DIRECTIONS and mark == "declared"}
 
     @cached_property
     def start(self) -> Node | None:
@@ -127,11 +138,15 @@ class Graph:
         # Each outEdges list first collects the destination nodes. Visiting the
         # origins in id order, each with its destinations in id order, then
         # fills every inEdges list in order too, without sorting the edges.
-        for direction, job_pk, dataset_pk, _, _, _ in links:
+        declared = set()
+        for direction, job_pk, dataset_pk, mark, _, _ in links:
             if direction == "in":
                 datasets[dataset_pk]["outEdges"].append(jobs[job_pk])
             else:
                 jobs[job_pk]["outEdges"].append(datasets[dataset_pk])
+            if mark == "declared":
+                declared.add((datasets[dataset_pk]["id"], jobs[job_pk]["id"]) if direction == "in"
+                             else (jobs[job_pk]["id"], datasets[dataset_pk]["id"]))
         nodes = [*datasets.values(), *jobs.values()]
         nodes.sort(key=_BY_ID)
         for node in nodes:
@@ -143,6 +158,8 @@ class Graph:
                 edges = node["outEdges"] = []
                 for destination in destinations:
                     edge = {"origin": origin, "destination": destination["id"]}
+                    if declared and (origin, destination["id"]) in declared:
+                        edge["declared"] = True  # static lineage: a JobEvent said so, no run showed it
                     edges.append(edge)
                     destination["inEdges"].append(edge)
         return {"graph": nodes}
@@ -221,18 +238,18 @@ def _walk_sql(name: str, kind: str, depth_param: str, *, downstream: bool) -> tu
     if kind == "dataset":
         seed = "SELECT id, 0 FROM start"
     else:
-        seed = (f"SELECT s.dataset_id, 1 FROM {EDGES} s JOIN start ON s.job_id = start.id "
+        seed = (f"SELECT s.dataset_id, 1 FROM {WALKED} s JOIN start ON s.job_id = start.id "
                 f"WHERE s.direction = '{far}' AND {depth_param} >= 1")
     cte = (
         f"{name}(dataset_id, depth) AS ("
         f"{seed} UNION "
         f"SELECT b.dataset_id, w.depth + 1 FROM {name} w "
-        f"JOIN {EDGES} a ON a.dataset_id = w.dataset_id AND a.direction = '{near}' "
-        f"JOIN {EDGES} b ON b.job_id = a.job_id AND b.direction = '{far}' "
+        f"JOIN {WALKED} a ON a.dataset_id = w.dataset_id AND a.direction = '{near}' "
+        f"JOIN {WALKED} b ON b.job_id = a.job_id AND b.direction = '{far}' "
         f"WHERE w.depth < {depth_param})"
     )
     jobs = (
-        f"SELECT a.job_id FROM {name} w JOIN {EDGES} a ON a.dataset_id = w.dataset_id AND a.direction = '{near}' "
+        f"SELECT a.job_id FROM {name} w JOIN {WALKED} a ON a.dataset_id = w.dataset_id AND a.direction = '{near}' "
         f"WHERE w.depth < {depth_param}"
     )
     return cte, jobs
@@ -250,6 +267,9 @@ def neighbourhood_sql(kind: str, direction: str, *, by_name: bool = False) -> st
         "SELECT 's', id, NULL, NULL, NULL, NULL FROM start "
         f"UNION ALL SELECT e.direction, e.job_id, e.dataset_id, NULL, NULL, NULL FROM {EDGES} e "
         "WHERE e.job_id IN (SELECT id FROM jb) AND e.dataset_id IN (SELECT id FROM ds) "
+        f"UNION ALL SELECT e.direction, e.job_id, e.dataset_id, 'declared', NULL, NULL FROM {DECLARED} e "
+        "WHERE e.job_id IN (SELECT id FROM jb) AND e.dataset_id IN (SELECT id FROM ds) AND NOT EXISTS "
+        f"(SELECT 1 FROM {EDGES} o WHERE o.job_id = e.job_id AND o.direction = e.direction AND o.dataset_id = e.dataset_id) "
         f"UNION ALL SELECT 'd', d.id, NULL, d.namespace, d.name, t.slug FROM {DATASETS} d "
         "LEFT JOIN registry_team t ON t.id = d.owner_team_id WHERE d.id IN (SELECT id FROM ds) "
         f"UNION ALL SELECT 'j', j.id, NULL, j.namespace, j.name, NULL FROM {JOBS} j WHERE j.id IN (SELECT id FROM jb)"

@@ -40,12 +40,15 @@ from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, transactio
 from django.utils import timezone
 
 from lineage.column_usage import RecentlyWritten, UsagePlan, UsageRows
+from lineage.facets import Provenance, facet_rows, record_facets
 from lineage.models import (
+    DatasetAlias,
     DatasetSchema,
     Direction,
     FieldEdge,
     Job,
     JobDataset,
+    Origin,
     Run,
     RunDataset,
     RunEvent,
@@ -74,12 +77,17 @@ RECENT_USAGE = RecentlyWritten(USAGE_REFRESH.total_seconds())
 @dataclass
 class StoredEvent:
     stored: bool  # False: an identical event was stored before (a retry)
-    run_id: str
+    run_id: str | None  # None for a DatasetEvent or JobEvent
     datasets_created: int = 0
+    kind: str = "run"  # lineage.models.Origin
 
     def to_dict(self) -> dict[str, Any]:
-        return {"status": "stored" if self.stored else "duplicate", "runId": self.run_id,
-                "datasetsCreated": self.datasets_created}
+        answer = {"status": "stored" if self.stored else "duplicate", "datasetsCreated": self.datasets_created}
+        if self.run_id is not None:
+            answer["runId"] = self.run_id
+        else:
+            answer["eventKind"] = "DatasetEvent" if self.kind == "dataset" else "JobEvent"
+        return answer
 
 
 @dataclass(frozen=True)
@@ -217,6 +225,12 @@ def _store(parsed: ParsedEvent, by, gate: Gate | None, token_team_id: int | None
         job_pk, run_pk = _upsert_job_and_run(parsed, now)
         _insert_edges(job_pk, run_pk, parsed, datasets, now, usage)
         _upsert_usage(job_pk, parsed, usage, now, team)
+    # Ownership, documentation, symlinks, data quality, …: most events carry none.
+    kept = facet_rows([*(parsed.payload.get("inputs") or []), *parsed.outputs],
+                      read_only=set(parsed.inputs) - {(o["namespace"], o["name"]) for o in parsed.outputs})
+    if kept:
+        record_facets(kept, datasets, Provenance(Origin.RUN, parsed.event_time, parsed.job_namespace, parsed.job_name,
+                                                 parsed.run_uuid, parsed.event_type))
     # What listeners need; the rest of each row loads on first access.
     job = Job.from_db(DEFAULT_DB_ALIAS, ["id", "namespace", "name"], [job_pk, parsed.job_namespace, parsed.job_name])
     run = Run.from_db(DEFAULT_DB_ALIAS, ["id", "run_uuid", "job_id"], [run_pk, parsed.run_uuid, job_pk])
@@ -354,6 +368,11 @@ def datasets_for(keys: list[tuple[str, str]], *, by=None,
     missing = [k for k in keys if k not in found]
     if not missing:
         return found, 0
+    # A name no dataset has may be another's alias (its symlinks): resolve it to that one.
+    found.update(_select_aliased(missing))
+    missing = [k for k in missing if k not in found]
+    if not missing:
+        return found, 0
     created = _insert_unowned_datasets(missing)
     found.update({(d.namespace, d.name): d for d in created})
     still_missing = [k for k in missing if k not in found]
@@ -391,6 +410,20 @@ def _select_datasets(keys: list[tuple[str, str]]) -> dict[tuple[str, str], Datas
         cursor.execute(f"SELECT {_dataset_columns()} FROM {connection.ops.quote_name(Dataset._meta.db_table)} t WHERE {where}",
                        [v for key in keys for v in key])
         return _datasets_from_rows(cursor.fetchall())
+
+
+def _select_aliased(keys: list[tuple[str, str]]) -> dict[tuple[str, str], Dataset]:
+    """{alias key: the dataset it names} for those of `keys` that are aliases."""
+    where = " OR ".join(["(a.namespace = %s AND a.name = %s)"] * len(keys))
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT a.namespace, a.name, {_dataset_columns()} FROM {DatasetAlias._meta.db_table} a "
+                       f"JOIN {quote(Dataset._meta.db_table)} t ON t.id = a.dataset_id WHERE {where}",
+                       [v for key in keys for v in key])
+        rows = cursor.fetchall()
+    datasets = _datasets_from_rows([row[2:] for row in rows])
+    by_pk = {d.pk: d for d in datasets.values()}
+    return {(row[0], row[1]): by_pk[row[2]] for row in rows}
 
 
 def _datasets_from_rows(rows: list) -> dict[tuple[str, str], Dataset]:
@@ -484,10 +517,11 @@ def _job_and_run_params(parsed: ParsedEvent, now: datetime) -> dict[str, Any]:
 
 
 @cache
-def _job_run_and_edges_sql(reads: bool = False, field_edges: bool = False, schemas: bool = False) -> str:
+def _job_run_and_edges_sql(reads: bool = False, field_edges: bool = False) -> str:
     """The job, the run, both edge sets and, when the event has them, its column
-    reads, field edges and schemas: one statement, one round trip."""
-    usage = _usage_ctes((reads, field_edges, schemas))
+    reads and field edges: one statement, one round trip (schemas, when the
+    event changes one, follow in a statement of their own)."""
+    usage = _usage_ctes((reads, field_edges))
     return (
         f"WITH job AS ({_job_sql()}), run AS ({_run_sql(job_from_cte=True)}), "
         # Terse from here on: psycopg caches the parsing of statements up to 4 KiB.
@@ -513,9 +547,11 @@ def _upsert_job_run_and_edges(cursor, parsed: ParsedEvent, datasets: dict, now: 
     params["dataset_ids"] = [dataset_id for dataset_id, _ in edges]
     if usage:
         params.update(_usage_params(usage, now, team_id))
-    cursor.execute(_job_run_and_edges_sql(bool(usage.column_reads), bool(usage.field_edges), bool(usage.schemas)),
-                   params)
-    return cursor.fetchone()
+    cursor.execute(_job_run_and_edges_sql(bool(usage.column_reads), bool(usage.field_edges)), params)
+    job_pk, run_pk = cursor.fetchone()
+    if usage.schemas:
+        cursor.execute(_schemas_statement(), {**params, "job_id": job_pk})
+    return job_pk, run_pk
 
 
 def _upsert_job_and_run(parsed: ParsedEvent, now: datetime) -> tuple[int, int]:
@@ -580,7 +616,7 @@ def _insert_edges(job_id: int, run_id: int, parsed: ParsedEvent, datasets: dict,
 _READ_TYPES = (("d", "bigint"), ("c", ""), ("k", ""), ("s", ""))
 _EDGE_TYPES = (("d", "bigint"), ("f", ""), ("i", "bigint"), ("j", ""), ("k", ""), ("t", ""), ("x", ""),
                ("m", "boolean"), ("s", ""), ("p", "boolean"))
-_SCHEMA_TYPES = (("d", "bigint"), ("f", "jsonb"), ("o", "boolean"))
+_SCHEMA_TYPES = (("d", "bigint"), ("f", "jsonb"), ("o", "boolean"), ("c", "boolean"), ("x", "jsonb"))
 
 
 def _usage_sql(table: str, param: str, types: tuple, columns: str, select: str, conflict: str,
@@ -630,22 +666,35 @@ def _field_edges_sql() -> list[str]:
 
 
 def _schemas_sql() -> list[str]:
+    # With the columns, where they came from: this event's job, run and time.
+    # A partial schema (x.c false: a field without a type) never replaces a complete one.
+    # A statement of its own, after the job's (whose id it takes): schemas seldom
+    # change, so most events send none, and the job/run statement stays under 4 KiB.
     table = DatasetSchema._meta.db_table
-    fields = "x.f" if on_postgresql() else "json(x.f)"
-    common = (table, "sc", _SCHEMA_TYPES, "dataset_id,fields,updated_at", f"x.d,{fields},%(now)s", "dataset_id")
-    return [_usage_sql(*common, "fields=EXCLUDED.fields,updated_at=EXCLUDED.updated_at WHERE t.fields<>EXCLUDED.fields",
-                       where="x.o"),
+    fields, notes = ("x.f", "x.x") if on_postgresql() else ("json(x.f)", "json(x.x)")
+    common = (table, "sc", _SCHEMA_TYPES, "dataset_id,fields,complete,columns,origin,job_id,run_uuid,event_time,updated_at",
+              f"x.d,{fields},x.c,{notes},'run',%(job_id)s,%(run_uuid)s,%(state_at)s,%(now)s", "dataset_id")
+    return [_usage_sql(*common, "fields=EXCLUDED.fields,complete=EXCLUDED.complete,columns=EXCLUDED.columns,"
+                       "origin='run',job_id=EXCLUDED.job_id,run_uuid=EXCLUDED.run_uuid,event_time=EXCLUDED.event_time,"
+                       "updated_at=EXCLUDED.updated_at WHERE t.columns<>EXCLUDED.columns AND (EXCLUDED.complete OR NOT t.complete)", where="x.o"),
             _usage_sql(*common, None, where="NOT x.o")]
+
+
+@cache
+def _schemas_statement() -> str:
+    """PostgreSQL: both schema upserts in one statement over the typed rows."""
+    writer, filler = _schemas_sql()
+    return f"WITH {_typed_rows('sc', _SCHEMA_TYPES)}, sc0 AS ({writer}), sc1 AS ({filler}) SELECT 1"
 
 
 _USAGE = (("column_reads", "cr", _READ_TYPES, _column_reads_sql), ("field_edges", "fe", _EDGE_TYPES, _field_edges_sql),
           ("schemas", "sc", _SCHEMA_TYPES, _schemas_sql))
 
 
-def _usage_ctes(wanted: tuple[bool, bool, bool]) -> list[str]:
-    """PostgreSQL: the CTEs writing the usage tables that have rows."""
+def _usage_ctes(wanted: tuple[bool, bool]) -> list[str]:
+    """PostgreSQL: the CTEs writing the column reads and field edges, for the tables that have rows."""
     ctes = []
-    for (_, param, types, statements), has_rows in zip(_USAGE, wanted, strict=True):
+    for (_, param, types, statements), has_rows in zip(_USAGE[:2], wanted, strict=True):
         if has_rows:
             ctes.append(_typed_rows(param, types))
             ctes.extend(f"{param}{i} AS ({sql})" for i, sql in enumerate(statements()))

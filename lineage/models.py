@@ -1,4 +1,4 @@
-"""Lineage: jobs, their runs, the raw RunEvents, and the job→dataset edges.
+"""Lineage: jobs, their runs, the raw events, and the job→dataset edges.
 
 Datasets are the core's `registry.Dataset`; a dataset first seen in an event is
 created unowned. Edges are kept per job (the lineage graph) and per run (what
@@ -8,6 +8,11 @@ Column lineage adds field edges (an output column and the input columns that
 fed it, per job) and the latest known columns of each dataset, which resolve
 `SELECT *` in the SQL of later events. Which columns a job reads is the core's
 `registry.usage.ColumnRead`, written by the same ingest statement.
+
+What producers say about a dataset beyond its lineage is kept too: its current
+schema, the facets shown beside the registry's fields (DatasetFacet), its
+aliases (symlinks), its data-quality checks; and what DatasetEvents and
+JobEvents declare outside any run (StaticEvent, DeclaredEdge).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
-from lineage.querysets import FieldEdgeQuerySet, RunEventQuerySet, RunQuerySet
+from lineage.querysets import FieldEdgeQuerySet, QualityCheckQuerySet, RunEventQuerySet, RunQuerySet
 from registry.usage import UsageKind, UsageSource
 
 
@@ -138,17 +143,159 @@ class RunDataset(models.Model):
         return f"{self.run_id} {self.direction} {self.dataset_id}"
 
 
+class Origin(models.TextChoices):
+    """Which kind of event said it."""
+
+    RUN = "run", "RunEvent"
+    DATASET = "dataset", "DatasetEvent"
+    JOB = "job", "JobEvent"
+
+
 class DatasetSchema(models.Model):
-    """The columns of a dataset as its latest `schema` facet listed them, kept so
-    that `SELECT *` in the SQL of a later event resolves to real columns."""
+    """A dataset's current schema: the columns its latest `schema` facet listed
+    (from a RunEvent writing it, or a DatasetEvent), with where that came from.
+    Column usage resolves `SELECT *` with it, when it is complete.
+
+    A facet is *complete* when every field has a type (what a catalog or the
+    database gives); dbt without `dbt docs generate` lists only the documented
+    columns, untyped. A partial schema never replaces a complete one."""
 
     dataset = models.OneToOneField("registry.Dataset", primary_key=True, on_delete=models.CASCADE,
                                    related_name="lineage_schema")
-    fields = models.JSONField(help_text="{column: type} of the top-level fields.")
+    fields = models.JSONField(help_text="{column: type} of the top-level fields ('' when the facet gives no type).")
+    complete = models.BooleanField(default=True, help_text="Every field has a type: taken as the whole table.")
+    columns = models.JSONField(default=list, blank=True,
+                               help_text="[{name, type, description}] in the facet's order (`fields` is for look-ups).")
+    origin = models.CharField(max_length=8, choices=Origin.choices, default=Origin.RUN)
+    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                            help_text="The job whose event carried it (none for a DatasetEvent).")
+    run_uuid = models.UUIDField(null=True, blank=True)
+    event_time = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(default=timezone.now)
 
     def __str__(self) -> str:
         return f"columns of dataset #{self.dataset_id}"
+
+    def listed_columns(self) -> list[dict]:
+        """[{name, type, description}] in the facet's order (rows stored before the order was kept: by name)."""
+        return self.columns or [{"name": n, "type": t, "description": ""} for n, t in self.fields.items()]
+
+
+class StaticEvent(models.Model):
+    """A DatasetEvent or JobEvent as received (no run): static metadata and
+    declared lineage. Retention prunes these like RunEvents."""
+
+    checksum = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the canonical JSON: a retry stores nothing new.")
+    kind = models.CharField(max_length=8, choices=[(Origin.DATASET, "DatasetEvent"), (Origin.JOB, "JobEvent")])
+    event_time = models.DateTimeField()
+    namespace = models.CharField(max_length=500, help_text="The dataset's or the job's.")
+    name = models.CharField(max_length=500)
+    payload = models.JSONField()
+    received_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.namespace}/{self.name} at {self.event_time:%Y-%m-%d %H:%M:%S}"
+
+
+class DeclaredEdge(models.Model):
+    """Static lineage: a JobEvent declared that `job` reads (in) or writes (out)
+    `dataset`. Kept apart from the edges runs showed (JobDataset); the graph
+    shows both, these marked as declared. A JobEvent that lists inputs or
+    outputs replaces its job's declaration."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="declared_edges")
+    dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="declared_edges")
+    direction = models.CharField(max_length=3, choices=Direction.choices)
+    declared_at = models.DateTimeField(help_text="eventTime of the JobEvent that declared it.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["job", "direction", "dataset"], name="lineage_declarededge_unique"),
+        ]
+        indexes = [models.Index(fields=["dataset", "direction", "job"], name="lineage_declared_dataset_idx")]
+
+    def __str__(self) -> str:
+        arrow = "declares reading" if self.direction == Direction.INPUT else "declares writing"
+        return f"{self.job_id} {arrow} {self.dataset_id}"
+
+
+class DatasetFacet(models.Model):
+    """The latest of one facet producers send about a dataset (ownership,
+    documentation, symlinks, lifecycle state, …; lineage.facets.KEPT), with the
+    event it came from. Shown beside the registry's own fields, never instead
+    of them: a producer's `ownership` does not claim the dataset."""
+
+    dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="lineage_facets")
+    name = models.CharField(max_length=100, help_text="The facet's key: ownership, documentation, …")
+    facet = models.JSONField()
+    origin = models.CharField(max_length=8, choices=Origin.choices)
+    job_namespace = models.CharField(max_length=500, blank=True)
+    job_name = models.CharField(max_length=500, blank=True)
+    run_uuid = models.UUIDField(null=True, blank=True)
+    event_time = models.DateTimeField()
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["dataset", "name"], name="lineage_datasetfacet_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.name} of dataset #{self.dataset_id}"
+
+
+class DatasetAlias(models.Model):
+    """Another (namespace, name) of a dataset, from its `symlinks` facet (or the
+    previous name of a RENAME): events naming the alias resolve to the dataset
+    instead of creating a second one."""
+
+    namespace = models.CharField(max_length=500)
+    name = models.CharField(max_length=500)
+    dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="lineage_aliases")
+    kind = models.CharField(max_length=100, blank=True, help_text="The symlink's type (TABLE, …), or RENAMED.")
+    first_seen_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["namespace", "name"]
+        constraints = [models.UniqueConstraint(fields=["namespace", "name"], name="lineage_datasetalias_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name} -> #{self.dataset_id}"
+
+
+class QualityCheck(models.Model):
+    """What one run measured and asserted about a dataset: the
+    `dataQualityMetrics` and `dataQualityAssertions` facets (dbt tests, Great
+    Expectations, Soda). One row per (dataset, run); a later event of the run
+    replaces it. A DatasetEvent's facets make a row without a run."""
+
+    dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="quality_checks")
+    run_uuid = models.UUIDField(null=True, blank=True)
+    job_namespace = models.CharField(max_length=500, blank=True)
+    job_name = models.CharField(max_length=500, blank=True)
+    event_type = models.CharField(max_length=16, blank=True)
+    event_time = models.DateTimeField()
+    metrics = models.JSONField(null=True, blank=True, help_text="The dataQualityMetrics facet's fields.")
+    assertions = models.JSONField(default=list, blank=True, help_text="The dataQualityAssertions facet's assertions.")
+    assertion_count = models.PositiveIntegerField(default=0)
+    failed_count = models.PositiveIntegerField(default=0, help_text="Assertions with success false.")
+    checked_at = models.DateTimeField(default=timezone.now)
+
+    objects = QualityCheckQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-event_time", "-id"]
+        constraints = [models.UniqueConstraint(fields=["dataset", "run_uuid"], name="lineage_qualitycheck_run_unique")]
+        indexes = [models.Index(fields=["dataset", "-event_time"], name="lineage_quality_recent_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.failed_count}/{self.assertion_count} failed on #{self.dataset_id} ({self.job_name})"
+
+    @property
+    def failed_assertions(self) -> list[dict]:
+        return [a for a in self.assertions if isinstance(a, dict) and a.get("success") is False]
 
 
 class FieldEdge(models.Model):

@@ -27,3 +27,15 @@ class FieldEdgeQuerySet(models.QuerySet):
 
     def expired(self, now: datetime | None = None) -> FieldEdgeQuerySet:
         return self.filter(last_seen_at__lt=(now or timezone.now()) - settings.COLUMN_USAGE_WINDOW)
+
+
+class QualityCheckQuerySet(models.QuerySet):
+    def latest_per_job(self) -> QualityCheckQuerySet:
+        """Each (dataset, job)'s latest check: a dataset's current quality state
+        is what every job testing it found last (dbt runs one test job per model;
+        several suites may test one table)."""
+        latest = self.values("dataset", "job_namespace", "job_name").annotate(last=models.Max("id")).values("last")
+        return self.filter(pk__in=latest)
+
+    def failing(self) -> QualityCheckQuerySet:
+        return self.filter(failed_count__gt=0)

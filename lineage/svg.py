@@ -3,7 +3,7 @@ start node (upstream left, downstream right), no JavaScript."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.urls import reverse
 
@@ -35,6 +35,7 @@ class Drawing:
     height: int
     nodes: list[PlacedNode]
     edges: list[str]  # SVG path data
+    declared: list[str] = field(default_factory=list)  # path data of edges only a JobEvent declared
     node_w: int = NODE_W
     node_h: int = NODE_H
 
@@ -88,8 +89,10 @@ def layout(graph: Graph) -> Drawing:
                 x=PAD + (column - lowest) * COL_GAP, y=PAD + offset + row * ROW_GAP,
                 label=_label(node.name), title=node.node_id, url=url, kind=node.kind, is_start=key == start_key,
             )
-    edges = []
+    edges, declared = [], []
+    static = graph.declared
     for job_pk, dataset_pk, direction in graph.edges:
+        drawn = declared if (job_pk, dataset_pk, direction) in static else edges
         job, dataset = placed.get(("job", job_pk)), placed.get(("dataset", dataset_pk))
         if job is None or dataset is None:
             continue
@@ -100,10 +103,10 @@ def layout(graph: Graph) -> Drawing:
             x1, x2 = origin.x + NODE_W // 2, destination.x + NODE_W // 2
             y1, y2 = origin.y + NODE_H, destination.y + NODE_H
             low = max(y1, y2) + ROW_GAP // 2
-            edges.append(f"M{x1},{y1} C{x1},{low} {x2},{low} {x2},{y2}")
+            drawn.append(f"M{x1},{y1} C{x1},{low} {x2},{low} {x2},{y2}")
             continue
         mid = (x1 + x2) // 2
-        edges.append(f"M{x1},{y1} C{mid},{y1} {mid},{y2} {x2},{y2}")
+        drawn.append(f"M{x1},{y1} C{mid},{y1} {mid},{y2} {x2},{y2}")
     width = PAD * 2 + (max(columns.values(), default=0) - lowest) * COL_GAP + NODE_W
     height = PAD * 2 + (tallest - 1) * ROW_GAP + NODE_H + ROW_GAP // 2
-    return Drawing(width=width, height=height, nodes=list(placed.values()), edges=edges)
+    return Drawing(width=width, height=height, nodes=list(placed.values()), edges=edges, declared=declared)

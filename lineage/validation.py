@@ -1,17 +1,21 @@
-"""OpenLineage 2-0-2 RunEvent validation, written from the spec.
+"""OpenLineage 2-0-2 event validation, written from the spec.
 
 The rules below are those of `https://openlineage.io/spec/2-0-2/OpenLineage.json`
-`#/$defs/RunEvent` with format checks on (what `jsonschema[format-nongpl]`
-checks), plus the base structure of every facet (`_producer`, `_schemaURL`).
-tests/lineage/test_validation_corpus.py holds them to the official schema on
-OpenLineage's own events and on mutations of them.
+with format checks on (what `jsonschema[format-nongpl]` checks): its top level
+is `oneOf [RunEvent, DatasetEvent, JobEvent]`, so an event is valid when exactly
+one kind fits, and the base structure of every facet (`_producer`,
+`_schemaURL`) is checked where the spec puts facets. Then every standard facet
+is checked against its own schema (lineage.facet_schemas, a compiled
+validator over the official facet files).
+tests/lineage/test_validation_corpus.py and test_validation_property.py hold
+both halves to the official schemas, validated by the reference `jsonschema`,
+on OpenLineage's own events, on mutations of them and on random values.
 
-Hand-written rather than a generic JSON Schema engine: an event costs a few
-microseconds, and each error names the field in plain words
-(`run.runId: 'fake' is not a UUID`), which a pipeline's log can act on.
-Facets' own fields (beyond the base) are not part of the RunEvent check, as in
-the official schema; the few we read (schema, outputStatistics) are read
-defensively.
+The core rules are hand-written rather than a generic engine: the errors name
+the field and the rule in plain words (`run.runId: 'fake' is not a UUID`)
+where a generic validator of the top-level `oneOf` can only say "not valid
+under any of the given schemas"; and they cost about as much as the compiled
+validator (a few tens of microseconds per event, most of it the format checks).
 """
 
 from __future__ import annotations
@@ -20,13 +24,10 @@ import json
 import re
 from dataclasses import dataclass
 from typing import Any
-from uuid import UUID
 
-from rfc3339_validator import validate_rfc3339
-from rfc3986_validator import validate_rfc3986
+from lineage.facet_schemas import event_facet_problems, is_date_time, is_uri, is_uuid
 
 EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")
-_UUID_DASHES = (8, 13, 18, 23)
 
 
 @dataclass(frozen=True)
@@ -59,11 +60,11 @@ class _Checker:
         if not isinstance(value, str):
             self.fail(where, f"must be a string, got {_kind(value)}")
             return
-        if fmt == "uri" and not validate_rfc3986(value, rule="URI"):
+        if fmt == "uri" and not is_uri(value):
             self.fail(where, f"{_short(value)} is not a URI (an absolute URI with a scheme, e.g. https://…)")
-        elif fmt == "date-time" and not validate_rfc3339(value.upper()):
+        elif fmt == "date-time" and not is_date_time(value):
             self.fail(where, f"{_short(value)} is not an RFC 3339 date-time with a time zone (e.g. 2024-05-01T12:00:00Z)")
-        elif fmt == "uuid" and not _is_uuid(value):
+        elif fmt == "uuid" and not is_uuid(value):
             self.fail(where, f"{_short(value)} is not a UUID (8-4-4-4-12 hex digits)")
 
     # -- structures -----------------------------------------------------------
@@ -107,13 +108,24 @@ class _Checker:
             self.facets(dataset, "facets", path, deletable=True)
             self.facets(dataset, io_facets, path, deletable=False)
 
-    def run_event(self, event: Any) -> None:
-        if not isinstance(event, dict):
-            self.fail("", f"a RunEvent must be a JSON object, got {_kind(event)}")
-            return
+    def base(self, event: dict) -> None:
+        """BaseEvent: what every kind of event carries."""
         self.string(event, "eventTime", "", required=True, fmt="date-time")
         self.string(event, "producer", "", required=True, fmt="uri")
         self.string(event, "schemaURL", "", required=True, fmt="uri")
+
+    def job(self, event: dict) -> None:
+        job = event.get("job")
+        if "job" not in event:
+            self.fail("", "'job' is required")
+        elif not isinstance(job, dict):
+            self.fail("job", f"must be an object, got {_kind(job)}")
+        else:
+            self.named(job, "job")
+            self.facets(job, "facets", "job", deletable=True)
+
+    def run_event(self, event: dict) -> None:
+        """RunEvent's own rules (BaseEvent's apart)."""
         if "eventType" in event and event["eventType"] not in EVENT_TYPES:
             self.fail("eventType", f"{_short(event['eventType'])} is not one of {', '.join(EVENT_TYPES)}")
         run = event.get("run")
@@ -124,36 +136,122 @@ class _Checker:
         else:
             self.string(run, "runId", "run", required=True, fmt="uuid")
             self.facets(run, "facets", "run", deletable=False)
-        job = event.get("job")
-        if "job" not in event:
-            self.fail("", "'job' is required")
-        elif not isinstance(job, dict):
-            self.fail("job", f"must be an object, got {_kind(job)}")
-        else:
-            self.named(job, "job")
-            self.facets(job, "facets", "job", deletable=True)
+        self.job(event)
         self.datasets(event, "inputs", "inputFacets")
         self.datasets(event, "outputs", "outputFacets")
 
+    def job_event(self, event: dict) -> None:
+        """JobEvent's own rules: a job, maybe its static inputs and outputs, no run."""
+        self.job(event)
+        self.datasets(event, "inputs", "inputFacets")
+        self.datasets(event, "outputs", "outputFacets")
+        if "run" in event:
+            self.fail("", "a JobEvent has no 'run' (an event with 'run' and 'job' is a RunEvent)")
+
+    def dataset_event(self, event: dict) -> None:
+        """DatasetEvent's own rules: a dataset, and not both a job and a run."""
+        dataset = event.get("dataset")
+        if "dataset" not in event:
+            self.fail("", "'dataset' is required")
+        elif not isinstance(dataset, dict):
+            self.fail("dataset", f"must be an object, got {_kind(dataset)}")
+        else:
+            self.named(dataset, "dataset")
+            self.facets(dataset, "facets", "dataset", deletable=True)
+        if "job" in event and "run" in event:
+            self.fail("", "a DatasetEvent has not both 'job' and 'run' (that is a RunEvent)")
+
+
+class EventKind:
+    RUN = "RunEvent"
+    JOB = "JobEvent"
+    DATASET = "DatasetEvent"
+
+
+_KIND_RULES = {EventKind.RUN: _Checker.run_event, EventKind.JOB: _Checker.job_event,
+               EventKind.DATASET: _Checker.dataset_event}
+
+
+def _intended_kind(event: dict) -> str:
+    """The kind whose problems to report when no kind fits: what the event's keys suggest."""
+    if "run" in event and "job" in event:
+        return EventKind.RUN
+    if "dataset" in event:
+        return EventKind.DATASET
+    if "job" in event:
+        return EventKind.JOB
+    return EventKind.RUN
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The verdict on one event: its kind (None when it is none) and its problems."""
+
+    kind: str | None
+    problems: list[Problem]
+
+
+def check_event(event: Any, *, facets: bool = True) -> Checked:
+    """The 2-0-2 verdict on `event`: the spec's top level is `oneOf [RunEvent,
+    DatasetEvent, JobEvent]`, so an event is valid when exactly one kind fits.
+    With `facets`, every known facet of a valid event is also checked against
+    its own facet schema (lineage.facet_schemas)."""
+    if not isinstance(event, dict):
+        return Checked(None, [Problem("", f"an event must be a JSON object, got {_kind(event)}")])
+    if not ("run" in event or "job" in event or "dataset" in event):
+        base = _Checker()
+        base.base(event)
+        return Checked(None, [*base.problems, Problem(
+            "", "'run' and 'job' are required (a RunEvent), or 'job' (a JobEvent), or 'dataset' (a DatasetEvent)")])
+    base = _Checker()
+    base.base(event)
+    # Which kinds can fit at all, by the keys each requires and forbids: most
+    # events can be only one, so only its rules run.
+    has_run, has_job = "run" in event, "job" in event
+    possible = [kind for kind, fits in ((EventKind.RUN, has_run and has_job), (EventKind.JOB, has_job and not has_run),
+                                        (EventKind.DATASET, "dataset" in event and not (has_run and has_job))) if fits]
+    own: dict[str, list[Problem]] = {}
+    for kind in possible or [_intended_kind(event)]:
+        checker = _Checker()
+        _KIND_RULES[kind](checker, event)
+        own[kind] = checker.problems
+    fitting = [kind for kind in possible if not own[kind]]
+    if base.problems or not fitting:
+        intended = _intended_kind(event)
+        if intended not in own:
+            checker = _Checker()
+            _KIND_RULES[intended](checker, event)
+            own[intended] = checker.problems
+        return Checked(None, base.problems + own[intended])
+    if len(fitting) > 1:
+        # Only a JobEvent and a DatasetEvent can both fit (neither allows a run with a job).
+        return Checked(None, [Problem("", "is both a valid JobEvent and a valid DatasetEvent (it has 'job' and "
+                                          "'dataset'); the spec accepts exactly one kind: send one of them")])
+    kind = fitting[0]
+    if not facets:
+        return Checked(kind, [])
+    return Checked(kind, [Problem(path, message) for path, message in event_facet_problems(event, kind)])
+
 
 def run_event_problems(event: Any) -> list[Problem]:
-    """Every way `event` breaks the 2-0-2 RunEvent spec (empty when it is valid)."""
-    checker = _Checker()
-    checker.run_event(event)
-    return checker.problems
+    """Every way `event` breaks the 2-0-2 spec, its facets' schemas included (empty when it is valid)."""
+    return check_event(event).problems
 
 
 NAME_LIMIT = 500  # the namespace/name columns of jobs and datasets
 
 
-def storage_problems(event: dict, *, canonical: str | None = None) -> list[Problem]:
+def storage_problems(event: dict, *, kind: str = EventKind.RUN, canonical: str | None = None) -> list[Problem]:
     """What a spec-valid event cannot be stored as: over-long names, and NUL
     characters, which PostgreSQL text and jsonb cannot hold. `canonical`: the
     event as JSON text (ensure_ascii=False) if the caller has it already."""
     problems = []
-    named = [("job", event["job"])]
-    for key in ("inputs", "outputs"):
-        named += [(f"{key}[{i}]", d) for i, d in enumerate(event.get(key) or [])]
+    if kind == EventKind.DATASET:
+        named = [("dataset", event["dataset"])]
+    else:
+        named = [("job", event["job"])]
+        for key in ("inputs", "outputs"):
+            named += [(f"{key}[{i}]", d) for i, d in enumerate(event.get(key) or [])]
     for path, obj in named:
         for field in ("namespace", "name"):
             if len(obj[field]) > NAME_LIMIT:
@@ -168,14 +266,6 @@ def storage_problems(event: dict, *, canonical: str | None = None) -> list[Probl
 # In JSON text a NUL is always written \u0000; a backslash before it that is
 # itself escaped (an even run of them) does not make it a literal "\u0000".
 _ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
-
-
-def _is_uuid(value: str) -> bool:
-    try:
-        UUID(value)
-    except ValueError:
-        return False
-    return all(len(value) > i and value[i] == "-" for i in _UUID_DASHES)
 
 
 def _kind(value: Any) -> str:

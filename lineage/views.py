@@ -1,4 +1,6 @@
-"""Lineage pages: the dataset-page graph and column-usage sections, and the job pages."""
+"""Lineage pages: the dataset-page sections (graph, column usage, current schema
+and producers' facets, data quality), the dataset list's failed-checks badge,
+and the job pages."""
 
 from __future__ import annotations
 
@@ -6,16 +8,25 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.db.models import OuterRef, Subquery
+from django.db.models import Max, OuterRef, Q, Subquery, Sum
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 
 from lineage.graph import DIRECTIONS, Graph, Node, graph_around
-from lineage.models import Job, Run, RunDataset
+from lineage.models import (
+    DatasetAlias,
+    DatasetFacet,
+    DatasetSchema,
+    FieldEdge,
+    Job,
+    QualityCheck,
+    Run,
+    RunDataset,
+)
 from lineage.svg import layout
-from registry.hooks import dataset_page_section
+from registry.hooks import dataset_list_badge, dataset_page_section
 from registry.models import Consumer
 from registry.usage import column_readers
 
@@ -102,3 +113,74 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     ctx = _drawing_context(request, start)
     ctx.update({"job": job, "runs": Run.objects.of_job(job).recent(20), "anchor_url": job.get_absolute_url()})
     return render(request, "lineage/job_detail.html", ctx)
+
+
+# --- what producers say about a dataset: its current schema, facets and quality ----------
+
+PRODUCER_FACETS = ("documentation", "ownership", "symlinks", "lifecycleStateChange", "tags", "datasetType", "storage",
+                   "dataSource", "version", "catalog", "hierarchy")
+RECENT_CHECKS = 10
+
+
+@dataset_page_section(order=25)
+def schema_section(request: HttpRequest, dataset) -> str:
+    """The current schema as a column table (each column's upstream fields from
+    column lineage), where it came from, the producers' facets beside the
+    registry's own fields, and the dataset's aliases. Four queries: the schema
+    with its job, the facets, the aliases both ways, the field edges feeding it."""
+    schema = DatasetSchema.objects.select_related("job").filter(dataset_id=dataset.pk).first()
+    facets = {f.name: f for f in DatasetFacet.objects.filter(dataset_id=dataset.pk)}
+    aliases = list(DatasetAlias.objects.filter(Q(dataset_id=dataset.pk) | Q(namespace=dataset.namespace, name=dataset.name))
+                   .select_related("dataset"))
+    if schema is None and not facets and not aliases:
+        return ""
+    fed_by: dict[str, list[str]] = {}
+    if schema is not None:
+        for field, name, input_field in (
+                FieldEdge.objects.current().filter(dataset_id=dataset.pk)
+                .values_list("field", "input_dataset__name", "input_field")
+                .order_by("field", "input_dataset__name", "input_field").distinct()):
+            fed_by.setdefault(field, []).append(f"{name}.{input_field}")
+    return render_to_string("lineage/_schema_section.html", {
+        "dataset": dataset, "schema": schema,
+        "columns": [dict(c, fed_by=fed_by.get(c["name"], [])) for c in schema.listed_columns()] if schema else [],
+        "facets": [facets[name] for name in PRODUCER_FACETS if name in facets],
+        "ownership": facets.get("ownership"), "documentation": facets.get("documentation"),
+        "lifecycle": facets.get("lifecycleStateChange"),
+        "aliases": [a for a in aliases if a.dataset_id == dataset.pk],
+        "alias_of": [a for a in aliases if a.dataset_id != dataset.pk],
+    }, request=request)
+
+
+@dataset_page_section(order=33)
+def quality_section(request: HttpRequest, dataset) -> str:
+    """The dataset's quality state (each testing job's latest check, failed
+    assertions first) and its recent checks. Two queries."""
+    current = list(QualityCheck.objects.filter(dataset_id=dataset.pk).latest_per_job().order_by("-failed_count", "job_name"))
+    if not current:
+        return ""
+    recent = list(QualityCheck.objects.filter(dataset_id=dataset.pk)[:RECENT_CHECKS])
+    return render_to_string("lineage/_quality_section.html", {
+        "current": current, "recent": recent, "failed": sum(c.failed_count for c in current),
+        "api_url": reverse("api-dataset-quality", args=[dataset.pk]),
+    }, request=request)
+
+
+def _annotate_failed_assertions(datasets):
+    """The listing's failed assertions: the sum over each testing job's latest check (a subquery)."""
+    latest = (QualityCheck.objects.filter(dataset=OuterRef(OuterRef("pk"))).order_by()
+              .values("job_namespace", "job_name").annotate(last=Max("id")).values("last"))
+    total = (QualityCheck.objects.filter(dataset=OuterRef("pk"), pk__in=latest).order_by()
+             .values("dataset").annotate(n=Sum("failed_count")).values("n"))
+    return datasets.annotate(failed_assertions=Subquery(total[:1]))
+
+
+def _failed_assertions_badge(dataset):
+    failed = getattr(dataset, "failed_assertions", None)
+    if not failed:
+        return None
+    return (f"{failed} failed check{'s' if failed != 1 else ''}", "warn",
+            "Failed data-quality assertions in the latest checks (dbt tests, Great Expectations, Soda)")
+
+
+dataset_list_badge(_annotate_failed_assertions, _failed_assertions_badge)

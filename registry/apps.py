@@ -7,3 +7,4 @@ class RegistryConfig(AppConfig):
 
     def ready(self) -> None:
         from registry import checks  # noqa: F401  (registers the system checks)
+        from registry.api import schema  # noqa: F401  (the bearer scheme in the OpenAPI document)

@@ -52,6 +52,31 @@ def render_dataset_list_table(request, datasets) -> SafeString | None:
     return None
 
 
+_list_annotations: list[Callable] = []
+_list_badges: list[Callable] = []
+
+
+def dataset_list_badge(annotate: Callable, badge: Callable) -> None:
+    """Add a badge beside each dataset's name in the dataset list.
+
+    `annotate(queryset)` adds what the badge needs to the listing queryset as
+    annotations (subqueries: the list stays one query whatever the rows);
+    `badge(dataset)` returns (text, css class, title) or None."""
+    if annotate not in _list_annotations:
+        _list_annotations.append(annotate)
+        _list_badges.append(badge)
+
+
+def annotate_dataset_list(datasets):
+    for annotate in _list_annotations:
+        datasets = annotate(datasets)
+    return datasets
+
+
+def dataset_badges(dataset) -> list[tuple[str, str, str]]:
+    return [found for badge in _list_badges if (found := badge(dataset))]
+
+
 _nav: list[tuple[int, str, str]] = []
 
 

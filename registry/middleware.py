@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import get_script_prefix, resolve, reverse
 
 from registry.hooks import hot_paths
@@ -51,3 +51,30 @@ class HotPathMiddleware:
             for method in methods:
                 routes[(method, path)] = (match.func, match)
         return routes
+
+
+class JsonApiErrorsMiddleware:
+    """Under /api/, a 404 or 405 that is not already JSON — an unknown path,
+    which Django answers with its HTML page, or a plain view refusing a method —
+    becomes the API's error shape, so that clients parse every error alike."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if response.status_code not in (404, 405) or not request.path_info.startswith("/api/"):
+            return response
+        if response.get("Content-Type", "").startswith("application/json"):
+            return response
+        if response.status_code == 404:
+            answer = JsonResponse({"detail": f"No API endpoint at {request.path_info} (the list is at /api/docs/).",
+                                   "code": "not_found"}, status=404)
+        else:
+            allowed = response.get("Allow", "")
+            answer = JsonResponse({"detail": f"Method {request.method} is not allowed here"
+                                             + (f"; allowed: {allowed}." if allowed else "."),
+                                   "code": "method_not_allowed"}, status=405)
+            if allowed:
+                answer["Allow"] = allowed
+        return answer

@@ -55,6 +55,8 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     # Endpoints listed with registry.hooks.hot_path leave the chain here.
     "registry.middleware.HotPathMiddleware",
+    # /api/ answers its 404s and 405s in JSON, whoever raised them.
+    "registry.middleware.JsonApiErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

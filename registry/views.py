@@ -16,7 +16,12 @@ from django.views.decorators.http import require_GET, require_POST
 from django_prometheus.exports import ExportToDjangoView
 
 from registry.forms import ClaimForm, ConsumeForm
-from registry.hooks import dataset_page_sections, nav_items, render_dataset_list_table
+from registry.hooks import (
+    annotate_dataset_list,
+    dataset_page_sections,
+    nav_items,
+    render_dataset_list_table,
+)
 from registry.models import Consumer, Dataset, Team
 from registry.usage import readers_of
 
@@ -29,7 +34,7 @@ def site_context(request: HttpRequest) -> dict:
 
 @login_required
 def dataset_list(request: HttpRequest) -> HttpResponse:
-    datasets = Dataset.objects.for_listing()
+    datasets = annotate_dataset_list(Dataset.objects.for_listing())
     query = request.GET.get("q", "").strip()
     if query:
         datasets = datasets.matching(query)

@@ -53,6 +53,20 @@ class YAMLRenderer(renderers.BaseRenderer):
         return dump_plain_yaml(data).encode()
 
 
+# The other names YAML goes by: a client asking for any of them gets YAML, labelled as asked.
+class XYAMLRenderer(YAMLRenderer):
+    media_type = "application/x-yaml"
+
+
+class TextYAMLRenderer(YAMLRenderer):
+    media_type = "text/yaml"
+
+
+YAML_RENDERERS = [YAMLRenderer, XYAMLRenderer, TextYAMLRenderer]
+YAML_RESPONSES = {(200, "application/json"): OpenApiTypes.OBJECT,
+                  **{(200, r.media_type): OpenApiTypes.STR for r in YAML_RENDERERS}}
+
+
 def contracts_with_versions():
     return Contract.objects.select_related("owner_team").prefetch_related(
         Prefetch("versions", queryset=ContractVersion.objects.only("id", "contract_id", "version"))
@@ -232,9 +246,9 @@ class VersionDetail(APIView):
 class VersionDocument(APIView):
     """The document of a version: YAML as published (?format=yaml) or JSON."""
 
-    renderer_classes = [renderers.JSONRenderer, YAMLRenderer]
+    renderer_classes = [renderers.JSONRenderer, *YAML_RENDERERS]
 
-    @extend_schema(responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "application/yaml"): OpenApiTypes.STR})
+    @extend_schema(responses=YAML_RESPONSES)
     def get(self, request, name: str, version: str):
         cv = get_version(name, version)
         if request.accepted_renderer.format == "yaml":
@@ -243,7 +257,7 @@ class VersionDocument(APIView):
 
 
 class VersionSpec(APIView):
-    renderer_classes = [renderers.JSONRenderer, YAMLRenderer]
+    renderer_classes = [renderers.JSONRenderer, *YAML_RENDERERS]
 
     @extend_schema(responses=SpecSerializer)
     def get(self, request, name: str, version: str):

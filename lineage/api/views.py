@@ -7,7 +7,7 @@ They keep DRF's error shape ({"detail", "code"}) and the bearer-token rules and
 messages of registry.auth.
 
 Status codes follow Marquez, so OpenLineage clients retry when they should:
-201 stored (also for a retried duplicate), 400 unreadable body, 422 a RunEvent
+201 stored (also for a retried duplicate), 400 unreadable body, 422 an event
 that breaks the spec (nothing stored), 401 token missing/invalid/revoked,
 403 a token that may not write lineage, 413 over LINEAGE_MAX_BODY_BYTES,
 503 database unavailable (with Retry-After).
@@ -35,9 +35,10 @@ from rest_framework.views import APIView
 
 from lineage.column_graph import column_lineage
 from lineage.graph import GraphError, NodeNotFound, run_graph
-from lineage.ingest import Gate, ParsedEvent, store_event, store_events
+from lineage.ingest import Gate, ParsedEvent, store_event
 from lineage.marquez.graph import marquez_graph
-from lineage.validation import run_event_problems, storage_problems
+from lineage.static_events import ParsedStatic, store_static_event
+from lineage.validation import EventKind, check_event, storage_problems
 from registry.auth import (
     TokenFailed,
     bearer_secret,
@@ -140,6 +141,11 @@ def _principal(token_id: int):
 
 
 def _read_json(request: HttpRequest) -> Any:
+    media_type = request.META.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
+    if media_type != "application/json":
+        # As the rest of the API (and Marquez) answers: a form post or text/plain is no event.
+        raise IngestRefused(415, f"Content-Type {media_type or '(none)'!r} is not supported; send the event as "
+                                 "'Content-Type: application/json'.", "unsupported_media_type")
     limit = settings.LINEAGE_MAX_BODY_BYTES
     try:
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
@@ -160,7 +166,7 @@ def _read_json(request: HttpRequest) -> Any:
     elif encoding not in ("", "identity"):
         raise IngestRefused(415, f"Content-Encoding {encoding!r} is not supported; send gzip or no encoding.", "unsupported_encoding")
     if not body:
-        raise IngestRefused(400, "The body is empty; send a RunEvent as JSON.", "empty_body")
+        raise IngestRefused(400, "The body is empty; send an OpenLineage event as JSON.", "empty_body")
     try:
         return json.loads(body)
     except UnicodeDecodeError:
@@ -173,7 +179,7 @@ def _invalid(problems: list, *, what: str) -> IngestRefused:
     first = str(problems[0])
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     return IngestRefused(
-        422, f"{what} does not follow the OpenLineage 2-0-2 RunEvent spec: {first}{more}.", "invalid_run_event",
+        422, f"{what} does not follow the OpenLineage 2-0-2 spec: {first}{more}.", "invalid_event",
         errors=[p.to_dict() for p in problems[:MAX_LISTED_PROBLEMS]],
     )
 
@@ -204,42 +210,51 @@ def _answers_errors(view: Callable[[HttpRequest], JsonResponse]) -> Callable[[Ht
     return answer
 
 
-def _checked(event: Any) -> tuple[ParsedEvent | None, list]:
-    """The event ready to store, or the problems that refuse it."""
-    problems = run_event_problems(event)
-    if problems:
-        return None, problems
-    parsed = ParsedEvent.of(event)
-    return parsed, storage_problems(event, canonical=parsed.canonical)
+def _checked(event: Any) -> tuple[ParsedEvent | ParsedStatic | None, list]:
+    """The event ready to store (a RunEvent, or a DatasetEvent or JobEvent), or the problems that refuse it."""
+    checked = check_event(event)
+    if checked.problems:
+        return None, checked.problems
+    if checked.kind == EventKind.RUN:
+        parsed = ParsedEvent.of(event)
+    else:
+        parsed = ParsedStatic.of(event, checked.kind)
+    return parsed, storage_problems(event, kind=checked.kind, canonical=parsed.canonical)
+
+
+def _store(parsed: ParsedEvent | ParsedStatic, *, by, gate: Gate | None = None, token_team_id: int | None = None):
+    if isinstance(parsed, ParsedStatic):
+        return store_static_event(parsed, by=by, gate=gate)
+    return store_event(parsed, by=by, gate=gate, token_team_id=token_team_id)
 
 
 @csrf_exempt
 @_answers_errors
 def ingest(request: HttpRequest) -> JsonResponse:
-    """POST /api/v1/lineage: one RunEvent."""
+    """POST /api/v1/lineage: one RunEvent, DatasetEvent or JobEvent."""
     if request.method != "POST":
-        return JsonResponse({"detail": "Method not allowed: POST a RunEvent here, or GET /api/v1/lineage?nodeId=….", "code": "method_not_allowed"}, status=405)
+        return JsonResponse({"detail": "Method not allowed: POST an OpenLineage event here, or GET /api/v1/lineage?nodeId=….", "code": "method_not_allowed"}, status=405)
     gate, principal = _writer_gate(request)
     try:
         event = _read_json(request)
         if isinstance(event, list):
-            raise IngestRefused(400, "The body is a JSON array; POST arrays of RunEvents to /api/v1/lineage/batch.", "expected_object")
+            raise IngestRefused(400, "The body is a JSON array; POST arrays of events to /api/v1/lineage/batch.", "expected_object")
         parsed, problems = _checked(event)
         if problems:
-            raise _invalid(problems, what="The RunEvent")
+            raise _invalid(problems, what="The event")
     except IngestRefused:
         # A bad token is reported before a bad body; a good one is checked
         # with the event's first statement (the gate) instead.
         _lineage_writer(request)
         raise
-    result = store_event(parsed, by=principal, gate=gate)
+    result = _store(parsed, by=principal, gate=gate)
     return JsonResponse(result.to_dict(), status=201)
 
 
 @csrf_exempt
 @_answers_errors
 def ingest_batch(request: HttpRequest) -> JsonResponse:
-    """POST /api/v1/lineage/batch: a JSON array of RunEvents.
+    """POST /api/v1/lineage/batch: a JSON array of events (RunEvents, DatasetEvents, JobEvents).
 
     Every event is checked before any is stored: one invalid event refuses the
     batch (422, each problem prefixed with its index) and nothing is stored.
@@ -247,11 +262,11 @@ def ingest_batch(request: HttpRequest) -> JsonResponse:
     the database fails midway the answer is 503 and a retry of the whole batch
     stores only what is missing."""
     if request.method != "POST":
-        return JsonResponse({"detail": "Method not allowed: POST a JSON array of RunEvents.", "code": "method_not_allowed"}, status=405)
+        return JsonResponse({"detail": "Method not allowed: POST a JSON array of OpenLineage events.", "code": "method_not_allowed"}, status=405)
     principal, team_id = _lineage_writer(request)
     events = _read_json(request)
     if not isinstance(events, list):
-        raise IngestRefused(400, "A batch is a JSON array of RunEvents; POST a single event to /api/v1/lineage.", "expected_array")
+        raise IngestRefused(400, "A batch is a JSON array of OpenLineage events; POST a single event to /api/v1/lineage.", "expected_array")
     if not events:
         raise IngestRefused(400, "The batch is empty.", "empty_batch")
     parsed, problems = [], []
@@ -261,7 +276,8 @@ def ingest_batch(request: HttpRequest) -> JsonResponse:
         problems.extend(p.__class__(f"[{i}].{p.path}" if p.path else f"[{i}]", p.message) for p in found)
     if problems:
         raise _invalid(problems, what=f"The batch of {len(events)} events")
-    results = store_events(parsed, by=principal, token_team_id=team_id)
+    # Each event in its own transaction, in order.
+    results = [_store(p, by=principal, token_team_id=team_id) for p in parsed]
     stored = sum(r.stored for r in results)
     return JsonResponse({"received": len(results), "stored": stored, "duplicates": len(results) - stored}, status=201)
 
@@ -298,9 +314,9 @@ class LineageGraphView(APIView):
 
 
     @extend_schema(
-        request={"application/json": {"type": "object", "description": "An OpenLineage 2-0-2 RunEvent; gzip allowed."}},
+        request={"application/json": {"type": "object", "description": "An OpenLineage 2-0-2 event (RunEvent, DatasetEvent or JobEvent); gzip allowed."}},
         responses={201: dict, 400: dict, 401: dict, 403: dict, 413: dict, 422: dict, 503: dict},
-        summary="Store one OpenLineage RunEvent (bearer token that may write lineage).",
+        summary="Store one OpenLineage event (bearer token that may write lineage).",
     )
     def post(self, request):
         # Reached only through LineageGraphView.as_view(); the URL routes POST
@@ -311,9 +327,9 @@ class LineageGraphView(APIView):
 class LineageBatchView(APIView):
     @extend_schema(
         request={"application/json": {"type": "array", "items": {"type": "object"},
-                                      "description": "OpenLineage 2-0-2 RunEvents; gzip allowed."}},
+                                      "description": "OpenLineage 2-0-2 events (RunEvent, DatasetEvent, JobEvent); gzip allowed."}},
         responses={201: dict, 400: dict, 401: dict, 403: dict, 413: dict, 422: dict, 503: dict},
-        summary="Store a batch of RunEvents, each in its own transaction; one invalid event refuses the batch.",
+        summary="Store a batch of OpenLineage events, each in its own transaction; one invalid event refuses the batch.",
     )
     def post(self, request):
         return ingest_batch(request._request)
@@ -355,6 +371,13 @@ def lineage_endpoint(request: HttpRequest):
     if request.method == "POST":
         return ingest(request)
     return _graph_view(request)
+
+
+@csrf_exempt
+def lineage_endpoint_with_slash(request: HttpRequest):
+    """/api/v1/lineage/, as Marquez's Java client asks: the same operation, which the
+    OpenAPI document lists once (a plain view, with no DRF class to document)."""
+    return lineage_endpoint(request)
 
 
 # The OpenAPI generator documents a URL by its view class: point it at the DRF

@@ -28,6 +28,7 @@ from django.db import connection
 
 from lineage.graph import (
     DATASETS,
+    DECLARED,
     EDGES,
     JOBS,
     NodeNotFound,
@@ -107,6 +108,7 @@ def full_neighbourhood_sql(kind: str, direction: str) -> str:
 
         ("s", pk, NULL, NULL, NULL, NULL)              the start node
         ("in" | "out", job pk, dataset pk, NULL, NULL, NULL)
+        ("in" | "out", job pk, dataset pk, "declared", NULL, NULL)  declared by a JobEvent only
         ("d", pk, NULL, namespace, name, data)         a dataset
         ("j", pk, NULL, namespace, name, data)         a job
     """
@@ -115,6 +117,9 @@ def full_neighbourhood_sql(kind: str, direction: str) -> str:
         "SELECT 's', id, NULL, NULL, NULL, CAST(NULL AS json) FROM start "
         f"UNION ALL SELECT e.direction, e.job_id, e.dataset_id, NULL, NULL, NULL FROM {EDGES} e "
         "WHERE e.job_id IN (SELECT id FROM jb) AND e.dataset_id IN (SELECT id FROM ds) "
+        f"UNION ALL SELECT e.direction, e.job_id, e.dataset_id, 'declared', NULL, NULL FROM {DECLARED} e "
+        "WHERE e.job_id IN (SELECT id FROM jb) AND e.dataset_id IN (SELECT id FROM ds) AND NOT EXISTS "
+        f"(SELECT 1 FROM {EDGES} o WHERE o.job_id = e.job_id AND o.direction = e.direction AND o.dataset_id = e.dataset_id) "
         f"UNION ALL SELECT 'd', d.id, NULL, d.namespace, d.name, {DATASET_JSON} FROM {DATASETS} d "
         f"LEFT JOIN {TEAMS} t ON t.id = d.owner_team_id LEFT JOIN {SCHEMAS} s ON s.dataset_id = d.id "
         f"{_NEWEST_WRITE} "
@@ -148,6 +153,7 @@ def linked(rows: list[tuple]) -> dict[str, Any]:
     datasets: dict[int, dict] = {}
     jobs: dict[int, dict] = {}
     links = []
+    declared: set[tuple[str, str]] = set()
     for row in rows:
         tag, pk, _ref, namespace, name, data = row
         if tag == "d":
@@ -173,11 +179,14 @@ def linked(rows: list[tuple]) -> dict[str, Any]:
             jobs[pk] = {"id": f"job:{namespace}:{name}", "type": "JOB", "data": data, "inEdges": [], "outEdges": []}
         elif tag == "in" or tag == "out":
             links.append(row)
-    for direction, job_pk, dataset_pk, _, _, _ in links:
+    for direction, job_pk, dataset_pk, mark, _, _ in links:
         if direction == "in":
             datasets[dataset_pk]["outEdges"].append(jobs[job_pk])
         else:
             jobs[job_pk]["outEdges"].append(datasets[dataset_pk])
+        if mark == "declared":
+            declared.add((datasets[dataset_pk]["id"], jobs[job_pk]["id"]) if direction == "in"
+                         else (jobs[job_pk]["id"], datasets[dataset_pk]["id"]))
     nodes = [*datasets.values(), *jobs.values()]
     nodes.sort(key=_BY_ID)
     for node in nodes:
@@ -189,6 +198,8 @@ def linked(rows: list[tuple]) -> dict[str, Any]:
             edges = node["outEdges"] = []
             for destination in destinations:
                 edge = {"origin": origin, "destination": destination["id"]}
+                if declared and (origin, destination["id"]) in declared:
+                    edge["declared"] = True  # static lineage: a JobEvent said so, no run showed it
                 edges.append(edge)
                 destination["inEdges"].append(edge)
     return {"graph": nodes}

@@ -131,11 +131,13 @@ def test_no_contract_or_no_schema_facet_records_nothing(client, lineage_secret, 
     assert not SchemaDriftCheck.objects.exists()
 
 
-def test_a_malformed_schema_facet_is_stored_and_compared_as_no_fields(client, lineage_secret, dataset, contract):
+def test_a_malformed_schema_facet_is_refused_and_checks_nothing(client, lineage_secret, dataset, contract):
     out = {"namespace": dataset.namespace, "name": dataset.name,
            "facets": {"schema": {"_producer": "https://x.example/p", "_schemaURL": "https://x.example/s", "fields": "oops"}}}
-    assert post(client, run_event(outputs=[out]), lineage_secret).status_code == 201
-    assert {f["kind"] for f in SchemaDriftCheck.objects.get().findings} == {"missing_required"}
+    response = post(client, run_event(outputs=[out]), lineage_secret)
+    assert response.status_code == 422
+    assert response.json()["errors"][0]["path"] == "outputs[0].facets.schema.fields"
+    assert not SchemaDriftCheck.objects.exists()
 
 
 def test_drift_is_in_the_api(client, lineage_secret, owner, dataset, contract):

@@ -143,7 +143,7 @@ def test_the_openapi_document_describes_the_lineage_endpoints(client, owner):
     client.force_login(owner)
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").content.decode()
     assert '"/api/v1/lineage"' in schema and '"/api/v1/lineage/batch"' in schema
-    assert "nodeId" in schema and "Store one OpenLineage RunEvent" in schema
+    assert "nodeId" in schema and "Store one OpenLineage event" in schema
 
 
 def test_the_walk_is_a_prepared_statement_on_postgresql(chain):

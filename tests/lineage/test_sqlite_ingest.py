@@ -63,6 +63,24 @@ counts["schemas"] = DatasetSchema.objects.count()
 from lineage.column_graph import column_lineage
 graph = column_lineage("datasetField:demo://:mart:id", with_downstream=True)["graph"]
 counts["column_graph"] = [[n["id"], n["data"]["fieldType"], [e["origin"] for e in n["inEdges"]]] for n in graph]
+
+# DatasetEvents and JobEvents, and the facets kept from them and from a dbt-like test run.
+from lineage.models import DatasetAlias, DatasetFacet, DeclaredEdge, QualityCheck
+base = {"_producer": "https://example.com/p", "_schemaURL": "https://example.com/s"}
+static = {"eventTime": "2026-11-30T02:00:00Z", "producer": "https://example.com/p",
+          "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/DatasetEvent",
+          "dataset": {"namespace": "demo://", "name": "mart", "facets": {
+              "ownership": {**base, "owners": [{"name": "team:pipelines"}]},
+              "symlinks": {**base, "identifiers": [{"namespace": "hive://", "name": "mart", "type": "TABLE"}]}}}}
+job = {"eventTime": "2026-11-30T02:00:00Z", "producer": "https://example.com/p",
+       "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent",
+       "job": {"namespace": "airflow", "name": "declared"}, "inputs": [{"namespace": "hive://", "name": "mart"}], "outputs": []}
+tested = event("COMPLETE")
+tested["run"] = {"runId": str(uuid.uuid4())}
+tested["inputs"][0]["inputFacets"] = {"dataQualityAssertions": {**base, "assertions": [{"assertion": "unique", "success": False}]}}
+counts["static"] = [post(static), post(static), post(job), post(tested)]
+counts["kept"] = [DatasetFacet.objects.count(), DatasetAlias.objects.count(), QualityCheck.objects.get().failed_count,
+                  list(DeclaredEdge.objects.values_list("dataset__name", "direction"))]
 print(json.dumps(counts))
 """
 
@@ -82,4 +100,6 @@ def test_the_sqlite_demo_stores_events_refuses_bad_tokens_and_ignores_retries(tm
                                 ["raw", "id", "DIRECT", "column_lineage"]],
                       "field_edges": 1, "schemas": 1,
                       "column_graph": [["datasetField:demo://:mart:id", "int", ["datasetField:demo://:raw:id"]],
-                                       ["datasetField:demo://:raw:id", None, []]]}
+                                       ["datasetField:demo://:raw:id", None, []]],
+                      # the alias resolves: the JobEvent's hive:// input is the demo:// dataset
+                      "static": [201, 201, 201, 201], "kept": [2, 1, 1, [["mart", "in"]]]}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from lineage.validation import run_event_problems
@@ -37,39 +37,62 @@ PATHS = [
     ("inputs", 0, "facets", "f"), ("inputs", 0, "inputFacets", "f", "_producer"), ("outputs",), ("outputs", 0),
     ("outputs", 0, "namespace"), ("outputs", 0, "facets", "schema", "_deleted"),
     ("outputs", 0, "outputFacets", "f"), ("outputs", 0, "outputFacets", "f", "_schemaURL"),
+    # the other kinds of event, and the facets' own schemas
+    ("dataset",), ("dataset", "name"), ("dataset", "facets"), ("dataset", "facets", "schema", "fields"),
+    ("dataset", "facets", "ownership", "owners"), ("dataset", "facets", "symlinks", "identifiers", 0, "type"),
+    ("outputs", 0, "facets", "schema", "fields"), ("outputs", 0, "facets", "schema", "fields", 0, "type"),
+    ("outputs", 0, "outputFacets", "outputStatistics", "rowCount"),
+    ("inputs", 0, "inputFacets", "dataQualityAssertions", "assertions", 0, "success"),
+    ("job", "facets", "ownership", "owners", 0),
 ]
+KINDS = ("run", "job", "dataset")
 
 
-def base_event() -> dict:
+def base_event(kind: str = "run") -> dict:
     event = run_event("START", inputs=["raw.a"], outputs=["mart.a"])
     event["run"]["facets"] = {"f": dict(FACET)}
-    event["job"]["facets"] = {"f": dict(FACET)}
+    event["job"]["facets"] = {"f": dict(FACET), "ownership": dict(FACET, owners=[{"name": "team:a"}])}
     event["inputs"][0]["facets"] = {"f": dict(FACET)}
-    event["inputs"][0]["inputFacets"] = {"f": dict(FACET)}
-    event["outputs"][0]["facets"] = {"schema": dict(FACET, fields=[])}
-    event["outputs"][0]["outputFacets"] = {"f": dict(FACET)}
+    event["inputs"][0]["inputFacets"] = {"f": dict(FACET), "dataQualityAssertions": dict(
+        FACET, assertions=[{"assertion": "not_null", "success": True}])}
+    event["outputs"][0]["facets"] = {"schema": dict(FACET, fields=[{"name": "id", "type": "int"}])}
+    event["outputs"][0]["outputFacets"] = {"f": dict(FACET), "outputStatistics": dict(FACET, rowCount=1)}
+    if kind == "job":
+        del event["run"]
+    elif kind == "dataset":
+        event = {k: event[k] for k in ("eventTime", "producer", "schemaURL")}
+        event["dataset"] = {"namespace": "n", "name": "a", "facets": {
+            "schema": dict(FACET, fields=[]), "ownership": dict(FACET, owners=[]),
+            "symlinks": dict(FACET, identifiers=[{"namespace": "m", "name": "b", "type": "TABLE"}])}}
     return event
 
 
-def put(event: dict, path: tuple, value) -> dict:
+def put(event: dict, path: tuple, value) -> dict | None:
+    """The event with `value` at `path`; None when the event has no such place."""
     event = copy.deepcopy(event)
     target = event
-    for key in path[:-1]:
-        target = target[key]
-    target[path[-1]] = value
+    try:
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+    except (KeyError, IndexError, TypeError):
+        return None
     return event
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(path=st.sampled_from(PATHS), value=VALUES)
-def test_any_value_anywhere_gets_the_official_verdict(official, path, value):  # noqa: F811
-    event = put(base_event(), path, value)
+@given(kind=st.sampled_from(KINDS), path=st.sampled_from(PATHS), value=VALUES)
+def test_any_value_anywhere_gets_the_official_verdict(official, kind, path, value):  # noqa: F811
+    event = put(base_event(kind), path, value)
+    assume(event is not None)
     assert (not run_event_problems(event)) == official.is_valid(event), (path, value, run_event_problems(event))
 
 
 @pytest.mark.django_db
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(path=st.sampled_from(PATHS), value=VALUES)
-def test_the_api_never_answers_500(client, lineage_secret, path, value):
-    response = post(client, put(base_event(), path, value), lineage_secret)
+@given(kind=st.sampled_from(KINDS), path=st.sampled_from(PATHS), value=VALUES)
+def test_the_api_never_answers_500(client, lineage_secret, kind, path, value):
+    event = put(base_event(kind), path, value)
+    assume(event is not None)
+    response = post(client, event, lineage_secret)
     assert response.status_code in (201, 400, 422), response.content

@@ -68,6 +68,13 @@ def test_the_document_of_a_version_as_yaml_or_json(api_client, published):
     assert yaml.safe_load(as_yaml.content) == cell_count()
 
 
+@pytest.mark.parametrize("media_type", ["application/yaml", "application/x-yaml", "text/yaml"])
+def test_the_document_comes_as_yaml_under_each_name_yaml_goes_by(api_client, published, media_type):
+    response = api_client.get("/api/contracts/lab.analytics.cell_count/versions/1.0/document/", HTTP_ACCEPT=media_type)
+    assert response.status_code == 200 and response["Content-Type"].startswith(media_type)
+    assert yaml.safe_load(response.content) == cell_count()
+
+
 def test_unknown_versions_say_which_exist(api_client, published):
     response = api_client.get("/api/contracts/lab.analytics.cell_count/versions/9.9/")
     assert response.status_code == 404

@@ -85,7 +85,7 @@ def test_registering_a_consumer_on_an_unowned_dataset_is_refused_with_a_clear_er
     response = client.post(f"/api/datasets/{unowned_dataset.pk}/consumers/", {"team": "analytics"},
                            content_type="application/json")
     assert response.status_code == 409
-    assert response.json()["code"] == "DatasetUnowned"
+    assert response.json()["code"] == "dataset_unowned"
     assert "must claim it" in response.json()["detail"]
 
 

@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from lineage.models import FieldEdge, RunEvent
+from lineage.models import FieldEdge, RunEvent, StaticEvent
 from registry.env import parse_duration
 from registry.models import AuditEvent
 from registry.usage import ColumnRead
@@ -41,8 +41,10 @@ class Command(BaseCommand):
         now = timezone.now()
         cutoff = now - age
         old = RunEvent.objects.received_before(cutoff)
+        # DatasetEvents and JobEvents as received: raw events too; what they set stays.
+        old_static = StaticEvent.objects.filter(received_at__lt=cutoff)
         stale = [("column reads", ColumnRead.objects.expired(now)), ("field edges", FieldEdge.objects.expired(now))]
-        total = old.count()
+        total = old.count() + old_static.count()
         if dry_run:
             self.stdout.write(f"{total} events received before {cutoff:%Y-%m-%d %H:%M:%S} UTC would be deleted.")
             for label, rows in stale:
@@ -50,6 +52,7 @@ class Command(BaseCommand):
             return
         self.stdout.write(f"Deleting {total} events received before {cutoff:%Y-%m-%d %H:%M:%S} UTC, {batch_size} per batch.")
         deleted = self._in_batches(RunEvent, old, total, batch_size)
+        deleted += self._in_batches(StaticEvent, old_static, old_static.count(), batch_size, label="static events")
         usage = {label: self._in_batches(rows.model, rows, rows.count(), batch_size, label=label) for label, rows in stale}
         if deleted or any(usage.values()):
             AuditEvent.objects.create(
