@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.db import connection, transaction
 from django.utils import timezone
 from packaging.version import InvalidVersion, Version
@@ -37,8 +38,11 @@ from contracts_app.models import (
     ContractVersion,
     DatasetBoundElsewhere,
     IntegrationSpec,
+    UnknownOwner,
     datasets_named_in,
     document_checksum,
+    owner_named_in,
+    publisher_refusal,
 )
 from contracts_app.store import (
     SCHEMA_INDEX_COLUMNS,
@@ -126,6 +130,9 @@ def record_version(document: dict, *, by, yaml_text: str | None = None, store: S
     3. the same content under an existing version is a no-op (its upload is
        re-scheduled if an earlier one failed); different content is refused
        (ContentChanged);
+    3b. the document's owner must be a team, and `by` must act for the contract's
+       current owner team (the named one for a first version; see
+       publisher_refusal): UnknownOwner / PermissionDenied otherwise;
     4. a new row and its AuditEvent are written, and the datasets the
        document's `datasets:` section names are bound (created unowned when
        never seen; DatasetBoundElsewhere when another contract describes one);
@@ -163,15 +170,19 @@ def record_version(document: dict, *, by, yaml_text: str | None = None, store: S
 
 
 def _upsert_contract(document: dict, *, by) -> Contract:
+    """Create or lock the contract row; refuse an unknown owner or a publisher who
+    may not publish it (checked under the lock, so a concurrent hand-over counts)."""
     schema, meta = document["schema"], document.get("meta") or {}
-    owner_slug = schema.get("owner") or ""
+    named = owner_named_in(document)
     fields = {
         "domain": schema["domain"], "subdomains": list(schema.get("subdomains") or []),
         "entity": schema["entity"], "schema_type": schema["schema_type"], "meta": meta,
-        "owner_label": owner_slug, "description": schema.get("description") or "",
-        "owner_team": Team.objects.filter(slug=owner_slug).first() if owner_slug else None,
+        "owner_label": named.slug, "description": schema.get("description") or "", "owner_team": named,
     }
-    contract = Contract.objects.select_for_update().filter(name=schema["name"]).first()
+    contract = Contract.objects.select_for_update(of=("self",)).select_related("owner_team").filter(name=schema["name"]).first()
+    refusal = publisher_refusal(contract, schema["name"], named, by)
+    if refusal:
+        raise PermissionDenied(refusal)
     if contract is None:
         contract = Contract.objects.create(name=schema["name"], **fields)
         AuditEvent.record(by, AuditAction.CONTRACT_CREATED, contract, after={"name": contract.name, "schema_type": contract.schema_type})
@@ -180,13 +191,29 @@ def _upsert_contract(document: dict, *, by) -> Contract:
         raise ContentChanged(
             f"{contract.name} is a {contract.schema_type} contract; a version cannot change it to {fields['schema_type']}."
         )
-    # The contract row reflects its newest version's description and meta.
+    # The contract row reflects its newest version's description, meta and owner.
     latest = semantic_order(list(contract.versions.all()))
     if not latest or Version(schema["version"]) >= Version(latest[-1].version):
+        previous_owner = contract.owner_team
         for key, value in fields.items():
             setattr(contract, key, value)
         contract.save()
+        if previous_owner != named:
+            AuditEvent.record(by, AuditAction.OWNER_CHANGED, contract,
+                              before={"owner_team": previous_owner.slug if previous_owner else None},
+                              after={"owner_team": named.slug, "version": schema["version"]})
     return contract
+
+
+def publish_refusal(document: Any, *, by) -> str:
+    """Why `by` may not publish `document` (a sentence for a 403), or "" when it may.
+    An owner that names no team is left to the gate, which refuses it with a 400."""
+    name, _ = _identity(document)
+    schema = document.get("schema") if isinstance(document, dict) else None
+    slug = str((schema or {}).get("owner") or "") if isinstance(schema, dict) else ""
+    contract = Contract.objects.filter(name=name).select_related("owner_team").first()
+    named = Team.objects.filter(slug=slug).first() if slug else None
+    return publisher_refusal(contract, name, named, by)
 
 
 def _next_version(version: str) -> str:
@@ -359,7 +386,9 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
                      store: Store | None = None) -> PublishOutcome:
     """Gate, check and publish one document; never raises for a bad document.
 
-    1. gates (structure, identity, canonical dtypes) -> refused;
+    1. gates (structure, identity, canonical dtypes) -> refused; so is an owner
+       that names no team, or a publisher who may not publish the contract
+       (publisher_refusal: the current owner team, or an admin);
     2. the version exists: same content -> unchanged, other content -> refused;
     2b. a version number that understates the change (e.g. a minor bump for a
        change that breaks either direction) -> refused, naming the smallest
@@ -375,6 +404,13 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
     errors = gate_errors(document)
     if errors:
         return PublishOutcome(name, version, REFUSED, f"{name} {version}: failed the publish gate", errors=errors, dry_run=dry_run)
+    try:
+        owner_named_in(document)
+    except UnknownOwner as exc:
+        return PublishOutcome(name, version, REFUSED, f"{name} {version}: unknown owner", errors=exc.messages, dry_run=dry_run)
+    refusal = publish_refusal(document, by=by)
+    if refusal:
+        return PublishOutcome(name, version, REFUSED, refusal, errors=[refusal], dry_run=dry_run)
     contract = Contract.objects.filter(name=name).first()
     existing = contract.versions.filter(version=version).first() if contract else None
     if existing is not None:
@@ -415,8 +451,10 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
         return PublishOutcome(name, version, PUBLISHED, f"{name} {version} would be published", report=report, dry_run=True)
     try:
         cv = record_version(document, by=by, yaml_text=yaml_text, store=store)
-    except (ContentChanged, InvalidDocument, DatasetBoundElsewhere) as exc:
+    except (ContentChanged, InvalidDocument, DatasetBoundElsewhere, UnknownOwner) as exc:
         return PublishOutcome(name, version, REFUSED, " ".join(exc.messages), report=report, dry_run=dry_run)
+    except PermissionDenied as exc:  # the owner team changed hands since the check above
+        return PublishOutcome(name, version, REFUSED, str(exc), errors=[str(exc)], report=report, dry_run=dry_run)
     cv.refresh_from_db()
     return PublishOutcome(name, version, PUBLISHED, f"{name} {version} published", report=report,
                           contract_version=cv, upload_error=cv.upload_error)
