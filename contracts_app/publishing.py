@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from packaging.version import InvalidVersion, Version
 from registry_client.compat import CompatibilityReport, check_compatibility, version_bump_problem
@@ -61,10 +61,18 @@ from registry.models import AuditEvent, RegistryError, Team, person_of
 log = logging.getLogger(__name__)
 
 PUBLISHED, UNCHANGED, REFUSED, BREAKING = "published", "unchanged", "refused", "breaking"
+CONFLICT, FORBIDDEN = "conflict", "forbidden"  # PublishOutcome.code of a refusal
 # The mode of a contract not yet recorded (its first version is accepted under any mode).
 DEFAULT_MODE = Contract._meta.get_field("compatibility_mode").default
 UPLOAD_ATTEMPTS = 3
 UPLOAD_BACKOFF_S = 0.5
+
+
+class PublishRaced(RegistryError):
+    """Another publish changed the contract between a document's check and its recording."""
+
+    def __init__(self, message: str):
+        super().__init__(message, code=CONFLICT)
 
 
 class InvalidDocument(RegistryError):
@@ -87,6 +95,9 @@ class PublishOutcome:
     dry_run: bool = False
     upload_error: str = ""
     change_request: Any = None  # what holds a breaking version: the listener's change request (or None)
+    # Why a refusal is not the document's fault: CONFLICT (the version exists with other
+    # content, or another publish changed the contract meanwhile) or FORBIDDEN.
+    code: str = ""
 
     @property
     def ok(self) -> bool:
@@ -98,6 +109,7 @@ class PublishOutcome:
             "errors": self.errors, "dry_run": self.dry_run, "upload_error": self.upload_error,
             "report": self.report.to_dict() if self.report else None,
             "change_request": self.change_request.pk if self.change_request else None,
+            "code": self.code,
         }
 
 
@@ -121,7 +133,8 @@ def semantic_order(versions: list[ContractVersion]) -> list[ContractVersion]:
     return sorted(versions, key=lambda v: Version(v.version))
 
 
-def record_version(document: dict, *, by, yaml_text: str | None = None, store: Store | None = None) -> ContractVersion:
+def record_version(document: dict, *, by, yaml_text: str | None = None, store: Store | None = None,
+                   checked_below: list[int] | None = None) -> ContractVersion:
     """Record `document` as a published version and schedule its upload.
 
     1. the gates must pass (InvalidDocument otherwise);
@@ -137,6 +150,10 @@ def record_version(document: dict, *, by, yaml_text: str | None = None, store: S
        document's `datasets:` section names are bound (created unowned when
        never seen; DatasetBoundElsewhere when another contract describes one);
     5. the upload runs after the caller's transaction commits, never inside it.
+
+    `checked_below` (publish_document's) lists the versions the caller checked
+    compatibility against, outside the lock; when another publish has changed
+    them since, the version is not recorded (PublishRaced): its check is stale.
     """
     errors = gate_errors(document)
     name, version = _identity(document)
@@ -150,11 +167,16 @@ def record_version(document: dict, *, by, yaml_text: str | None = None, store: S
             if not existing.same_content_as(document):
                 raise ContentChanged(
                     f"{name} {version} is already published with different content; published versions are "
-                    f"immutable: publish the change as a new version (e.g. {_next_version(version)})."
+                    f"immutable: publish the change as a new version (e.g. {_next_version(version)}).",
+                    code=CONFLICT,
                 )
             if not existing.is_in_store:
                 _schedule_upload(existing.pk, store)
             return existing
+        if checked_below is not None and [v.pk for v in published_below(contract, version)] != checked_below:
+            raise PublishRaced(
+                f"{name} {version}: another version of {name} was published while this one was being checked; "
+                "nothing was recorded: publish it again to check it against the versions now published.")
         text = yaml_text if yaml_text is not None else dump_plain_yaml(document)
         checksum = document_checksum(document)
         cv = ContractVersion.objects.create(
@@ -171,7 +193,15 @@ def record_version(document: dict, *, by, yaml_text: str | None = None, store: S
 
 def _upsert_contract(document: dict, *, by) -> Contract:
     """Create or lock the contract row; refuse an unknown owner or a publisher who
-    may not publish it (checked under the lock, so a concurrent hand-over counts)."""
+    may not publish it (checked under the lock, so a concurrent hand-over counts).
+
+    Two first publishes of one contract race for its name:
+    1. neither finds a row to lock, so both insert, each in a savepoint;
+    2. PostgreSQL makes the second insert wait on the unique index until the
+       first transaction ends, then refuses it (IntegrityError);
+    3. the loser rolls back its savepoint, locks the winner's row and goes on as
+       a later publish of that contract (its version is then the same one, a
+       no-op, or a conflict) -- never an error page."""
     schema, meta = document["schema"], document.get("meta") or {}
     named = owner_named_in(document)
     fields = {
@@ -179,14 +209,14 @@ def _upsert_contract(document: dict, *, by) -> Contract:
         "entity": schema["entity"], "schema_type": schema["schema_type"], "meta": meta,
         "owner_label": named.slug, "description": schema.get("description") or "", "owner_team": named,
     }
-    contract = Contract.objects.select_for_update(of=("self",)).select_related("owner_team").filter(name=schema["name"]).first()
-    refusal = publisher_refusal(contract, schema["name"], named, by)
-    if refusal:
-        raise PermissionDenied(refusal)
+    contract = _locked_contract(schema["name"])
     if contract is None:
-        contract = Contract.objects.create(name=schema["name"], **fields)
-        AuditEvent.record(by, AuditAction.CONTRACT_CREATED, contract, after={"name": contract.name, "schema_type": contract.schema_type})
-        return contract
+        _require_publisher(None, schema["name"], named, by)
+        contract = _create_contract(schema["name"], fields, by=by)
+        if contract is not None:
+            return contract
+        contract = _locked_contract(schema["name"])  # another first publish won the name
+    _require_publisher(contract, schema["name"], named, by)
     if contract.schema_type != fields["schema_type"]:
         raise ContentChanged(
             f"{contract.name} is a {contract.schema_type} contract; a version cannot change it to {fields['schema_type']}."
@@ -203,6 +233,30 @@ def _upsert_contract(document: dict, *, by) -> Contract:
                               before={"owner_team": previous_owner.slug if previous_owner else None},
                               after={"owner_team": named.slug, "version": schema["version"]})
     return contract
+
+
+def _locked_contract(name: str) -> Contract | None:
+    return Contract.objects.select_for_update(of=("self",)).select_related("owner_team").filter(name=name).first()
+
+
+def _create_contract(name: str, fields: dict, *, by) -> Contract | None:
+    """The new contract and its audit row, or None when a concurrent publish created it first."""
+    try:
+        with transaction.atomic():
+            contract = Contract.objects.create(name=name, **fields)
+            AuditEvent.record(by, AuditAction.CONTRACT_CREATED, contract,
+                              after={"name": contract.name, "schema_type": contract.schema_type})
+    except IntegrityError:
+        if not Contract.objects.filter(name=name).exists():
+            raise  # not the name: some other constraint, a real error
+        return None
+    return contract
+
+
+def _require_publisher(contract: Contract | None, name: str, named: Team, by) -> None:
+    refusal = publisher_refusal(contract, name, named, by)
+    if refusal:
+        raise PermissionDenied(refusal)
 
 
 def publish_refusal(document: Any, *, by) -> str:
@@ -410,7 +464,7 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
         return PublishOutcome(name, version, REFUSED, f"{name} {version}: unknown owner", errors=exc.messages, dry_run=dry_run)
     refusal = publish_refusal(document, by=by)
     if refusal:
-        return PublishOutcome(name, version, REFUSED, refusal, errors=[refusal], dry_run=dry_run)
+        return PublishOutcome(name, version, REFUSED, refusal, dry_run=dry_run, code=FORBIDDEN)
     contract = Contract.objects.filter(name=name).first()
     existing = contract.versions.filter(version=version).first() if contract else None
     if existing is not None:
@@ -425,6 +479,7 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
             f"{name} {version} is already published with different content; published versions are immutable: "
             f"publish the change as a new version (e.g. {_next_version(version)})",
             errors=["different content under a published version"], contract_version=existing, dry_run=dry_run,
+            code=CONFLICT,
         )
     # (a contract not recorded yet asks by its name: any binding of a named dataset is elsewhere)
     clash = (contract or Contract(name=name)).bound_elsewhere(datasets_named_in(document))
@@ -450,11 +505,12 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
     if dry_run:
         return PublishOutcome(name, version, PUBLISHED, f"{name} {version} would be published", report=report, dry_run=True)
     try:
-        cv = record_version(document, by=by, yaml_text=yaml_text, store=store)
-    except (ContentChanged, InvalidDocument, DatasetBoundElsewhere, UnknownOwner) as exc:
-        return PublishOutcome(name, version, REFUSED, " ".join(exc.messages), report=report, dry_run=dry_run)
-    except PermissionDenied as exc:  # the owner team changed hands since the check above
-        return PublishOutcome(name, version, REFUSED, str(exc), errors=[str(exc)], report=report, dry_run=dry_run)
+        cv = record_version(document, by=by, yaml_text=yaml_text, store=store, checked_below=[v.pk for v in below])
+    except (ContentChanged, InvalidDocument, DatasetBoundElsewhere, UnknownOwner, PublishRaced) as exc:
+        return PublishOutcome(name, version, REFUSED, " ".join(exc.messages), report=report, dry_run=dry_run,
+                              code=CONFLICT if getattr(exc, "code", None) == CONFLICT else "")
+    except PermissionDenied as exc:  # a concurrent publish gave the contract to another team meanwhile
+        return PublishOutcome(name, version, REFUSED, str(exc), report=report, dry_run=dry_run, code=FORBIDDEN)
     cv.refresh_from_db()
     return PublishOutcome(name, version, PUBLISHED, f"{name} {version} published", report=report,
                           contract_version=cv, upload_error=cv.upload_error)
