@@ -10,6 +10,7 @@ from registry.env import (
     env_bool,
     env_duration,
     env_int,
+    env_networks,
     env_str,
     parse_contract_store,
     parse_database_url,
@@ -190,6 +191,9 @@ LOGGING = {
 CHANGE_REQUEST_CLOCK_INTERVAL = env_duration("CHANGE_REQUEST_CLOCK_INTERVAL", "60s")
 # First retry of a failed e-mail or webhook after about this long, doubling up to 30 minutes.
 CHANGE_REQUEST_RETRY_BACKOFF = env_duration("CHANGE_REQUEST_RETRY_BACKOFF", "30s")
+# Webhooks reach public addresses only; these networks are let through too, for an
+# internal receiver (docs/operations.md, "Webhook targets").
+WEBHOOK_ALLOWED_NETWORKS = env_networks("WEBHOOK_ALLOWED_NETWORKS")
 if CHANGE_REQUEST_CLOCK_INTERVAL.total_seconds() < 1:
     raise ImproperlyConfigured("CHANGE_REQUEST_CLOCK_INTERVAL must be at least 1s")
 if CHANGE_REQUEST_REMINDER_BEFORE >= CHANGE_REQUEST_DEADLINE:
