@@ -400,6 +400,63 @@ def upload_spec(spec_pk: int, *, store: Store | None = None) -> bool:
     return True
 
 
+# --- deleting ----------------------------------------------------------------------
+
+def _schema_index_rows() -> list[dict[str, str]]:
+    return [_index_row(v) for v in ContractVersion.objects.in_store().select_related("contract")]
+
+
+def _spec_index_rows() -> list[dict[str, str]]:
+    return [_spec_index_row(s) for s in
+            IntegrationSpec.objects.filter(uploaded_at__isnull=False).select_related("contract_version__contract")]
+
+
+_INDEXES = {
+    SCHEMA_INDEX_KEY: (SCHEMA_INDEX_COLUMNS, _schema_index_rows),
+    SPEC_INDEX_KEY: (SPEC_INDEX_COLUMNS, _spec_index_rows),
+}
+
+
+def rewrite_index(index_key: str, *, store: Store | None = None) -> bool:
+    """Rebuild one index from the rows in the store, under the index writer lock (so
+    it never drops a concurrent publish). Returns False, logged, when the store
+    refuses after the retries; the next publish rewrites the index from the rows
+    again, so it heals then."""
+    store = store or store_from_settings()
+    columns, rows = _INDEXES[index_key]
+    try:
+        with index_writer_lock(index_key):
+            body = render_csv(columns, rows())
+            _with_retries(lambda: store.put(index_key, body, "text/csv"), f"rewrite of {index_key}")
+    except StoreError as exc:
+        log.error("rewrite of %s in %s failed; the next publish rewrites it: %s", index_key, store.describe(), exc)
+        return False
+    return True
+
+
+def delete_version(version: ContractVersion, *, by, store: Store | None = None) -> None:
+    """Delete a version nobody depends on (VersionInUse otherwise), audited, and take it
+    out of the store's index after commit. Its object stays in the store, out of the
+    index: index first, object never, so no reader meets an entry without its object."""
+    with transaction.atomic():
+        was_in_store = version.is_in_store
+        version.delete_unused(by=by)
+        if was_in_store:
+            transaction.on_commit(lambda: rewrite_index(SCHEMA_INDEX_KEY, store=store))
+
+
+def delete_spec(spec: IntegrationSpec, *, by, store: Store | None = None) -> None:
+    """Delete an integration spec, audited, and take it out of the spec index after commit."""
+    with transaction.atomic():
+        was_in_store = spec.uploaded_at is not None
+        AuditEvent.record(by, AuditAction.SPEC_DELETED, spec, before={
+            "contract": spec.contract_version.contract.name, "contract_version": spec.contract_version.version,
+            "version": spec.version, "checksum": spec.checksum, "store_key": spec.store_key}, after=None)
+        spec.delete()
+        if was_in_store:
+            transaction.on_commit(lambda: rewrite_index(SPEC_INDEX_KEY, store=store))
+
+
 # --- the whole publish step for one document -------------------------------------
 
 def compatibility_modes(contract: Contract | None) -> list[str]:

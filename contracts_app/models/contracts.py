@@ -43,6 +43,7 @@ class AuditAction:
     # A version naming another owner team hands the contract over (its owner team or an admin).
     OWNER_CHANGED = "contract.owner_changed"
     SPEC_PUBLISHED = "contract.spec_published"
+    SPEC_DELETED = "contract.spec_deleted"
     DATASET_BOUND = "contract.dataset_bound"
     DATASET_UNBOUND = "contract.dataset_unbound"
     MODE_CHANGED = "contract.mode_changed"
@@ -372,19 +373,28 @@ class ContractVersion(models.Model):
     def same_content_as(self, document: dict) -> bool:
         return self.checksum == document_checksum(document)
 
+    def deletion_refusal(self) -> str:
+        """Why this version cannot be deleted, or "": consumers of a dataset bound to
+        its contract depend on it, or integration specs point at it."""
+        if self.contract.has_dependent_consumers():
+            return (f"{self} cannot be deleted: datasets bound to {self.contract.name} have consumers "
+                    "that depend on its published versions.")
+        if self.integration_specs.exists():
+            return f"{self} cannot be deleted: integration specs point at it; delete them first."
+        return ""
+
     def delete_unused(self, *, by) -> None:
-        """Delete this version, unless consumers of a dataset bound to its contract
-        depend on it. Published objects stay in the store's history; the index
-        is rewritten by the caller."""
+        """Delete this version, audited, unless something depends on it (VersionInUse).
+        Call inside a transaction; contracts_app.publishing.delete_version also
+        rewrites the store's index after commit (the published object stays in the
+        store's history, out of the index)."""
         with transaction.atomic():
-            if self.contract.has_dependent_consumers():
-                raise VersionInUse(
-                    f"{self} cannot be deleted: datasets bound to {self.contract.name} have consumers "
-                    "that depend on its published versions."
-                )
-            if self.integration_specs.exists():
-                raise VersionInUse(f"{self} cannot be deleted: integration specs point at it; delete them first.")
-            AuditEvent.record(by, AuditAction.VERSION_DELETED, self, before={"version": self.version, "checksum": self.checksum})
+            refusal = self.deletion_refusal()
+            if refusal:
+                raise VersionInUse(refusal)
+            AuditEvent.record(by, AuditAction.VERSION_DELETED, self, before={
+                "version": self.version, "checksum": self.checksum, "store_key": self.store_key,
+                "in_store": self.is_in_store})
             super().delete()
 
     def delete(self, *args: Any, **kwargs: Any):
