@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from datetime import UTC, timedelta
 
+from django.conf import settings
 from django.utils import timezone
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from registry.models import ApiToken, hash_token
@@ -107,3 +109,26 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="api"'
+
+
+def login_client_ip(request) -> str:
+    """The client address failed logins are counted against (django-axes): the last
+    entry of LOGIN_CLIENT_IP_HEADER when set (the one the trusted proxy appended;
+    earlier entries are the client's to forge), else REMOTE_ADDR."""
+    header = settings.LOGIN_CLIENT_IP_HEADER
+    if header:
+        forwarded = request.META.get(header, "").split(",")[-1].strip()
+        if forwarded:
+            return forwarded
+    return request.META.get("REMOTE_ADDR", "")
+
+
+class BearerTokenScheme(OpenApiAuthenticationExtension):
+    """How the OpenAPI document describes BearerTokenAuthentication (drf-spectacular)."""
+
+    target_class = "registry.auth.BearerTokenAuthentication"
+    name = "bearerAuth"
+
+    def get_security_definition(self, auto_schema):
+        return {"type": "http", "scheme": "bearer",
+                "description": "An API token (dr_…), issued in the admin; sent as `Authorization: Bearer <token>`."}

@@ -65,6 +65,26 @@ def env_networks(name: str, default: str = "") -> list[str]:
     return networks
 
 
+_LOCKOUT_PARAMETERS = {"username", "ip_address", "user_agent"}
+
+
+def env_lockout_parameters(name: str, default: str) -> list:
+    """django-axes lockout parameters: comma-separated alternatives, each one parameter
+    or several joined by + ("username+ip_address,ip_address")."""
+    alternatives: list = []
+    for item in env_list(name, default):
+        parts = [p.strip() for p in item.split("+")]
+        unknown = [p for p in parts if p not in _LOCKOUT_PARAMETERS]
+        if unknown:
+            raise ImproperlyConfigured(
+                f"{name}: {unknown[0]!r} is not a lockout parameter; use {', '.join(sorted(_LOCKOUT_PARAMETERS))}, "
+                "joined by + for a combination (username+ip_address)")
+        alternatives.append(parts[0] if len(parts) == 1 else parts)
+    if not alternatives:
+        raise ImproperlyConfigured(f"{name} is empty; e.g. username+ip_address")
+    return alternatives
+
+
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from csp.decorators import csp_replace
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -16,6 +17,14 @@ from registry.forms import ClaimForm, ConsumeForm
 from registry.hooks import dataset_page_sections, nav_items, render_dataset_list_table
 from registry.models import Consumer, Dataset, Team
 from registry.usage import readers_of
+
+# The API docs pages (Swagger UI, Redoc: third-party templates) style themselves inline,
+# Redoc starts from an inline script and runs a worker from a blob: the site-wide
+# Content-Security-Policy is relaxed for those two pages only.
+docs_csp = csp_replace({
+    "script-src": ["'self'", "'unsafe-inline'"], "style-src": ["'self'", "'unsafe-inline'"],
+    "worker-src": ["'self'", "blob:"], "img-src": ["'self'", "data:", "https:"],
+})
 
 
 def site_context(request: HttpRequest) -> dict:
