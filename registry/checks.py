@@ -1,7 +1,7 @@
 """System checks that warn when a production piece is missing (ids registry.W00x)."""
 
 from django.conf import settings
-from django.core.checks import Warning, register
+from django.core.checks import Tags, Warning, register
 
 
 @register()
@@ -33,3 +33,19 @@ def debug_secret(app_configs, **kwargs):
     if settings.DEBUG and settings.SECRET_KEY == "demo-only-insecure-secret-key" and not settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         return [Warning("The demo SECRET_KEY is in use with a real database.", hint="Set SECRET_KEY.", id="registry.W005")]
     return []
+
+
+@register(Tags.security, deploy=True)
+def serving_role_owns_the_audit_log(app_configs, **kwargs):
+    """The role the app serves as must not own the audit table (registry/dbroles.py)."""
+    from django.db import connection
+
+    from registry.dbroles import serving_role_problem
+
+    problem = serving_role_problem(connection)
+    if not problem:
+        return []
+    return [Warning(
+        f"{problem}: it can disable the audit log's triggers and then change or delete audit rows.",
+        hint="Run migrations as the owner role with DATABASE_SERVING_ROLE set, and serve with a DATABASE_URL "
+             "for that role (docs/operations.md, \"Database roles\").", id="registry.W006")]

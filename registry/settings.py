@@ -88,6 +88,9 @@ TEMPLATES = [
 
 DATABASE_URL = env_str("DATABASE_URL", "sqlite:///var/registry.sqlite3")
 DATABASES = {"default": parse_database_url(DATABASE_URL, base_dir=BASE_DIR)}
+# PostgreSQL: the role the app serves as, granted its rights by `migrate` (run as the
+# tables' owner); it gets only SELECT and INSERT on the audit log (docs/operations.md).
+DATABASE_SERVING_ROLE = env_str("DATABASE_SERVING_ROLE")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
