@@ -11,6 +11,7 @@ from change_requests.models import (
     TeamChannel,
     TeamReview,
 )
+from registry.admin import AuditedDeleteAdmin
 
 
 class TeamReviewInline(admin.TabularInline):
@@ -41,14 +42,14 @@ class ChangeRequestAdmin(admin.ModelAdmin):
 
 
 @admin.register(ReviewPolicy)
-class ReviewPolicyAdmin(admin.ModelAdmin):
+class ReviewPolicyAdmin(AuditedDeleteAdmin):
     list_display = ["dataset", "review_period"]
     search_fields = ["dataset__namespace", "dataset__name"]
     autocomplete_fields = ["dataset"]
 
 
 @admin.register(Notification)
-class NotificationAdmin(admin.ModelAdmin):
+class NotificationAdmin(AuditedDeleteAdmin):
     list_display = ["id", "change_request", "event", "channel", "recipient", "sent_at", "attempts", "gave_up_at"]
     list_filter = ["event", "channel"]
     search_fields = ["recipient"]
@@ -59,7 +60,7 @@ class NotificationAdmin(admin.ModelAdmin):
 
 
 @admin.register(TeamChannel)
-class TeamChannelAdmin(admin.ModelAdmin):
+class TeamChannelAdmin(AuditedDeleteAdmin):
     """Where each team hears about change requests besides its members' e-mail."""
 
     list_display = ["team", "kind", "recipient", "created_at"]

@@ -33,7 +33,7 @@ from change_requests.models import (
     UnfinishedRequestExists,
 )
 from contracts_app.models import Contract, ContractVersion
-from contracts_app.publishing import publish_document
+from contracts_app.publishing import publish_document, publish_refusal
 from registry.models import (
     AuditEvent,
     Dataset,
@@ -340,28 +340,14 @@ def _owner_emails(requests: list[ChangeRequest]) -> dict[int, list[str]]:
 
 
 
-def may_publish(user, document: dict) -> bool:
-    """Whether `user` may publish `document` from the web or the API: a member of the team the
-    contract belongs to (the existing contract's owner team, else the document's `owner`)."""
-    if is_governance_admin(user):
-        return True
-    name = str((document.get("schema") or {}).get("name", "")) if isinstance(document, dict) else ""
-    contract = Contract.objects.filter(name=name).select_related("owner_team").first()
-    team = owner_team_of(contract) if contract else None
-    if team is None:
-        slug = str((document.get("schema") or {}).get("owner", "")) if isinstance(document, dict) else ""
-        team = Team.objects.filter(slug=slug).first()
-    return team is not None and acts_for(user, team)
-
-
 def submit_version(document: dict, *, by, summary: str = ""):
     """Publish a document from the web or the API through the publish gate.
 
     A compatible version is published at once; a breaking one opens a change request
     (its summary is the publisher's explanation). Returns the gate's PublishOutcome."""
-    if not may_publish(by, document):
-        owner = (document.get("schema") or {}).get("owner", "?") if isinstance(document, dict) else "?"
-        raise PermissionDenied(f"Only a member of the contract's owner team ({owner}) can publish a version of it.")
+    refusal = publish_refusal(document, by=by)
+    if refusal:
+        raise PermissionDenied(refusal)
     outcome = publish_document(document, by=by)
     request = outcome.change_request
     if request is not None and summary.strip() and not request.summary and request.opened_by_label == actor_label(by):

@@ -3,11 +3,11 @@ by publish_contracts (or a change request), never edited here."""
 
 from __future__ import annotations
 
-from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
+from django.contrib import admin
 
 from contracts_app.models import Contract, ContractVersion, DatasetBinding, IntegrationSpec
-from registry.admin import ReadOnlyAdmin
+from contracts_app.publishing import delete_spec, delete_version
+from registry.admin import AuditedDeleteAdmin, ReadOnlyAdmin
 
 
 class VersionInline(admin.TabularInline):
@@ -23,7 +23,7 @@ class VersionInline(admin.TabularInline):
 
 
 @admin.register(Contract)
-class ContractAdmin(admin.ModelAdmin):
+class ContractAdmin(AuditedDeleteAdmin):
     list_display = ["name", "schema_type", "owner_team", "domain"]
     list_filter = ["schema_type", "domain"]
     search_fields = ["name", "description"]
@@ -51,14 +51,9 @@ class ContractVersionAdmin(ReadOnlyAdmin):
     exclude = ["document"]
 
     def delete_model(self, request, obj: ContractVersion) -> None:
-        try:
-            obj.delete_unused(by=request.user)
-        except ValidationError as exc:
-            self.message_user(request, " ".join(exc.messages), messages.ERROR)
-
-    def delete_queryset(self, request, queryset) -> None:
-        for version in queryset:
-            self.delete_model(request, version)
+        # Audited, refused while something depends on it (the confirmation page lists why),
+        # and taken out of the store's index after commit.
+        delete_version(obj, by=request.user)
 
 
 @admin.register(DatasetBinding)
@@ -86,3 +81,6 @@ class IntegrationSpecAdmin(ReadOnlyAdmin):
     readonly_fields = ["contract_version", "version", "source_schema", "source_table", "field_to_source",
                        "created_column", "modified_column", "checksum", "published_at", "store_key", "uploaded_at", "yaml_text"]
     exclude = ["document"]
+
+    def delete_model(self, request, obj: IntegrationSpec) -> None:
+        delete_spec(obj, by=request.user)  # audited, and out of the spec index after commit

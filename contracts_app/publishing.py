@@ -23,7 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import connection, transaction
+from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from packaging.version import InvalidVersion, Version
 from registry_client.compat import CompatibilityReport, check_compatibility, version_bump_problem
@@ -37,8 +38,11 @@ from contracts_app.models import (
     ContractVersion,
     DatasetBoundElsewhere,
     IntegrationSpec,
+    UnknownOwner,
     datasets_named_in,
     document_checksum,
+    owner_named_in,
+    publisher_refusal,
 )
 from contracts_app.store import (
     SCHEMA_INDEX_COLUMNS,
@@ -57,10 +61,18 @@ from registry.models import AuditEvent, RegistryError, Team, person_of
 log = logging.getLogger(__name__)
 
 PUBLISHED, UNCHANGED, REFUSED, BREAKING = "published", "unchanged", "refused", "breaking"
+CONFLICT, FORBIDDEN = "conflict", "forbidden"  # PublishOutcome.code of a refusal
 # The mode of a contract not yet recorded (its first version is accepted under any mode).
 DEFAULT_MODE = Contract._meta.get_field("compatibility_mode").default
 UPLOAD_ATTEMPTS = 3
 UPLOAD_BACKOFF_S = 0.5
+
+
+class PublishRaced(RegistryError):
+    """Another publish changed the contract between a document's check and its recording."""
+
+    def __init__(self, message: str):
+        super().__init__(message, code=CONFLICT)
 
 
 class InvalidDocument(RegistryError):
@@ -83,6 +95,9 @@ class PublishOutcome:
     dry_run: bool = False
     upload_error: str = ""
     change_request: Any = None  # what holds a breaking version: the listener's change request (or None)
+    # Why a refusal is not the document's fault: CONFLICT (the version exists with other
+    # content, or another publish changed the contract meanwhile) or FORBIDDEN.
+    code: str = ""
 
     @property
     def ok(self) -> bool:
@@ -94,6 +109,7 @@ class PublishOutcome:
             "errors": self.errors, "dry_run": self.dry_run, "upload_error": self.upload_error,
             "report": self.report.to_dict() if self.report else None,
             "change_request": self.change_request.pk if self.change_request else None,
+            "code": self.code,
         }
 
 
@@ -117,7 +133,8 @@ def semantic_order(versions: list[ContractVersion]) -> list[ContractVersion]:
     return sorted(versions, key=lambda v: Version(v.version))
 
 
-def record_version(document: dict, *, by, yaml_text: str | None = None, store: Store | None = None) -> ContractVersion:
+def record_version(document: dict, *, by, yaml_text: str | None = None, store: Store | None = None,
+                   checked_below: list[int] | None = None) -> ContractVersion:
     """Record `document` as a published version and schedule its upload.
 
     1. the gates must pass (InvalidDocument otherwise);
@@ -126,10 +143,17 @@ def record_version(document: dict, *, by, yaml_text: str | None = None, store: S
     3. the same content under an existing version is a no-op (its upload is
        re-scheduled if an earlier one failed); different content is refused
        (ContentChanged);
+    3b. the document's owner must be a team, and `by` must act for the contract's
+       current owner team (the named one for a first version; see
+       publisher_refusal): UnknownOwner / PermissionDenied otherwise;
     4. a new row and its AuditEvent are written, and the datasets the
        document's `datasets:` section names are bound (created unowned when
        never seen; DatasetBoundElsewhere when another contract describes one);
     5. the upload runs after the caller's transaction commits, never inside it.
+
+    `checked_below` (publish_document's) lists the versions the caller checked
+    compatibility against, outside the lock; when another publish has changed
+    them since, the version is not recorded (PublishRaced): its check is stale.
     """
     errors = gate_errors(document)
     name, version = _identity(document)
@@ -143,11 +167,16 @@ def record_version(document: dict, *, by, yaml_text: str | None = None, store: S
             if not existing.same_content_as(document):
                 raise ContentChanged(
                     f"{name} {version} is already published with different content; published versions are "
-                    f"immutable: publish the change as a new version (e.g. {_next_version(version)})."
+                    f"immutable: publish the change as a new version (e.g. {_next_version(version)}).",
+                    code=CONFLICT,
                 )
             if not existing.is_in_store:
                 _schedule_upload(existing.pk, store)
             return existing
+        if checked_below is not None and [v.pk for v in published_below(contract, version)] != checked_below:
+            raise PublishRaced(
+                f"{name} {version}: another version of {name} was published while this one was being checked; "
+                "nothing was recorded: publish it again to check it against the versions now published.")
         text = yaml_text if yaml_text is not None else dump_plain_yaml(document)
         checksum = document_checksum(document)
         cv = ContractVersion.objects.create(
@@ -163,30 +192,82 @@ def record_version(document: dict, *, by, yaml_text: str | None = None, store: S
 
 
 def _upsert_contract(document: dict, *, by) -> Contract:
+    """Create or lock the contract row; refuse an unknown owner or a publisher who
+    may not publish it (checked under the lock, so a concurrent hand-over counts).
+
+    Two first publishes of one contract race for its name:
+    1. neither finds a row to lock, so both insert, each in a savepoint;
+    2. PostgreSQL makes the second insert wait on the unique index until the
+       first transaction ends, then refuses it (IntegrityError);
+    3. the loser rolls back its savepoint, locks the winner's row and goes on as
+       a later publish of that contract (its version is then the same one, a
+       no-op, or a conflict) -- never an error page."""
     schema, meta = document["schema"], document.get("meta") or {}
-    owner_slug = schema.get("owner") or ""
+    named = owner_named_in(document)
     fields = {
         "domain": schema["domain"], "subdomains": list(schema.get("subdomains") or []),
         "entity": schema["entity"], "schema_type": schema["schema_type"], "meta": meta,
-        "owner_label": owner_slug, "description": schema.get("description") or "",
-        "owner_team": Team.objects.filter(slug=owner_slug).first() if owner_slug else None,
+        "owner_label": named.slug, "description": schema.get("description") or "", "owner_team": named,
     }
-    contract = Contract.objects.select_for_update().filter(name=schema["name"]).first()
+    contract = _locked_contract(schema["name"])
     if contract is None:
-        contract = Contract.objects.create(name=schema["name"], **fields)
-        AuditEvent.record(by, AuditAction.CONTRACT_CREATED, contract, after={"name": contract.name, "schema_type": contract.schema_type})
-        return contract
+        _require_publisher(None, schema["name"], named, by)
+        contract = _create_contract(schema["name"], fields, by=by)
+        if contract is not None:
+            return contract
+        contract = _locked_contract(schema["name"])  # another first publish won the name
+    _require_publisher(contract, schema["name"], named, by)
     if contract.schema_type != fields["schema_type"]:
         raise ContentChanged(
             f"{contract.name} is a {contract.schema_type} contract; a version cannot change it to {fields['schema_type']}."
         )
-    # The contract row reflects its newest version's description and meta.
+    # The contract row reflects its newest version's description, meta and owner.
     latest = semantic_order(list(contract.versions.all()))
     if not latest or Version(schema["version"]) >= Version(latest[-1].version):
+        previous_owner = contract.owner_team
         for key, value in fields.items():
             setattr(contract, key, value)
         contract.save()
+        if previous_owner != named:
+            AuditEvent.record(by, AuditAction.OWNER_CHANGED, contract,
+                              before={"owner_team": previous_owner.slug if previous_owner else None},
+                              after={"owner_team": named.slug, "version": schema["version"]})
     return contract
+
+
+def _locked_contract(name: str) -> Contract | None:
+    return Contract.objects.select_for_update(of=("self",)).select_related("owner_team").filter(name=name).first()
+
+
+def _create_contract(name: str, fields: dict, *, by) -> Contract | None:
+    """The new contract and its audit row, or None when a concurrent publish created it first."""
+    try:
+        with transaction.atomic():
+            contract = Contract.objects.create(name=name, **fields)
+            AuditEvent.record(by, AuditAction.CONTRACT_CREATED, contract,
+                              after={"name": contract.name, "schema_type": contract.schema_type})
+    except IntegrityError:
+        if not Contract.objects.filter(name=name).exists():
+            raise  # not the name: some other constraint, a real error
+        return None
+    return contract
+
+
+def _require_publisher(contract: Contract | None, name: str, named: Team, by) -> None:
+    refusal = publisher_refusal(contract, name, named, by)
+    if refusal:
+        raise PermissionDenied(refusal)
+
+
+def publish_refusal(document: Any, *, by) -> str:
+    """Why `by` may not publish `document` (a sentence for a 403), or "" when it may.
+    An owner that names no team is left to the gate, which refuses it with a 400."""
+    name, _ = _identity(document)
+    schema = document.get("schema") if isinstance(document, dict) else None
+    slug = str((schema or {}).get("owner") or "") if isinstance(schema, dict) else ""
+    contract = Contract.objects.filter(name=name).select_related("owner_team").first()
+    named = Team.objects.filter(slug=slug).first() if slug else None
+    return publisher_refusal(contract, name, named, by)
 
 
 def _next_version(version: str) -> str:
@@ -319,6 +400,63 @@ def upload_spec(spec_pk: int, *, store: Store | None = None) -> bool:
     return True
 
 
+# --- deleting ----------------------------------------------------------------------
+
+def _schema_index_rows() -> list[dict[str, str]]:
+    return [_index_row(v) for v in ContractVersion.objects.in_store().select_related("contract")]
+
+
+def _spec_index_rows() -> list[dict[str, str]]:
+    return [_spec_index_row(s) for s in
+            IntegrationSpec.objects.filter(uploaded_at__isnull=False).select_related("contract_version__contract")]
+
+
+_INDEXES = {
+    SCHEMA_INDEX_KEY: (SCHEMA_INDEX_COLUMNS, _schema_index_rows),
+    SPEC_INDEX_KEY: (SPEC_INDEX_COLUMNS, _spec_index_rows),
+}
+
+
+def rewrite_index(index_key: str, *, store: Store | None = None) -> bool:
+    """Rebuild one index from the rows in the store, under the index writer lock (so
+    it never drops a concurrent publish). Returns False, logged, when the store
+    refuses after the retries; the next publish rewrites the index from the rows
+    again, so it heals then."""
+    store = store or store_from_settings()
+    columns, rows = _INDEXES[index_key]
+    try:
+        with index_writer_lock(index_key):
+            body = render_csv(columns, rows())
+            _with_retries(lambda: store.put(index_key, body, "text/csv"), f"rewrite of {index_key}")
+    except StoreError as exc:
+        log.error("rewrite of %s in %s failed; the next publish rewrites it: %s", index_key, store.describe(), exc)
+        return False
+    return True
+
+
+def delete_version(version: ContractVersion, *, by, store: Store | None = None) -> None:
+    """Delete a version nobody depends on (VersionInUse otherwise), audited, and take it
+    out of the store's index after commit. Its object stays in the store, out of the
+    index: index first, object never, so no reader meets an entry without its object."""
+    with transaction.atomic():
+        was_in_store = version.is_in_store
+        version.delete_unused(by=by)
+        if was_in_store:
+            transaction.on_commit(lambda: rewrite_index(SCHEMA_INDEX_KEY, store=store))
+
+
+def delete_spec(spec: IntegrationSpec, *, by, store: Store | None = None) -> None:
+    """Delete an integration spec, audited, and take it out of the spec index after commit."""
+    with transaction.atomic():
+        was_in_store = spec.uploaded_at is not None
+        AuditEvent.record(by, AuditAction.SPEC_DELETED, spec, before={
+            "contract": spec.contract_version.contract.name, "contract_version": spec.contract_version.version,
+            "version": spec.version, "checksum": spec.checksum, "store_key": spec.store_key}, after=None)
+        spec.delete()
+        if was_in_store:
+            transaction.on_commit(lambda: rewrite_index(SPEC_INDEX_KEY, store=store))
+
+
 # --- the whole publish step for one document -------------------------------------
 
 def compatibility_modes(contract: Contract | None) -> list[str]:
@@ -359,7 +497,9 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
                      store: Store | None = None) -> PublishOutcome:
     """Gate, check and publish one document; never raises for a bad document.
 
-    1. gates (structure, identity, canonical dtypes) -> refused;
+    1. gates (structure, identity, canonical dtypes) -> refused; so is an owner
+       that names no team, or a publisher who may not publish the contract
+       (publisher_refusal: the current owner team, or an admin);
     2. the version exists: same content -> unchanged, other content -> refused;
     2b. a version number that understates the change (e.g. a minor bump for a
        change that breaks either direction) -> refused, naming the smallest
@@ -375,6 +515,13 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
     errors = gate_errors(document)
     if errors:
         return PublishOutcome(name, version, REFUSED, f"{name} {version}: failed the publish gate", errors=errors, dry_run=dry_run)
+    try:
+        owner_named_in(document)
+    except UnknownOwner as exc:
+        return PublishOutcome(name, version, REFUSED, f"{name} {version}: unknown owner", errors=exc.messages, dry_run=dry_run)
+    refusal = publish_refusal(document, by=by)
+    if refusal:
+        return PublishOutcome(name, version, REFUSED, refusal, dry_run=dry_run, code=FORBIDDEN)
     contract = Contract.objects.filter(name=name).first()
     existing = contract.versions.filter(version=version).first() if contract else None
     if existing is not None:
@@ -389,6 +536,7 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
             f"{name} {version} is already published with different content; published versions are immutable: "
             f"publish the change as a new version (e.g. {_next_version(version)})",
             errors=["different content under a published version"], contract_version=existing, dry_run=dry_run,
+            code=CONFLICT,
         )
     # (a contract not recorded yet asks by its name: any binding of a named dataset is elsewhere)
     clash = (contract or Contract(name=name)).bound_elsewhere(datasets_named_in(document))
@@ -414,9 +562,12 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
     if dry_run:
         return PublishOutcome(name, version, PUBLISHED, f"{name} {version} would be published", report=report, dry_run=True)
     try:
-        cv = record_version(document, by=by, yaml_text=yaml_text, store=store)
-    except (ContentChanged, InvalidDocument, DatasetBoundElsewhere) as exc:
-        return PublishOutcome(name, version, REFUSED, " ".join(exc.messages), report=report, dry_run=dry_run)
+        cv = record_version(document, by=by, yaml_text=yaml_text, store=store, checked_below=[v.pk for v in below])
+    except (ContentChanged, InvalidDocument, DatasetBoundElsewhere, UnknownOwner, PublishRaced) as exc:
+        return PublishOutcome(name, version, REFUSED, " ".join(exc.messages), report=report, dry_run=dry_run,
+                              code=CONFLICT if getattr(exc, "code", None) == CONFLICT else "")
+    except PermissionDenied as exc:  # a concurrent publish gave the contract to another team meanwhile
+        return PublishOutcome(name, version, REFUSED, str(exc), report=report, dry_run=dry_run, code=FORBIDDEN)
     cv.refresh_from_db()
     return PublishOutcome(name, version, PUBLISHED, f"{name} {version} published", report=report,
                           contract_version=cv, upload_error=cv.upload_error)

@@ -3,11 +3,11 @@ from django.core.exceptions import PermissionDenied, ValidationError
 
 from freshness.evaluation import set_slo
 from freshness.models import DatasetFreshness, EvaluatorState, FreshnessTransition
-from registry.admin import AppendOnlyAdmin, ReadOnlyAdmin
+from registry.admin import AppendOnlyAdmin, AuditedDeleteAdmin, ReadOnlyAdmin
 
 
 @admin.register(DatasetFreshness)
-class DatasetFreshnessAdmin(admin.ModelAdmin):
+class DatasetFreshnessAdmin(AuditedDeleteAdmin):
     """The SLO is edited here; the save goes through set_slo, so it is validated,
     audited and re-evaluated like an edit on the page or through the API."""
 

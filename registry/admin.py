@@ -1,11 +1,79 @@
+import json
+from typing import Any
+
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import models, transaction
 
+from registry.constants import AuditAction
 from registry.models import ApiToken, AuditEvent, Consumer, Dataset, Membership, Team
 from registry.usage import ColumnRead, NamespaceTeam
 
+# Never copied into the audit log, wherever they appear in a deleted row.
+_SECRET_WORDS = ("secret", "password", "hash", "token")
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+
+def _scrubbed(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: "(hidden)" if any(w in str(k).lower() for w in _SECRET_WORDS) else _scrubbed(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(v) for v in value]
+    return value
+
+
+def last_values(obj: models.Model) -> dict[str, Any]:
+    """A deleted row's column values, JSON-safe, with secrets hidden: the audit row's `before`."""
+    values = {f.attname: getattr(obj, f.attname) for f in obj._meta.concrete_fields}
+    return _scrubbed(json.loads(json.dumps(values, cls=DjangoJSONEncoder)))
+
+
+class AuditedDeleteAdmin(admin.ModelAdmin):
+    """Every delete in the admin writes an audit row in the delete's transaction, and a
+    delete that would drop what others depend on is refused on the confirmation page.
+
+    A model says why one of its rows cannot go with `deletion_refusal() -> str`; the
+    admin lists those sentences where Django lists protected objects, so neither
+    the delete view nor the "delete selected" action goes ahead. A model with a
+    delete of its own (`delete_unused(by=)`) is deleted through it."""
+
+    def deletion_refusals(self, objs) -> list[str]:
+        return [r for r in (getattr(o, "deletion_refusal", lambda: "")() for o in objs) if r]
+
+    def get_deleted_objects(self, objs, request):
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        return deleted, counts, perms_needed, [*self.deletion_refusals(objs), *protected]
+
+    def delete_model(self, request, obj) -> None:
+        with transaction.atomic():
+            if hasattr(obj, "delete_unused"):
+                obj.delete_unused(by=request.user)
+                return
+            refusals = self.deletion_refusals([obj])
+            if refusals:
+                raise PermissionDenied(refusals[0])  # the confirmation page refused already; a forged POST
+            AuditEvent.record(request.user, AuditAction.DELETED_IN_ADMIN, obj, before=last_values(obj), after=None)
+            obj.delete()
+
+    def delete_queryset(self, request, queryset) -> None:
+        # One row at a time, each with its audit row (a bulk DELETE would skip both).
+        with transaction.atomic():
+            for obj in queryset:
+                self.delete_model(request, obj)
+
+    def save_formset(self, request, form, formset, change) -> None:
+        """Rows deleted in an inline (a team's memberships) are audited like any other delete."""
+        instances = formset.save(commit=False)
+        for obj in formset.deleted_objects:
+            AuditEvent.record(request.user, AuditAction.DELETED_IN_ADMIN, obj, before=last_values(obj), after=None)
+            obj.delete()
+        for instance in instances:
+            instance.save()
+        formset.save_m2m()
+
+
+class ReadOnlyAdmin(AuditedDeleteAdmin):
     """Rows the product writes itself: shown in the admin, never edited there."""
 
     def has_add_permission(self, request) -> bool:
@@ -29,7 +97,7 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(Team)
-class TeamAdmin(admin.ModelAdmin):
+class TeamAdmin(AuditedDeleteAdmin):
     list_display = ["name", "slug"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
@@ -37,7 +105,7 @@ class TeamAdmin(admin.ModelAdmin):
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(AuditedDeleteAdmin):
     list_display = ["team", "user", "joined_at"]
     list_filter = ["team"]
     autocomplete_fields = ["team", "user"]
@@ -54,7 +122,7 @@ class ConsumerInline(admin.TabularInline):
 
 
 @admin.register(Dataset)
-class DatasetAdmin(admin.ModelAdmin):
+class DatasetAdmin(AuditedDeleteAdmin):
     """Admins assign ownership here; the change goes through Dataset.assign_owner
     so it is audited like any other."""
 
@@ -81,7 +149,7 @@ class DatasetAdmin(admin.ModelAdmin):
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(AuditedDeleteAdmin):
     list_display = ["name", "user", "team", "key_prefix", "created_at", "last_used_at", "revoked_at"]
     list_filter = ["revoked_at"]
     fields = ["name", "user", "team", "can_write_lineage", "key_prefix", "created_at", "last_used_at", "revoked_at"]
@@ -117,7 +185,7 @@ class AuditEventAdmin(AppendOnlyAdmin):
 
 
 @admin.register(NamespaceTeam)
-class NamespaceTeamAdmin(admin.ModelAdmin):
+class NamespaceTeamAdmin(AuditedDeleteAdmin):
     """Which team's jobs an OpenLineage job namespace holds (attributes observed readers to teams)."""
 
     list_display = ["namespace", "team", "created_at"]

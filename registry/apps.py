@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class RegistryConfig(AppConfig):
@@ -8,3 +9,19 @@ class RegistryConfig(AppConfig):
     def ready(self) -> None:
         from registry import checks  # noqa: F401  (registers the system checks)
         from registry.api import schema  # noqa: F401  (the bearer scheme in the OpenAPI document)
+
+        # Once per `migrate` (sent for this app after every app's migrations ran).
+        post_migrate.connect(grant_serving_role_after_migrate, sender=self)
+
+
+def grant_serving_role_after_migrate(sender, using: str = "default", **kwargs) -> None:
+    """After migrations (run as the owner role), give DATABASE_SERVING_ROLE its grants:
+    new tables are reachable, the audit table stays SELECT/INSERT only (registry/dbroles.py)."""
+    from django.conf import settings
+    from django.db import connections
+
+    from registry.dbroles import grant_serving_role
+
+    role = settings.DATABASE_SERVING_ROLE
+    if role and connections[using].vendor == "postgresql":
+        grant_serving_role(connections[using], role)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, timedelta
 
+from django.conf import settings
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
@@ -107,3 +108,15 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="api"'
+
+
+def login_client_ip(request) -> str:
+    """The client address failed logins are counted against (django-axes): the last
+    entry of LOGIN_CLIENT_IP_HEADER when set (the one the trusted proxy appended;
+    earlier entries are the client's to forge), else REMOTE_ADDR."""
+    header = settings.LOGIN_CLIENT_IP_HEADER
+    if header:
+        forwarded = request.META.get(header, "").split(",")[-1].strip()
+        if forwarded:
+            return forwarded
+    return request.META.get("REMOTE_ADDR", "")

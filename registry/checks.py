@@ -1,7 +1,7 @@
 """System checks that warn when a production piece is missing (ids registry.W00x)."""
 
 from django.conf import settings
-from django.core.checks import Warning, register
+from django.core.checks import Tags, Warning, register
 
 
 @register()
@@ -24,7 +24,7 @@ def production_pieces(app_configs, **kwargs):
     if not settings.METRICS_TOKEN:
         problems.append(Warning(
             "METRICS_TOKEN is not set: /metrics answers 403, so Prometheus cannot scrape the freshness series.",
-            hint="Set METRICS_TOKEN and give Prometheus the same value as its bearer credentials.", id="registry.W006"))
+            hint="Set METRICS_TOKEN and give Prometheus the same value as its bearer credentials.", id="registry.W007"))
     if settings.EMAIL_BACKEND.endswith(("console.EmailBackend", "locmem.EmailBackend", "dummy.EmailBackend")):
         problems.append(Warning(
             "EMAIL_BACKEND does not send mail: consumer teams will not hear of change requests.",
@@ -37,3 +37,19 @@ def debug_secret(app_configs, **kwargs):
     if settings.DEBUG and settings.SECRET_KEY == "demo-only-insecure-secret-key" and not settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         return [Warning("The demo SECRET_KEY is in use with a real database.", hint="Set SECRET_KEY.", id="registry.W005")]
     return []
+
+
+@register(Tags.security, deploy=True)
+def serving_role_owns_the_audit_log(app_configs, **kwargs):
+    """The role the app serves as must not own the audit table (registry/dbroles.py)."""
+    from django.db import connection
+
+    from registry.dbroles import serving_role_problem
+
+    problem = serving_role_problem(connection)
+    if not problem:
+        return []
+    return [Warning(
+        f"{problem}: it can disable the audit log's triggers and then change or delete audit rows.",
+        hint="Run migrations as the owner role with DATABASE_SERVING_ROLE set, and serve with a DATABASE_URL "
+             "for that role (docs/operations.md, \"Database roles\").", id="registry.W006")]

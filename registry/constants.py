@@ -23,3 +23,6 @@ class AuditAction:
     NAMESPACE_UNMAPPED = "namespace.unmapped"
     TOKEN_CREATED = "token.created"
     TOKEN_REVOKED = "token.revoked"
+    DATASET_DELETED = "dataset.deleted"
+    # Any other row a governance admin deleted in the Django admin, with its last values.
+    DELETED_IN_ADMIN = "admin.deleted"

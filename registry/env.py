@@ -6,6 +6,7 @@ so a typo in a deployment fails at start-up instead of at 3 a.m.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from dataclasses import dataclass
 from datetime import timedelta
@@ -45,6 +46,43 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     if minimum is not None and value < minimum:
         raise ImproperlyConfigured(f"{name}={raw!r} must be at least {minimum}")
     return value
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    """A comma-separated list; blanks dropped."""
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+def env_networks(name: str, default: str = "") -> list[str]:
+    """A comma-separated list of IP networks (10.0.0.0/8) or addresses (127.0.0.1), normalized."""
+    networks = []
+    for item in env_list(name, default):
+        try:
+            networks.append(str(ipaddress.ip_network(item, strict=False)))
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name}: {item!r} is not an IP network or address (e.g. 10.20.0.0/16 or 127.0.0.1)") from None
+    return networks
+
+
+_LOCKOUT_PARAMETERS = {"username", "ip_address", "user_agent"}
+
+
+def env_lockout_parameters(name: str, default: str) -> list:
+    """django-axes lockout parameters: comma-separated alternatives, each one parameter
+    or several joined by + ("username+ip_address,ip_address")."""
+    alternatives: list = []
+    for item in env_list(name, default):
+        parts = [p.strip() for p in item.split("+")]
+        unknown = [p for p in parts if p not in _LOCKOUT_PARAMETERS]
+        if unknown:
+            raise ImproperlyConfigured(
+                f"{name}: {unknown[0]!r} is not a lockout parameter; use {', '.join(sorted(_LOCKOUT_PARAMETERS))}, "
+                "joined by + for a combination (username+ip_address)")
+        alternatives.append(parts[0] if len(parts) == 1 else parts)
+    if not alternatives:
+        raise ImproperlyConfigured(f"{name} is empty; e.g. username+ip_address")
+    return alternatives
 
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}

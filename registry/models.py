@@ -29,6 +29,10 @@ class AlreadyOwned(RegistryError):
     pass
 
 
+class InUse(RegistryError):
+    """A row others depend on: deleting it would drop their dependency without a word."""
+
+
 class Team(models.Model):
     name = models.CharField(max_length=100, unique=True)
     slug = models.SlugField(max_length=100, unique=True)
@@ -43,6 +47,15 @@ class Team(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def deletion_refusal(self) -> str:
+        """Why this team cannot be deleted, or "". Its consumer registrations would go
+        with it (the datasets it owns are protected by the database already)."""
+        consumed = sorted(str(d) for d in Dataset.objects.filter(consumers__team=self))
+        if consumed:
+            return (f"Team {self.slug} cannot be deleted: it is a registered consumer of {', '.join(consumed)}; "
+                    "unregister it from those datasets first.")
+        return ""
 
     def map_job_namespace(self, namespace: str, *, by) -> NamespaceTeam:
         """Say that the jobs of an OpenLineage job namespace are this team's (their readings are
@@ -222,6 +235,30 @@ class Dataset(models.Model):
 
     def consumer_teams(self) -> models.QuerySet:
         return Team.objects.filter(consumptions__dataset=self)
+
+    def deletion_refusal(self) -> str:
+        """Why this dataset cannot be deleted, or "": consumer teams depend on it."""
+        teams = sorted(self.consumers.values_list("team__slug", flat=True))
+        if teams:
+            return (f"Dataset {self} cannot be deleted: consumer teams depend on it ({', '.join(teams)}); "
+                    "they unregister first.")
+        return ""
+
+    def delete_unused(self, *, by) -> None:
+        """Delete this dataset, audited, unless consumer teams depend on it (InUse).
+        Its lineage edges, freshness and contract binding go with it; the audit row
+        names the owner and the contract it was bound to."""
+        with transaction.atomic():
+            locked = Dataset.objects.select_for_update(of=("self",)).select_related("owner_team", "owner").get(pk=self.pk)
+            refusal = locked.deletion_refusal()
+            if refusal:
+                raise InUse(refusal)
+            binding = getattr(locked, "contract_binding", None)  # the contracts app's row, if installed
+            AuditEvent.record(by, AuditAction.DATASET_DELETED, locked, before={
+                "namespace": locked.namespace, "name": locked.name, **locked._ownership_snapshot(),
+                "contract": str(binding.contract) if binding is not None else None,
+            }, after=None)
+            locked.delete()
 
 
 class Consumer(models.Model):

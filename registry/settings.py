@@ -10,6 +10,8 @@ from registry.env import (
     env_bool,
     env_duration,
     env_int,
+    env_lockout_parameters,
+    env_networks,
     env_str,
     parse_contract_store,
     parse_database_url,
@@ -88,6 +90,9 @@ TEMPLATES = [
 
 DATABASE_URL = env_str("DATABASE_URL", "sqlite:///var/registry.sqlite3")
 DATABASES = {"default": parse_database_url(DATABASE_URL, base_dir=BASE_DIR)}
+# PostgreSQL: the role the app serves as, granted its rights by `migrate` (run as the
+# tables' owner); it gets only SELECT and INSERT on the audit log (docs/operations.md).
+DATABASE_SERVING_ROLE = env_str("DATABASE_SERVING_ROLE")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -206,6 +211,9 @@ LOGGING = {
 CHANGE_REQUEST_CLOCK_INTERVAL = env_duration("CHANGE_REQUEST_CLOCK_INTERVAL", "60s")
 # First retry of a failed e-mail or webhook after about this long, doubling up to 30 minutes.
 CHANGE_REQUEST_RETRY_BACKOFF = env_duration("CHANGE_REQUEST_RETRY_BACKOFF", "30s")
+# Webhooks reach public addresses only; these networks are let through too, for an
+# internal receiver (docs/operations.md, "Webhook targets").
+WEBHOOK_ALLOWED_NETWORKS = env_networks("WEBHOOK_ALLOWED_NETWORKS")
 if CHANGE_REQUEST_CLOCK_INTERVAL.total_seconds() < 1:
     raise ImproperlyConfigured("CHANGE_REQUEST_CLOCK_INTERVAL must be at least 1s")
 if CHANGE_REQUEST_REMINDER_BEFORE >= CHANGE_REQUEST_DEADLINE:
@@ -236,4 +244,58 @@ CELERY_BEAT_SCHEDULE["freshness-sweep"] = {
     "schedule": FRESHNESS_SWEEP_INTERVAL.total_seconds(),
     # A sweep that waited longer than an interval is superseded by the next one.
     "options": {"expires": FRESHNESS_SWEEP_INTERVAL.total_seconds()},
+}
+
+# --- Login limits (django-axes; docs/operations.md, "Login limits") ----------------
+# Failed password logins (the login page and the admin's) are counted per username
+# and client address; at the limit, logins from there are refused with 429 for
+# LOGIN_LOCKOUT, even with the right password. A success resets the count.
+INSTALLED_APPS += ["axes"]
+MIDDLEWARE += ["axes.middleware.AxesMiddleware"]  # last, as django-axes asks
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = env_duration("LOGIN_LOCKOUT", "15m")
+AXES_LOCKOUT_PARAMETERS = env_lockout_parameters("LOGIN_LOCKOUT_PARAMETERS", "username+ip_address")
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registry/lockout.html"
+# Behind a proxy, the client's address is the last entry the proxy appends to this header.
+LOGIN_CLIENT_IP_HEADER = env_str("LOGIN_CLIENT_IP_HEADER")
+AXES_CLIENT_IP_CALLABLE = "registry.auth.login_client_ip"
+if AXES_COOLOFF_TIME.total_seconds() < 1:
+    raise ImproperlyConfigured("LOGIN_LOCKOUT must be at least 1s")
+
+# --- HTTPS (docs/operations.md, "HTTPS") ---------------------------------------------
+# HTTPS=1 when the site is served over HTTPS (TLS ending here or at a proxy): secure
+# cookies, a redirect from http, and HSTS. Each can be set on its own too.
+HTTPS = env_bool("HTTPS", False)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", HTTPS)
+# Probes and Prometheus scrape over plain http inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", HTTPS)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", HTTPS)
+SECURE_HSTS_SECONDS = int(env_duration("SECURE_HSTS_SECONDS", "365d" if HTTPS else "0").total_seconds())
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTPS)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", HTTPS)
+# A TLS-ending proxy tells Django the request was https with this header (e.g. HTTP_X_FORWARDED_PROTO).
+_proxy_ssl_header = env_str("SECURE_PROXY_SSL_HEADER")
+SECURE_PROXY_SSL_HEADER = (_proxy_ssl_header, "https") if _proxy_ssl_header else None
+
+# --- Content-Security-Policy (django-csp; docs/operations.md) ----------------------
+# Pages load scripts and styles from this site's static files only; a <style>
+# element the page draws (the lineage graph) carries the request's nonce.
+# The API docs pages (Swagger UI, Redoc) relax it for themselves (registry/urls.py).
+from csp.constants import NONCE, NONE, SELF  # noqa: E402 - this block's own import
+
+MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1, "csp.middleware.CSPMiddleware")
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, NONCE],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
 }

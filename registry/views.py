@@ -4,6 +4,7 @@ import hmac
 import logging
 from collections.abc import Callable
 
+from csp.decorators import csp_replace
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -26,6 +27,14 @@ from registry.models import Consumer, Dataset, Team
 from registry.usage import readers_of
 
 log = logging.getLogger(__name__)
+
+# The API docs pages (Swagger UI, Redoc: third-party templates) style themselves inline,
+# Redoc starts from an inline script and runs a worker from a blob: the site-wide
+# Content-Security-Policy is relaxed for those two pages only.
+docs_csp = csp_replace({
+    "script-src": ["'self'", "'unsafe-inline'"], "style-src": ["'self'", "'unsafe-inline'"],
+    "worker-src": ["'self'", "blob:"], "img-src": ["'self'", "data:", "https:"],
+})
 
 
 def site_context(request: HttpRequest) -> dict:

@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 from change_requests.impact import PreviewError, as_markdown, preview
 from change_requests.models import ChangeRequest, ChangeRequestState, TeamAssessment, TeamReview
 from change_requests.workflows import submit_version
-from contracts_app.publishing import BREAKING, PUBLISHED, UNCHANGED
+from contracts_app.publishing import BREAKING, CONFLICT, FORBIDDEN, PUBLISHED, UNCHANGED
 from registry.models import Team
 
 
@@ -130,7 +130,9 @@ class ChangeRequestList(generics.ListAPIView):
     )
     def post(self, request):
         """Publish a version through the gate. Compatible: 200 with the publish outcome.
-        Breaking: 201 with the change request it opened. 409 when an unfinished request blocks it."""
+        Breaking: 201 with the change request it opened. 409 when an unfinished request blocks it,
+        when the version is already published with other content, or when another publish of the
+        contract got in first (publish again); 403 when a concurrent publish handed it to another team."""
         body = ProposeSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         outcome = submit_version(body.validated_data["document"], by=request.user, summary=body.validated_data["summary"])
@@ -144,6 +146,11 @@ class ChangeRequestList(generics.ListAPIView):
         if outcome.status == BREAKING:
             return Response({"detail": outcome.message, "code": "change_request_blocked", "outcome": outcome.to_dict()},
                             status=status.HTTP_409_CONFLICT)
+        if outcome.code == CONFLICT:
+            return Response({"detail": outcome.message, "code": "version_conflict", "errors": outcome.errors},
+                            status=status.HTTP_409_CONFLICT)
+        if outcome.code == FORBIDDEN:
+            return Response({"detail": outcome.message, "code": "permission_denied"}, status=status.HTTP_403_FORBIDDEN)
         return Response({"detail": outcome.message, "code": "refused", "errors": outcome.errors},
                         status=status.HTTP_400_BAD_REQUEST)
 

@@ -7,17 +7,20 @@ from contracts_app.models.contracts import (
     DatasetBoundElsewhere,
     IntegrationSpec,
     SchemaType,
+    UnknownOwner,
     VersionInUse,
     datasets_named_in,
     document_checksum,
     is_weaker,
     mode_requirements,
+    owner_named_in,
+    publisher_refusal,
     version_of,
 )
 from contracts_app.models.drift import SchemaDriftCheck
 
 __all__ = [
     "AuditAction", "ContentChanged", "Contract", "ContractVersion", "DatasetBinding", "DatasetBoundElsewhere",
-    "IntegrationSpec", "SchemaDriftCheck", "SchemaType", "VersionInUse", "datasets_named_in", "document_checksum",
-    "is_weaker", "mode_requirements", "version_of",
+    "IntegrationSpec", "SchemaDriftCheck", "SchemaType", "UnknownOwner", "VersionInUse", "datasets_named_in",
+    "document_checksum", "is_weaker", "mode_requirements", "owner_named_in", "publisher_refusal", "version_of",
 ]

@@ -11,6 +11,7 @@ through `set_mode`, `bind` and `unbind`, each audited.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from typing import Any
@@ -39,7 +40,10 @@ class AuditAction:
     VERSION_UPLOADED = "contract.version_uploaded"
     VERSION_UPLOAD_FAILED = "contract.version_upload_failed"
     VERSION_DELETED = "contract.version_deleted"
+    # A version naming another owner team hands the contract over (its owner team or an admin).
+    OWNER_CHANGED = "contract.owner_changed"
     SPEC_PUBLISHED = "contract.spec_published"
+    SPEC_DELETED = "contract.spec_deleted"
     DATASET_BOUND = "contract.dataset_bound"
     DATASET_UNBOUND = "contract.dataset_unbound"
     MODE_CHANGED = "contract.mode_changed"
@@ -61,6 +65,58 @@ class VersionInUse(RegistryError):
 
 class DatasetBoundElsewhere(RegistryError):
     """A contract document names a dataset that another contract describes."""
+
+
+class UnknownOwner(RegistryError):
+    """A contract document's `schema.owner` names no team."""
+
+
+def owner_named_in(document: dict) -> Team:
+    """The team a contract document's `schema.owner` names, by slug.
+
+    Raises UnknownOwner when it names none: a misspelt owner must never clear a
+    contract's owner team, since a contract without one would be open to
+    whichever team publishes next."""
+    schema = document.get("schema") if isinstance(document, dict) else None
+    schema = schema if isinstance(schema, dict) else {}
+    slug = str(schema.get("owner") or "").strip()
+    where = f"{schema.get('name', '<unnamed>')} {schema.get('version', '?')}: schema.owner"
+    team = Team.objects.filter(slug=slug).first() if slug else None
+    if team is not None:
+        return team
+    if not slug:
+        raise UnknownOwner(f"{where} is empty; name the owner team by its slug.")
+    close = difflib.get_close_matches(slug, list(Team.objects.values_list("slug", flat=True)), n=1)
+    hint = f"did you mean {close[0]!r}?" if close else "name an existing team by its slug, or create the team first."
+    raise UnknownOwner(f"{where} {slug!r} is no team here; {hint}")
+
+
+def publisher_refusal(contract: Contract | None, name: str, named: Team | None, by) -> str:
+    """Why `by` may not publish a version of contract `name` whose document names
+    `named` as owner, or "" when it may. An unknown owner (`named` None) is the
+    gate's to refuse (UnknownOwner), not this rule's.
+
+    1. the system (None: an operator's command) and a governance admin may;
+    2. the first version: the publisher acts for the team its document names;
+    3. a later version: the publisher acts for the contract's current owner team,
+       so only that team (or an admin) hands the contract to another team;
+    4. a contract without an owner team (its team was deleted): an admin only,
+       or the next publisher could take it."""
+    if by is None or is_governance_admin(by):
+        return ""
+    if contract is None:
+        if named is None or acts_for(by, named):
+            return ""
+        return (f"Only a member of the owner team ({named.slug}) named in the document can publish "
+                f"the first version of {name}.")
+    if contract.owner_team_id is None:
+        return f"{name} has no owner team; only a governance admin can publish a version of it."
+    if acts_for(by, contract.owner_team):
+        return ""
+    hand_over = named is not None and named.pk != contract.owner_team_id
+    return (f"Only a member of the contract's owner team ({contract.owner_team.slug}) can publish a version of "
+            f"{name}" + (f"; naming {named.slug} as its owner is a hand-over only that team or a governance "
+                         "admin can make." if hand_over else "."))
 
 
 def datasets_named_in(document: dict) -> list[tuple[str, str]]:
@@ -317,19 +373,28 @@ class ContractVersion(models.Model):
     def same_content_as(self, document: dict) -> bool:
         return self.checksum == document_checksum(document)
 
+    def deletion_refusal(self) -> str:
+        """Why this version cannot be deleted, or "": consumers of a dataset bound to
+        its contract depend on it, or integration specs point at it."""
+        if self.contract.has_dependent_consumers():
+            return (f"{self} cannot be deleted: datasets bound to {self.contract.name} have consumers "
+                    "that depend on its published versions.")
+        if self.integration_specs.exists():
+            return f"{self} cannot be deleted: integration specs point at it; delete them first."
+        return ""
+
     def delete_unused(self, *, by) -> None:
-        """Delete this version, unless consumers of a dataset bound to its contract
-        depend on it. Published objects stay in the store's history; the index
-        is rewritten by the caller."""
+        """Delete this version, audited, unless something depends on it (VersionInUse).
+        Call inside a transaction; contracts_app.publishing.delete_version also
+        rewrites the store's index after commit (the published object stays in the
+        store's history, out of the index)."""
         with transaction.atomic():
-            if self.contract.has_dependent_consumers():
-                raise VersionInUse(
-                    f"{self} cannot be deleted: datasets bound to {self.contract.name} have consumers "
-                    "that depend on its published versions."
-                )
-            if self.integration_specs.exists():
-                raise VersionInUse(f"{self} cannot be deleted: integration specs point at it; delete them first.")
-            AuditEvent.record(by, AuditAction.VERSION_DELETED, self, before={"version": self.version, "checksum": self.checksum})
+            refusal = self.deletion_refusal()
+            if refusal:
+                raise VersionInUse(refusal)
+            AuditEvent.record(by, AuditAction.VERSION_DELETED, self, before={
+                "version": self.version, "checksum": self.checksum, "store_key": self.store_key,
+                "in_store": self.is_in_store})
             super().delete()
 
     def delete(self, *args: Any, **kwargs: Any):

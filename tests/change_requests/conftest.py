@@ -50,6 +50,13 @@ def contract_store(settings, tmp_path):
 
 
 @pytest.fixture
+def loopback_webhooks(settings):
+    """Let webhooks reach the test receivers on 127.0.0.1, as WEBHOOK_ALLOWED_NETWORKS lets an
+    internal receiver through (without it, a loopback target is refused)."""
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.1/32"]
+
+
+@pytest.fixture
 def contract(dataset, owner_team, owner):
     """Version 1.0 recorded by the publish service, bound to `dataset`."""
     version = record_version(BASE_DOCUMENT, by=owner)

@@ -28,7 +28,7 @@ BROKER = os.environ.get("TEST_CHANGE_REQUEST_BROKER_URL", "redis://127.0.0.1:637
 
 
 @pytest.fixture
-def worker(transactional_db, tmp_path):
+def worker(transactional_db, tmp_path, loopback_webhooks):
     """`celery worker -B` (solo pool) against the test database, beat every second."""
     redis.Redis.from_url(BROKER).flushdb()
     env = {
@@ -39,6 +39,7 @@ def worker(transactional_db, tmp_path):
         "CHANGE_REQUEST_CLOCK_INTERVAL": "1s",
         "CHANGE_REQUEST_RETRY_BACKOFF": "1s",
         "CONTRACT_STORE": str(tmp_path / "store"),
+        "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.1/32",  # the test receiver listens on loopback
         "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "client")]),
     }
     log = open(tmp_path / "worker.log", "w")  # noqa: SIM115 - closed below

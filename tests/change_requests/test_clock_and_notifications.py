@@ -69,7 +69,7 @@ class Receiver:
 
 
 @pytest.fixture
-def receiver():
+def receiver(loopback_webhooks):
     r = Receiver()
     yield r
     r.close()
@@ -108,7 +108,8 @@ def test_nothing_is_sent_before_the_transaction_commits(start, contract, owner):
     assert Notification.objects.unsent().count() == 1
 
 
-def test_a_failed_webhook_is_retried_and_sent_once_it_answers(start, contract, owner, consumer_team, django_capture_on_commit_callbacks):
+def test_a_failed_webhook_is_retried_and_sent_once_it_answers(start, contract, owner, consumer_team, loopback_webhooks,
+                                                              django_capture_on_commit_callbacks):
     from celery.exceptions import Retry
 
     from change_requests.tasks import deliver_change_request_notifications as deliver_task

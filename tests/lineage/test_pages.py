@@ -45,7 +45,7 @@ def test_the_page_shows_one_job_either_way_by_default(chain, client, owner, data
     page = client.get(dataset.get_absolute_url()).content.decode()
     svg = page[page.index("<svg"):page.index("</svg>")]
     assert "raw.orders" in svg and "mart.totals" in svg and "out.report" not in svg
-    assert 'style="max-width:100%;height:auto"' in svg  # five columns fit the page
+    assert 'class="lineage-graph fits"' in svg  # five columns fit the page
 
 
 def test_the_depth_selector_narrows_the_graph(chain, client, owner, dataset):

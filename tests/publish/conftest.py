@@ -94,6 +94,17 @@ def cell_count_spec(version: str = "1.0") -> dict:
     }
 
 
+@pytest.fixture
+def demo_teams(db):
+    """The teams of fixtures/demo.yaml, which the demo contracts tree names as owners."""
+    from django.conf import settings
+
+    from registry.models import Team
+
+    demo = yaml.safe_load((Path(settings.BASE_DIR) / "fixtures" / "demo.yaml").read_text())
+    return [Team.objects.get_or_create(slug=t["slug"], defaults={"name": t["name"]})[0] for t in demo["teams"]]
+
+
 s3_server = servers.s3_server  # the session S3 server, shared with other suites
 
 

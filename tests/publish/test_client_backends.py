@@ -25,7 +25,7 @@ def s3_registry(store) -> Registry:
                               aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY))
 
 
-def test_a_new_version_reaches_the_client_by_republishing_without_reinstalling(s3_store):
+def test_a_new_version_reaches_the_client_by_republishing_without_reinstalling(owner_team, s3_store):
     publish_document(cell_count(), by=None, store=s3_store)
     registry = s3_registry(s3_store)
     assert registry.versions("lab.analytics.cell_count") == ["1.0"]
@@ -51,7 +51,7 @@ def test_a_new_version_reaches_the_client_by_republishing_without_reinstalling(s
     assert list(frame.columns) == ["run_row_id", "viability", "run_date", "vcd"]
 
 
-def test_latest_skips_pre_releases_and_orders_semantically(s3_store):
+def test_latest_skips_pre_releases_and_orders_semantically(owner_team, s3_store):
     from contracts_app.publishing import record_version
 
     for version in ("9.0", "10.0", "2.0.0rc1", "11.0.dev1"):
@@ -63,7 +63,7 @@ def test_latest_skips_pre_releases_and_orders_semantically(s3_store):
     assert set(registry.get_schema("lab.analytics.cell_count", None)) == {"2.0.0rc1", "9.0", "10.0", "11.0.dev1"}
 
 
-def test_clear_errors_for_unknown_names_versions_and_unreachable_stores(s3_store):
+def test_clear_errors_for_unknown_names_versions_and_unreachable_stores(owner_team, s3_store):
     publish_document(cell_count(), by=None, store=s3_store)
     registry = s3_registry(s3_store)
     with pytest.raises(UnknownContract, match=r"No contract named 'lab.analytics.cell_cout'.*Did you mean lab.analytics.cell_count"):
@@ -97,7 +97,7 @@ def answers(registry: Registry) -> dict:
 SPEC_NAMES = {"lab.analytics.cell_count", "retail.sales.orders", "retail.crm.customers"}
 
 
-def test_all_three_backends_give_the_same_answers_for_the_demo_registry(s3_store, local_store, live_server, owner, settings):
+def test_all_three_backends_give_the_same_answers_for_the_demo_registry(demo_teams, s3_store, local_store, live_server, owner, settings):
     from pathlib import Path
 
     from contracts_app.management.commands.publish_contracts import discover_contracts
@@ -138,7 +138,7 @@ def test_the_http_backend_needs_a_valid_token(live_server):
         Registry(HttpBackend(live_server.url, "dr_wrong")).list_names()
 
 
-def test_the_default_registry_is_configured_from_the_environment(local_store, monkeypatch):
+def test_the_default_registry_is_configured_from_the_environment(owner_team, local_store, monkeypatch):
     from registry_client import REGISTRY
 
     publish_document(order_placed(), by=None, store=local_store)

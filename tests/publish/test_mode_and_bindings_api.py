@@ -195,10 +195,11 @@ def test_the_bindings_are_listed(client, contract, consumer, dataset):
     assert [b["id"] for b in as_(client, consumer).get(BINDINGS).json()] == [dataset.pk]
 
 
-def test_a_contract_without_an_owner_team_is_for_admins(client, db, owner, admin, local_store,
+def test_a_contract_without_an_owner_team_is_for_admins(client, owner_team, owner, admin, local_store,
                                                         django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        record_version(order_placed(), by=None, store=local_store)  # its document names "checkout": no such team
+        record_version(order_placed(), by=None, store=local_store)
+    owner_team.delete()  # its document still names "checkout", which is no team any more
     response = patch(as_(client, owner), {"compatibility_mode": "NONE"})
     assert response.status_code == 403
     assert response.json()["detail"] == (

@@ -44,7 +44,7 @@ def index_rows(store, key=SCHEMA_INDEX_KEY) -> list[dict]:
     return list(csv.DictReader(io.StringIO(store.get(key).decode())))
 
 
-def test_publish_writes_objects_and_the_index_to_s3(tmp_path, s3_store, use_store):
+def test_publish_writes_objects_and_the_index_to_s3(owner_team, tmp_path, s3_store, use_store):
     use_store(s3_store)
     root = write_tree(tmp_path, [cell_count(), order_placed(), refund_api()], [cell_count_spec()])
     status, out = run(root)
@@ -67,7 +67,7 @@ def test_publish_writes_objects_and_the_index_to_s3(tmp_path, s3_store, use_stor
     assert IntegrationSpec.objects.get().uploaded_at is not None
 
 
-def test_republishing_the_same_tree_changes_nothing(tmp_path, s3_store, use_store):
+def test_republishing_the_same_tree_changes_nothing(owner_team, tmp_path, s3_store, use_store):
     use_store(s3_store)
     root = write_tree(tmp_path, [cell_count(), order_placed()], [cell_count_spec()])
     run(root)
@@ -78,7 +78,7 @@ def test_republishing_the_same_tree_changes_nothing(tmp_path, s3_store, use_stor
     assert ContractVersion.objects.count() == 2
 
 
-def test_changed_content_under_a_published_version_is_refused_with_exit_status_1(tmp_path, s3_store, use_store):
+def test_changed_content_under_a_published_version_is_refused_with_exit_status_1(owner_team, tmp_path, s3_store, use_store):
     use_store(s3_store)
     run(write_tree(tmp_path, [cell_count()]))
     changed = with_column(cell_count(), {"name": "vcd", "dtype": "float64", "nullable": True})
@@ -89,7 +89,7 @@ def test_changed_content_under_a_published_version_is_refused_with_exit_status_1
     assert ContractVersion.objects.get().document == cell_count()
 
 
-def test_a_breaking_change_stops_with_a_clear_message_and_exit_status_2(tmp_path, s3_store, use_store):
+def test_a_breaking_change_stops_with_a_clear_message_and_exit_status_2(owner_team, tmp_path, s3_store, use_store):
     use_store(s3_store)
     run(write_tree(tmp_path, [cell_count()]))
     # New contracts start in FULL; this one is set to BACKWARD, and the new column still breaks it.
@@ -104,7 +104,7 @@ def test_a_breaking_change_stops_with_a_clear_message_and_exit_status_2(tmp_path
     assert not ContractVersion.objects.filter(version="2.0").exists()
 
 
-def test_dry_run_records_and_uploads_nothing(tmp_path, s3_store, use_store):
+def test_dry_run_records_and_uploads_nothing(owner_team, tmp_path, s3_store, use_store):
     use_store(s3_store)
     status, out = run(write_tree(tmp_path, [cell_count(), order_placed()]), "--dry-run")
     assert status == 0
@@ -123,7 +123,7 @@ def test_a_document_whose_path_disagrees_with_its_name_is_refused(tmp_path, s3_s
     assert "schema.version: '1.0' does not match its folder 'v2_0'" in out
 
 
-def test_objects_are_written_before_the_index(s3_store, owner):
+def test_objects_are_written_before_the_index(owner_team, s3_store, owner):
     recording = RecordingStore(s3_store)
     outcome = publish_document(cell_count(), by=owner, store=recording)
     assert outcome.status == PUBLISHED
@@ -133,7 +133,7 @@ def test_objects_are_written_before_the_index(s3_store, owner):
     assert [r["name"] for r in index_rows(s3_store)] == ["lab.analytics.cell_count", "retail.checkout.order_placed"]
 
 
-def test_a_failed_upload_is_retried_and_reported_and_leaves_nothing_half_published(s3_store, owner, settings):
+def test_a_failed_upload_is_retried_and_reported_and_leaves_nothing_half_published(owner_team, s3_store, owner, settings):
     import contracts_app.publishing as publishing
 
     publishing.UPLOAD_BACKOFF_S = 0.01
@@ -156,7 +156,7 @@ def test_a_failed_upload_is_retried_and_reported_and_leaves_nothing_half_publish
         publishing.UPLOAD_BACKOFF_S = 0.5
 
 
-def test_an_unreachable_store_is_reported(owner):
+def test_an_unreachable_store_is_reported(owner_team, owner):
     import contracts_app.publishing as publishing
     from contracts_app.store import S3Store
 
@@ -171,7 +171,7 @@ def test_an_unreachable_store_is_reported(owner):
     assert upload_version(ContractVersion.objects.get().pk, store=dead) is False
 
 
-def test_the_outcome_carries_the_checkers_report(owner, local_store):
+def test_the_outcome_carries_the_checkers_report(owner_team, owner, local_store):
     first = publish_document(cell_count(), by=owner, store=local_store)
     assert first.report is not None and first.report.compatible
     v2 = with_column(cell_count("2.0"), {"name": "vcd", "dtype": "float64", "nullable": True})

@@ -29,7 +29,7 @@ def test_recording_a_version_creates_the_contract_and_audits_it(owner, owner_tea
     assert cv.is_in_store and local_store.exists(cv.store_key)
 
 
-def test_the_upload_waits_for_the_callers_transaction_to_commit(owner, local_store, django_capture_on_commit_callbacks):
+def test_the_upload_waits_for_the_callers_transaction_to_commit(owner_team, owner, local_store, django_capture_on_commit_callbacks):
     recording = RecordingStore(local_store)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         record_version(cell_count(), by=owner, store=recording)
@@ -39,7 +39,7 @@ def test_the_upload_waits_for_the_callers_transaction_to_commit(owner, local_sto
     assert recording.writes == ["contracts/domains/lab/analytics/cell_count/v1_0/schema.yaml", "contracts/index/schema_index.csv"]
 
 
-def test_the_same_content_again_is_a_no_op(owner, local_store, django_capture_on_commit_callbacks):
+def test_the_same_content_again_is_a_no_op(owner_team, owner, local_store, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         first = record_version(cell_count(), by=owner, store=local_store)
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
@@ -48,7 +48,7 @@ def test_the_same_content_again_is_a_no_op(owner, local_store, django_capture_on
     assert callbacks == []  # already in the store: no second upload
 
 
-def test_key_order_does_not_make_identical_content_look_different(owner, local_store, django_capture_on_commit_callbacks):
+def test_key_order_does_not_make_identical_content_look_different(owner_team, owner, local_store, django_capture_on_commit_callbacks):
     document = cell_count()
     reordered = {key: document[key] for key in reversed(list(document))}
     with django_capture_on_commit_callbacks(execute=True):
@@ -56,7 +56,7 @@ def test_key_order_does_not_make_identical_content_look_different(owner, local_s
         assert record_version(reordered, by=owner, store=local_store).pk == first.pk
 
 
-def test_different_content_under_a_published_version_is_refused(owner, local_store, django_capture_on_commit_callbacks):
+def test_different_content_under_a_published_version_is_refused(owner_team, owner, local_store, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         record_version(cell_count(), by=owner, store=local_store)
     changed = with_column(cell_count(), {"name": "vcd", "dtype": "float64", "nullable": True})

@@ -29,7 +29,7 @@ def test_a_spec_needs_its_contract_version_published(owner):
         record_spec(cell_count_spec(), by=owner)
 
 
-def test_specs_are_immutable_like_versions(owner, local_store, django_capture_on_commit_callbacks):
+def test_specs_are_immutable_like_versions(owner_team, owner, local_store, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         record_version(cell_count(), by=owner, store=local_store)
         spec, created = record_spec(cell_count_spec(), by=owner, store=local_store)
@@ -44,7 +44,7 @@ def test_specs_are_immutable_like_versions(owner, local_store, django_capture_on
         record_spec(changed, by=owner, store=local_store)
 
 
-def test_the_load_query_selects_a_date_range_from_real_postgresql(owner, local_store, django_capture_on_commit_callbacks):
+def test_the_load_query_selects_a_date_range_from_real_postgresql(owner_team, owner, local_store, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         record_version(cell_count(), by=owner, store=local_store)
         spec, _ = record_spec(cell_count_spec(), by=owner, store=local_store)

@@ -46,7 +46,7 @@ def in_mode(mode: str) -> None:
     Contract.objects.filter(name="retail.checkout.order_placed").update(compatibility_mode=mode)
 
 
-def test_a_breaking_change_numbered_as_a_minor_release_is_refused(db, local_store):
+def test_a_breaking_change_numbered_as_a_minor_release_is_refused(owner_team, local_store):
     publish_document(order_placed("1.0"), by=None, store=local_store)
 
     outcome = publish_document(with_new_required_field(order_placed("1.1")), by=None, store=local_store)
@@ -56,7 +56,7 @@ def test_a_breaking_change_numbered_as_a_minor_release_is_refused(db, local_stor
     assert not ContractVersion.objects.filter(version="1.1").exists()
 
 
-def test_a_forward_only_break_under_backward_is_refused_as_a_minor_and_published_as_a_major(db, local_store):
+def test_a_forward_only_break_under_backward_is_refused_as_a_minor_and_published_as_a_major(owner_team, local_store):
     publish_document(order_placed("1.0"), by=None, store=local_store)
     in_mode("BACKWARD")
 
@@ -70,7 +70,7 @@ def test_a_forward_only_break_under_backward_is_refused_as_a_minor_and_published
     assert publish_document(with_a_looser_total(order_placed("2.0")), by=None, store=local_store).status == "published"
 
 
-def test_a_restated_schema_numbered_as_a_patch_is_refused(db, local_store):
+def test_a_restated_schema_numbered_as_a_patch_is_refused(owner_team, local_store):
     publish_document(order_placed("1.0"), by=None, store=local_store)
 
     outcome = publish_document(with_a_restated_total(order_placed("1.0.1")), by=None, store=local_store)
@@ -79,7 +79,7 @@ def test_a_restated_schema_numbered_as_a_patch_is_refused(db, local_store):
     assert "needs at least a minor release (1.1 or later)" in outcome.message
 
 
-def test_versions_that_match_the_change_publish(db, local_store):
+def test_versions_that_match_the_change_publish(owner_team, local_store):
     publish_document(order_placed("1.0"), by=None, store=local_store)
     in_mode("BACKWARD")
 
@@ -90,7 +90,7 @@ def test_versions_that_match_the_change_publish(db, local_store):
                             by=None, store=local_store).status == "published"
 
 
-def test_a_version_lower_than_the_published_one_is_measured_against_what_is_below_it(db, local_store):
+def test_a_version_lower_than_the_published_one_is_measured_against_what_is_below_it(owner_team, local_store):
     publish_document(order_placed("1.0"), by=None, store=local_store)
     in_mode("BACKWARD")
     publish_document(with_a_looser_total(order_placed("3.0")), by=None, store=local_store)

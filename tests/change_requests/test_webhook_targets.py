@@ -1,0 +1,247 @@
+"""Where a team webhook may point (issue 15, point 11: webhook SSRF).
+
+A webhook reaches public addresses only, checked when the channel is created and
+again at delivery after DNS resolution; redirects are not followed; a failure is
+stored without saying how the connection failed. The receivers here are real HTTP
+servers on 127.0.0.1, so the tests that deliver let loopback through with
+WEBHOOK_ALLOWED_NETWORKS, as an operator would for an internal receiver."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from change_requests.models import Notification, TeamChannel
+from change_requests.transports import webhook
+from change_requests.workflows import open_change_request
+from tests.servers import free_port
+
+from .conftest import proposed_document, report_for
+from .test_clock_and_notifications import Receiver
+
+pytestmark = pytest.mark.django_db
+
+
+class Redirector:
+    """A real HTTP server on loopback that answers every POST with a redirect to `location`."""
+
+    def __init__(self, location: str):
+        self.calls = 0
+        redirector = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                redirector.calls += 1
+                self.rfile.read(int(self.headers["Content-Length"]))
+                self.send_response(302)
+                self.send_header("Location", location)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class RawListener:
+    """A TCP port that accepts and then says nothing (silent) or hangs up at once (not HTTP)."""
+
+    def __init__(self, *, hang_up: bool):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/hook"
+        self.accepted: list[socket.socket] = []
+        self.hang_up = hang_up
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            if self.hang_up:
+                conn.close()
+            else:
+                self.accepted.append(conn)
+
+    def close(self):
+        for conn in self.accepted:
+            conn.close()
+        self.sock.close()
+
+
+def open_request(contract, owner, capture):
+    doc = proposed_document()
+    with capture(execute=True):
+        return open_change_request(contract, doc, by=owner, report=report_for(doc))
+
+
+def errors_by_url() -> dict[str, str]:
+    return dict(Notification.objects.filter(channel="webhook").values_list("recipient", "last_error"))
+
+
+@pytest.mark.parametrize("url", [
+    "http://127.0.0.1:8000/hook", "http://localhost/hook", "http://api.localhost/hook",
+    "http://169.254.169.254/latest/meta-data/", "http://10.1.2.3/hook", "http://192.168.0.10/hook",
+    "http://172.16.0.1/hook", "http://100.100.100.200/hook", "http://0.0.0.0/hook", "http://[::1]/hook",
+    "http://[::ffff:127.0.0.1]/hook", "http://[fd00:ec2::254]/hook",
+])
+def test_a_webhook_to_an_internal_address_is_refused_when_the_channel_is_created(consumer_team, url):
+    with pytest.raises(ValidationError) as refused:
+        TeamChannel.objects.add_webhook(consumer_team, url=url)
+    [message] = refused.value.message_dict["settings"]
+    assert message.startswith("A webhook may not point at ") and "Webhooks reach public addresses only" in message
+    assert "WEBHOOK_ALLOWED_NETWORKS" in message
+    assert not TeamChannel.objects.exists()
+
+
+@pytest.mark.parametrize("host", ["127.1", "2130706433", "0x7f.0.0.1"])
+def test_shorthand_spellings_of_loopback_are_refused_too(consumer_team, host):
+    with pytest.raises(ValidationError):
+        TeamChannel.objects.add_webhook(consumer_team, url=f"http://{host}/hook")
+    # and at delivery, should such a row exist: the resolver would read them as 127.0.0.1
+    assert webhook.url_problems(f"http://{host}/hook") != []
+
+
+@pytest.mark.parametrize("url", ["https://hooks.example.com/registry", "http://93.184.216.34/hook"])
+def test_a_webhook_to_a_public_address_is_accepted(consumer_team, url):
+    assert TeamChannel.objects.add_webhook(consumer_team, url=url).recipient == url
+
+
+def test_the_allowlist_lets_exactly_its_networks_through(consumer_team, settings):
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.1/32", "10.20.0.0/16"]
+    TeamChannel.objects.add_webhook(consumer_team, url="http://127.0.0.1:9000/hook")
+    TeamChannel.objects.add_webhook(consumer_team, url="http://10.20.3.4/hook")
+    for outside in ("http://127.0.0.2/hook", "http://10.21.0.1/hook", "http://169.254.169.254/"):
+        with pytest.raises(ValidationError):
+            TeamChannel.objects.add_webhook(consumer_team, url=outside)
+
+
+def test_the_allowlist_setting_is_read_strictly(monkeypatch):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from registry.env import env_networks
+
+    monkeypatch.setenv("WEBHOOK_ALLOWED_NETWORKS", "10.20.0.0/16, 127.0.0.1")
+    assert env_networks("WEBHOOK_ALLOWED_NETWORKS") == ["10.20.0.0/16", "127.0.0.1/32"]
+    monkeypatch.setenv("WEBHOOK_ALLOWED_NETWORKS", "10.20.0.0/16,hooks.internal")
+    with pytest.raises(ImproperlyConfigured, match="'hooks.internal' is not an IP network or address"):
+        env_networks("WEBHOOK_ALLOWED_NETWORKS")
+
+
+def test_a_channel_whose_address_is_no_longer_allowed_is_refused_at_delivery(
+        contract, owner, consumer_team, settings, django_capture_on_commit_callbacks):
+    receiver = Receiver()
+    try:
+        settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.1/32"]
+        TeamChannel.objects.add_webhook(consumer_team, url=receiver.url)
+        settings.WEBHOOK_ALLOWED_NETWORKS = []
+
+        open_request(contract, owner, django_capture_on_commit_callbacks)
+
+        assert receiver.calls == []
+        hook = Notification.objects.get(channel="webhook")
+        assert hook.sent_at is None
+        assert hook.last_error == ("DeliveryFailed: refused: A webhook may not point at 127.0.0.1: it is a loopback "
+                                   "address. Webhooks reach public addresses only (an internal receiver's network "
+                                   "can be listed in WEBHOOK_ALLOWED_NETWORKS).")
+    finally:
+        receiver.close()
+
+
+@pytest.fixture
+def loopback_name():
+    """A host name (not an IP literal, not *localhost) that DNS resolves to loopback: this machine's."""
+    name = socket.gethostname()
+    try:
+        addresses = {ipaddress.ip_address(i[4][0]) for i in socket.getaddrinfo(name, 80, type=socket.SOCK_STREAM)}
+    except OSError:
+        pytest.skip(f"this machine's name {name!r} does not resolve")
+    if name == "localhost" or not addresses or not all(a.is_loopback for a in addresses):
+        pytest.skip(f"this machine's name {name!r} does not resolve to loopback only ({addresses})")
+    return name
+
+
+def test_a_name_that_resolves_to_an_internal_address_is_refused_after_resolution(
+        contract, owner, consumer_team, loopback_name, django_capture_on_commit_callbacks):
+    receiver = Receiver()
+    try:
+        url = receiver.url.replace("127.0.0.1", loopback_name)
+        # A name is judged after DNS only: say it resolved to a public address when the channel
+        # was created (the row is written as the creation check would have let it through).
+        TeamChannel.objects.create(team=consumer_team, kind="webhook", settings={"url": url, "secret": ""})
+
+        open_request(contract, owner, django_capture_on_commit_callbacks)
+
+        assert receiver.calls == []
+        assert errors_by_url() == {url: f"DeliveryFailed: refused: {loopback_name} resolves to a loopback address; "
+                                        "webhooks reach public addresses only (see WEBHOOK_ALLOWED_NETWORKS)"}
+    finally:
+        receiver.close()
+
+
+def test_an_allowed_name_is_delivered_to_the_address_that_was_checked(
+        contract, owner, consumer_team, loopback_name, loopback_webhooks, django_capture_on_commit_callbacks):
+    receiver = Receiver()
+    try:
+        url = receiver.url.replace("127.0.0.1", loopback_name)
+        TeamChannel.objects.create(team=consumer_team, kind="webhook", settings={"url": url, "secret": "s3cret"})
+
+        open_request(contract, owner, django_capture_on_commit_callbacks)
+
+        [call] = receiver.calls
+        assert call["headers"]["Host"] == f"{loopback_name}:{receiver.server.server_address[1]}"
+        assert Notification.objects.get(channel="webhook").sent_at is not None
+    finally:
+        receiver.close()
+
+
+def test_a_redirect_is_not_followed_even_to_an_allowed_host(
+        contract, owner, consumer_team, loopback_webhooks, django_capture_on_commit_callbacks):
+    inside = Receiver()
+    redirector = Redirector(location=inside.url)
+    try:
+        TeamChannel.objects.add_webhook(consumer_team, url=redirector.url)
+
+        open_request(contract, owner, django_capture_on_commit_callbacks)
+
+        assert redirector.calls == 1 and inside.calls == []
+        hook = Notification.objects.get(channel="webhook")
+        assert hook.sent_at is None
+        assert hook.last_error == ("DeliveryFailed: 127.0.0.1 answered HTTP 302, a redirect; "
+                                   "webhooks do not follow redirects")
+    finally:
+        redirector.close()
+        inside.close()
+
+
+def test_the_stored_error_does_not_tell_an_open_port_from_a_closed_one(
+        contract, owner, consumer_team, loopback_webhooks, monkeypatch, django_capture_on_commit_callbacks):
+    monkeypatch.setattr(webhook, "TIMEOUT_SECONDS", 0.5)
+    closed = f"http://127.0.0.1:{free_port()}/hook"  # nothing listens there
+    silent, not_http = RawListener(hang_up=False), RawListener(hang_up=True)
+    try:
+        for url in (closed, silent.url, not_http.url):
+            TeamChannel.objects.add_webhook(consumer_team, url=url)
+
+        open_request(contract, owner, django_capture_on_commit_callbacks)
+
+        errors = errors_by_url()
+        assert set(errors) == {closed, silent.url, not_http.url}
+        assert set(errors.values()) == {"DeliveryFailed: no answer from 127.0.0.1: the connection failed or timed out"}
+    finally:
+        silent.close()
+        not_http.close()

@@ -1,0 +1,113 @@
+"""The audit log is out of the serving role's reach (issue 15, point 9).
+
+On a real PostgreSQL: a database owned by an owner role, migrated as that role
+with DATABASE_SERVING_ROLE set, then used as the serving role. The serving role
+writes and reads audit rows, and nothing else: it cannot disable the triggers,
+change, delete or truncate rows. `check --deploy` warns when the app connects as
+the owner."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+from django.conf import settings
+from psycopg import errors, sql
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(settings.BASE_DIR)
+HOST = os.environ.get("TEST_PG_HOST", "127.0.0.1")
+SUPERUSER = "postgres"
+
+
+def url(role: str, database: str) -> str:
+    return f"postgres://{role}@{HOST}:5432/{database}"
+
+
+def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in {"DJANGO_SETTINGS_MODULE", "TEST_DATABASE_URL"}}
+    clean.update({"DEBUG": "0", "SECRET_KEY": "tests-only-" + "s3cr3t!" * 8, "DJANGO_SETTINGS_MODULE": "registry.settings",
+                  "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "client")])}, **env)
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=clean, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture(scope="module")
+def roles():
+    """(owner role, serving role, database): created for this module, dropped after it."""
+    suffix = uuid.uuid4().hex[:8]
+    owner, app, database = f"registry_owner_{suffix}", f"registry_app_{suffix}", f"registry_roles_{suffix}"
+    with psycopg.connect(f"host={HOST} user={SUPERUSER} dbname=postgres", autocommit=True) as admin:
+        admin.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(owner)))
+        admin.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(app)))
+        admin.execute(sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(database), sql.Identifier(owner)))
+        try:
+            migrated = manage("migrate", "--noinput", "-v0", DATABASE_URL=url(owner, database), DATABASE_SERVING_ROLE=app)
+            assert migrated.returncode == 0, migrated.stderr
+            yield owner, app, database
+        finally:
+            admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database)))
+            admin.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(app)))
+            admin.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(owner)))
+
+
+@pytest.fixture
+def serving(roles):
+    owner, app, database = roles
+    with psycopg.connect(f"host={HOST} user={app} dbname={database}", autocommit=True) as connection:
+        yield connection
+
+
+INSERT_AUDIT_ROW = ("INSERT INTO registry_auditevent (actor_label, action, object_type, object_id, object_repr, at)"
+                    " VALUES ('system', 'test.recorded', 'test', '1', 'x', now()) RETURNING id")
+
+
+def test_the_serving_role_writes_and_reads_audit_rows(serving):
+    [row_id] = serving.execute(INSERT_AUDIT_ROW).fetchone()
+    assert serving.execute("SELECT action FROM registry_auditevent WHERE id = %s", [row_id]).fetchone() == ("test.recorded",)
+
+
+@pytest.mark.parametrize("statement", [
+    "ALTER TABLE registry_auditevent DISABLE TRIGGER USER",
+    "ALTER TABLE registry_auditevent DISABLE TRIGGER ALL",
+    "UPDATE registry_auditevent SET action = 'tampered'",
+    "DELETE FROM registry_auditevent",
+    "TRUNCATE registry_auditevent",
+    "DROP TRIGGER registry_audit_no_update ON registry_auditevent",
+    "ALTER TABLE registry_auditevent OWNER TO CURRENT_USER",
+], ids=["disable-user-triggers", "disable-all-triggers", "update", "delete", "truncate", "drop-trigger", "take-ownership"])
+def test_the_serving_role_cannot_reach_around_the_triggers(serving, statement):
+    serving.execute(INSERT_AUDIT_ROW)
+    with pytest.raises(errors.InsufficientPrivilege):
+        serving.execute(statement)
+    assert serving.execute("SELECT count(*) FROM registry_auditevent WHERE action = 'tampered'").fetchone() == (0,)
+    assert serving.execute("SELECT count(*) FROM registry_auditevent").fetchone()[0] >= 1
+
+
+def test_the_serving_role_cannot_become_the_owner(serving, roles):
+    owner, _, _ = roles
+    with pytest.raises(errors.InsufficientPrivilege):
+        serving.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(owner)))
+
+
+def test_the_serving_role_changes_the_other_tables(serving):
+    [team_id] = serving.execute("INSERT INTO registry_team (name, slug, description, created_at)"
+                                " VALUES ('Roles', 'roles', '', now()) RETURNING id").fetchone()
+    serving.execute("UPDATE registry_team SET description = 'changed' WHERE id = %s", [team_id])
+    serving.execute("DELETE FROM registry_team WHERE id = %s", [team_id])
+
+
+def test_check_deploy_warns_when_the_app_connects_as_the_owner(roles):
+    owner, app, database = roles
+    as_owner = manage("check", "--deploy", DATABASE_URL=url(owner, database))
+    assert "registry.W006" in as_owner.stderr
+    assert f"connects to PostgreSQL as {owner}, which owns the audit table registry_auditevent" in as_owner.stderr
+
+    as_app = manage("check", "--deploy", DATABASE_URL=url(app, database))
+    assert "registry.W006" not in as_app.stderr + as_app.stdout
