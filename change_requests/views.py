@@ -29,9 +29,8 @@ from contracts_app.publishing import BREAKING, PUBLISHED, REFUSED, UNCHANGED
 from contracts_app.yamlio import dump_plain_yaml
 from registry.hooks import dataset_page_section
 from registry.models import AuditEvent, Dataset, Team, audit_type
+from registry.pagination import page_of
 from registry.views import act_and_redirect
-
-LIST_LIMIT = 200
 
 
 @login_required
@@ -42,8 +41,7 @@ def change_request_list(request: HttpRequest) -> HttpResponse:
         requests = requests.unfinished()
     elif state in ChangeRequestState.values:
         requests = requests.filter(state=state)
-    ctx = {"change_requests": requests[:LIST_LIMIT], "state": state, "states": ChangeRequestState.choices,
-           "limit": LIST_LIMIT}
+    ctx = {"page": page_of(request, requests), "state": state, "states": ChangeRequestState.choices}
     return render(request, "change_requests/list.html", ctx)
 
 

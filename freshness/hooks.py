@@ -4,6 +4,7 @@ exports (registry.hooks.service_levels_of)."""
 
 from __future__ import annotations
 
+from django.db.models import Case, F, Value, When
 from django.template.loader import render_to_string
 from django.utils import timezone
 
@@ -12,6 +13,7 @@ from freshness.evaluation import can_edit_slo
 from freshness.forms import SLOForm
 from freshness.models import DatasetFreshness
 from registry.hooks import dataset_list_table, dataset_page_section, dataset_service_levels
+from registry.pagination import page_of
 
 TIMELINE_LENGTH = 20
 
@@ -34,22 +36,31 @@ def freshness_section(request, dataset) -> str:
     }, request=request)
 
 
+def most_urgent_first(datasets):
+    """Stale first, then warning, unknown, fresh and no SLO; within a status, the
+    oldest last write (the most urgent) first, never-written last."""
+    rank = Case(*(When(freshness__status=status, then=Value(i)) for i, status in enumerate(STATUS_ORDER)),
+                default=Value(len(STATUS_ORDER)))
+    return datasets.select_related("freshness").annotate(urgency=rank).order_by(
+        "urgency", F("freshness__last_write_at").asc(nulls_last=True), "namespace", "name")
+
+
 @dataset_list_table
 def grouped_by_status(request, datasets) -> str:
-    """Stale first, then warning, unknown, fresh and no SLO; within a group, the
-    oldest last write (the most urgent) first. One query, whatever the rows."""
+    """One page of the datasets, most urgent first (`most_urgent_first`), grouped by
+    status. A count and one query, whatever the rows."""
     now = timezone.now()
     groups = {status: [] for status in STATUS_ORDER}
-    for dataset in datasets.select_related("freshness"):
+    page = page_of(request, most_urgent_first(datasets))
+    for dataset in page.object_list:
         row = row_of(dataset)
         dataset.fresh_row = row
         dataset.fresh_age = row.age_at(now) if row else None
         groups[row.status if row else FreshnessStatus.NO_SLO].append(dataset)
-    for members in groups.values():
-        members.sort(key=lambda d: (d.fresh_age is None, -(d.fresh_age.total_seconds() if d.fresh_age else 0)))
     return render_to_string("freshness/_dataset_groups.html", {
         "groups": [{"status": s, "label": FreshnessStatus(s).label, "css": STATUS_CSS.get(s, ""), "datasets": groups[s]}
                    for s in STATUS_ORDER if groups[s]],
+        "page": page,
     }, request=request)
 
 

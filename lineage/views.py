@@ -28,6 +28,7 @@ from lineage.models import (
 from lineage.svg import layout
 from registry.hooks import dataset_list_badge, dataset_page_section
 from registry.models import Consumer
+from registry.pagination import page_of
 from registry.usage import column_readers
 
 PAGE_DEPTHS = (1, 2, 3, 4, 5)
@@ -103,7 +104,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
     jobs = Job.objects.annotate(
         last_state=Subquery(latest.values("state")[:1]), last_state_at=Subquery(latest.values("state_at")[:1]),
     ).order_by("namespace", "name")
-    return render(request, "lineage/job_list.html", {"jobs": jobs})
+    return render(request, "lineage/job_list.html", {"page": page_of(request, jobs)})
 
 
 @login_required

@@ -33,6 +33,7 @@ if DEBUG:
 CSRF_TRUSTED_ORIGINS = [o.strip() for o in env_str("CSRF_TRUSTED_ORIGINS").split(",") if o.strip()]
 
 SITE_NAME = env_str("SITE_NAME", "Dataset registry")
+LIST_PAGE_SIZE = env_int("LIST_PAGE_SIZE", 100, minimum=1)  # rows per page of every list page
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
 
 INSTALLED_APPS = [

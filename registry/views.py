@@ -24,6 +24,7 @@ from registry.hooks import (
     render_dataset_list_table,
 )
 from registry.models import Consumer, Dataset, Team
+from registry.pagination import page_of
 from registry.usage import readers_of
 
 log = logging.getLogger(__name__)
@@ -52,8 +53,9 @@ def dataset_list(request: HttpRequest) -> HttpResponse:
         datasets = datasets.unowned()
     elif team:
         datasets = datasets.filter(owner_team__slug=team)
-    ctx = {"datasets": datasets, "q": query, "team": team, "teams": Team.objects.all(),
-           "list_table": render_dataset_list_table(request, datasets)}
+    list_table = render_dataset_list_table(request, datasets)  # pages itself (registry.pagination)
+    ctx = {"q": query, "team": team, "teams": Team.objects.all(), "list_table": list_table,
+           "page": None if list_table else page_of(request, datasets.order_by("namespace", "name"))}
     return render(request, "registry/dataset_list.html", ctx)
 
 

@@ -89,9 +89,19 @@ def test_the_job_list_is_a_fixed_number_of_queries(chain, client, owner, django_
         store_event(run_event("COMPLETE", job=f"more_{i}", outputs=[f"x{i}"]))
     client.force_login(owner)
     # 1: session, 2: user, 3: jobs with their latest run's state and time (subqueries).
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(4):  # and the page's count
         page = client.get("/lineage/jobs/").content.decode()
     assert "more_9" in page and "COMPLETE" in page
+
+
+def test_the_job_list_comes_in_pages(chain, client, owner, settings):
+    settings.LIST_PAGE_SIZE = 3
+    for i in range(10):
+        store_event(run_event("COMPLETE", job=f"more_{i}", outputs=[f"x{i}"]))
+    client.force_login(owner)
+    first = client.get("/lineage/jobs/").content.decode()
+    assert first.count('href="/lineage/jobs/') - first.count('href="/lineage/jobs/"') == 3  # three job links
+    assert 'rel="next"' in first and " of " in first
 
 
 def test_jobs_is_in_the_navigation(client, owner):

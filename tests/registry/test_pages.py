@@ -21,9 +21,24 @@ def test_dataset_list_page_takes_a_constant_number_of_queries(client, owner, own
     Dataset.objects.bulk_create(Dataset(namespace="n", name=f"t{i}", owner_team=owner_team) for i in range(200))
     client.force_login(owner)
     # session, user, datasets (with owner team, owner and consumer count), teams for the filter
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(5):  # and the page's count
         response = client.get("/")
-    assert response.content.count(b'href="/datasets/') == 200
+    assert response.content.count(b'href="/datasets/') == 100  # LIST_PAGE_SIZE
+    assert "1–100 of 200" in response.content.decode()
+    with django_assert_num_queries(5):
+        second = client.get("/?page=2").content.decode()
+    assert second.count('href="/datasets/') == 100 and "101–200 of 200" in second and 'rel="prev"' in second
+
+
+def test_every_list_page_is_paged_and_keeps_its_filters(client, owner, owner_team, settings):
+    settings.LIST_PAGE_SIZE = 2
+    Dataset.objects.bulk_create(Dataset(namespace="n", name=f"t{i}", owner_team=owner_team) for i in range(5))
+    client.force_login(owner)
+    page = client.get(f"/?team={owner_team.slug}").content.decode()
+    assert f'href="?team={owner_team.slug}&amp;page=2" rel="next"' in page
+    assert "1–2 of 5" in page
+    assert "5–5 of 5" in client.get("/?page=99").content.decode()  # past the end: the last page
+    assert "1–2 of 5" in client.get("/?page=nonsense").content.decode()
 
 
 def test_unowned_dataset_page_offers_a_member_the_claim_button(client, unowned_dataset, owner_team, owner):
