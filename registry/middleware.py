@@ -65,8 +65,8 @@ class JsonApiErrorsMiddleware:
         response = self.get_response(request)
         if response.status_code not in (404, 405) or not request.path_info.startswith("/api/"):
             return response
-        if response.get("Content-Type", "").startswith("application/json"):
-            return response
+        if response.get("Content-Type", "").startswith("application/json") or hasattr(response, "accepted_renderer"):
+            return response  # already the API's answer (a DRF view's, in the format the client asked for)
         if response.status_code == 404:
             answer = JsonResponse({"detail": f"No API endpoint at {request.path_info} (the list is at /api/docs/).",
                                    "code": "not_found"}, status=404)

@@ -6,12 +6,12 @@ from __future__ import annotations
 from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from registry_client.identity import META_KEYS
 from registry_client.pandera_models import pandera_json_schema, pandera_yaml
-from rest_framework import generics, renderers, status
+from rest_framework import generics, renderers, serializers, status
 from rest_framework.exceptions import APIException, NotFound, ParseError
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -63,8 +63,9 @@ class TextYAMLRenderer(YAMLRenderer):
 
 
 YAML_RENDERERS = [YAMLRenderer, XYAMLRenderer, TextYAMLRenderer]
+# A YAML body is described by the structure it holds, as a JSON one is.
 YAML_RESPONSES = {(200, "application/json"): OpenApiTypes.OBJECT,
-                  **{(200, r.media_type): OpenApiTypes.STR for r in YAML_RENDERERS}}
+                  **{(200, r.media_type): OpenApiTypes.OBJECT for r in YAML_RENDERERS}}
 
 
 def contracts_with_versions():
@@ -105,7 +106,9 @@ class IndexView(APIView):
 
 
 class DomainList(APIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=inline_serializer("Domain", many=True, fields={
+        "domain": serializers.CharField(), "contracts": serializers.IntegerField(),
+        "subdomains": serializers.ListField(child=serializers.CharField())}))
     def get(self, request):
         domains: dict[str, dict] = {}
         for domain, subdomains in Contract.objects.values_list("domain", "subdomains"):
@@ -228,7 +231,7 @@ class VersionDetail(APIView):
                         JSONSchemaRenderer]
 
     @extend_schema(parameters=[OpenApiParameter("format", str, enum=["json", *EXPORT_FORMATS])],
-                   responses={(200, "application/json"): VersionSerializer, (200, "application/yaml"): OpenApiTypes.STR,
+                   responses={(200, "application/json"): VersionSerializer, (200, "application/yaml"): OpenApiTypes.OBJECT,
                               (200, "application/schema+json"): OpenApiTypes.OBJECT})
     def get(self, request, name: str, version: str):
         cv = get_version(name, version)
@@ -259,7 +262,7 @@ class VersionDocument(APIView):
 class VersionSpec(APIView):
     renderer_classes = [renderers.JSONRenderer, *YAML_RENDERERS]
 
-    @extend_schema(responses=SpecSerializer)
+    @extend_schema(responses=YAML_RESPONSES)  # the spec's document, as published
     def get(self, request, name: str, version: str):
         cv = get_version(name, version)
         spec = cv.integration_specs.order_by("-published_at").first()

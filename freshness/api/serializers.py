@@ -56,12 +56,13 @@ class FreshnessSerializer(serializers.Serializer):
     warn_after = DurationField(allow_null=True, required=False, default=None)
     empty_write_counts = serializers.BooleanField(required=False, default=False)
     status = serializers.ChoiceField(choices=FreshnessStatus.choices, read_only=True)
-    status_since = serializers.DateTimeField(read_only=True)
-    last_write_at = serializers.DateTimeField(read_only=True)
-    last_empty_write_at = serializers.DateTimeField(read_only=True)
+    # null until the dataset is written, or while it has no SLO
+    status_since = serializers.DateTimeField(read_only=True, allow_null=True)
+    last_write_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    last_empty_write_at = serializers.DateTimeField(read_only=True, allow_null=True)
     age_s = serializers.SerializerMethodField()
-    next_deadline = serializers.DateTimeField(source="next_check_at", read_only=True)
-    stale_at = serializers.DateTimeField(read_only=True)
+    next_deadline = serializers.DateTimeField(source="next_check_at", read_only=True, allow_null=True)
+    stale_at = serializers.DateTimeField(read_only=True, allow_null=True)
 
     def get_age_s(self, obj: DatasetFreshness) -> float | None:
         age = obj.age_at(timezone.now())

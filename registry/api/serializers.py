@@ -12,8 +12,9 @@ class TeamSerializer(serializers.ModelSerializer):
 
 
 class DatasetSerializer(serializers.ModelSerializer):
-    owner_team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    owner = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    # null for an unowned dataset: the OpenAPI document says so, and clients expect it.
+    owner_team = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    owner = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     consumer_count = serializers.IntegerField(read_only=True)
     url = serializers.HyperlinkedIdentityField(view_name="api-dataset-detail")
 
@@ -25,7 +26,7 @@ class DatasetSerializer(serializers.ModelSerializer):
 
 class ConsumerSerializer(serializers.ModelSerializer):
     team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    registered_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    registered_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
 
     class Meta:
         model = Consumer

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+import yaml
 
 from contracts_app.yamlio import load_yaml_file
 from tests.odcs.tools import ensure_datacontract_cli, odcs_json_schema
@@ -32,8 +33,16 @@ def local_store(tmp_path):
 
 @pytest.fixture
 def published_demo(db, owner_team, local_store, django_capture_on_commit_callbacks):
-    """Every demo contract recorded as a published version (Checkout owns the retail.sales ones)."""
+    """Every demo contract recorded as a published version (Checkout owns the retail.sales ones;
+    the other teams the documents name are created as the demo has them)."""
     from contracts_app.publishing import record_version
+    from registry.models import Team
+
+    owners = {str(document["schema"]["owner"]) for document in DEMO}
+    demo = yaml.safe_load((DEMO_ROOT.parent / "demo.yaml").read_text())
+    for team in demo["teams"]:
+        if team["slug"] in owners:
+            Team.objects.get_or_create(slug=team["slug"], defaults={"name": team["name"]})
 
     with django_capture_on_commit_callbacks(execute=True):
         return [record_version(document, by=None, store=local_store) for document in DEMO]

@@ -140,6 +140,7 @@ PRODUCTION = {
     "ALLOWED_HOSTS": "registry.example.com", "HTTPS": "1", "SECURE_PROXY_SSL_HEADER": "HTTP_X_FORWARDED_PROTO",
     "DATABASE_URL": "postgres://registry@127.0.0.1:5432/registry", "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
     "CONTRACT_STORE": "s3://contracts/registry", "EMAIL_HOST": "mail.example.com",
+    "METRICS_TOKEN": "scraper-" + "m3T#" * 6,
 }
 
 
