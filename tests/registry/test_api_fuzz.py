@@ -1,0 +1,67 @@
+"""Schemathesis over the whole OpenAPI document, against a live server on PostgreSQL
+holding the demo: every operation, generated inputs, with a bearer token and with
+a session. Fails on any 5xx and on any answer that breaks the documented schema.
+
+Bounded: TOKEN_SECONDS + SESSION_SECONDS of generation (FUZZ_SECONDS_SCALE scales
+both), a fixed seed, so a failure replays (`st replay <id>` needs the same data)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from registry.env import parse_contract_store
+from registry.models import ApiToken
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+SCALE = float(os.environ.get("FUZZ_SECONDS_SCALE", "1"))
+TOKEN_SECONDS = 110 * SCALE
+SESSION_SECONDS = 50 * SCALE
+CHECKS = "not_a_server_error,response_schema_conformance"
+
+
+def schemathesis(url: str, header: str, seconds: float, report: Path) -> subprocess.CompletedProcess:
+    command = [str(Path(sys.executable).with_name("schemathesis")), "run", f"{url}/api/schema/",
+               "-H", header, "--checks", CHECKS, "--max-time", str(int(seconds)), "--max-examples", "10",
+               "--seed", "7", "--wait-for-schema", "30", "--no-color"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 240)
+    report.write_text(result.stdout + result.stderr)
+    return result
+
+
+def failures(result: subprocess.CompletedProcess) -> str:
+    return (result.stdout + result.stderr)[-8000:]
+
+
+@pytest.fixture
+def demo(settings, tmp_path):
+    """The demo's teams, datasets, contracts, lineage and requests: operations find data to answer with."""
+    settings.CONTRACT_STORE = parse_contract_store(str(tmp_path / "store"), base_dir=tmp_path)
+    with open(os.devnull, "w") as quiet:
+        call_command("load_demo", stdout=quiet)
+
+
+def test_no_operation_answers_a_server_error_or_breaks_its_schema_with_a_token(demo, live_server, tmp_path):
+    from django.contrib.auth import get_user_model
+
+    admin = get_user_model().objects.get(username="gina")
+    _, secret = ApiToken.issue("fuzz", user=admin)
+    result = schemathesis(live_server.url, f"Authorization: Bearer {secret}", TOKEN_SECONDS, tmp_path / "token.txt")
+    assert result.returncode == 0, failures(result)
+
+
+def test_no_operation_answers_a_server_error_or_breaks_its_schema_with_a_session(demo, live_server, tmp_path, client):
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+
+    client.force_login(get_user_model().objects.get(username="carol"))
+    session = client.cookies[settings.SESSION_COOKIE_NAME].value
+    result = schemathesis(live_server.url, f"Cookie: {settings.SESSION_COOKIE_NAME}={session}", SESSION_SECONDS,
+                          tmp_path / "session.txt")
+    assert result.returncode == 0, failures(result)
