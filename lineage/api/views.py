@@ -9,7 +9,9 @@ messages of registry.auth.
 Status codes follow Marquez, so OpenLineage clients retry when they should:
 201 stored (also for a retried duplicate), 400 unreadable body, 422 an event
 that breaks the spec (nothing stored), 401 token missing/invalid/revoked,
-403 a token that may not write lineage, 413 over LINEAGE_MAX_BODY_BYTES,
+403 a token that may not write lineage or an output dataset it may not
+write (registry.auth.LineageWriter; nothing stored, counted in
+lineage_writes_refused_total), 413 over LINEAGE_MAX_BODY_BYTES,
 503 database unavailable (with Retry-After).
 """
 
