@@ -226,7 +226,7 @@ def _audit_row(t: FreshnessTransition, dataset: Dataset) -> AuditEvent:
 
 
 def _reassess(row: DatasetFreshness, now: datetime, *, source: str, reason: str | None = None,
-              actor=EVALUATOR_ACTOR) -> FreshnessTransition | None:
+              actor=EVALUATOR_ACTOR, sender: dict | None = None) -> FreshnessTransition | None:
     """Re-apply the rule to one locked row after a write or an SLO edit and save it."""
     new = status_for(row.max_age, row.warn_after, row.last_write_at, now)
     transition = None
@@ -238,7 +238,7 @@ def _reassess(row: DatasetFreshness, now: datetime, *, source: str, reason: str 
         AuditEvent.record(actor, AuditAction.TRANSITION, row.dataset,
                           before={"status": row.status},
                           after={"status": new, "reason": transition.reason, "source": str(source),
-                                 "due_at": None, "transition": transition.pk})
+                                 "due_at": None, "transition": transition.pk, **(sender or {})})
         row.status, row.status_since = new, now
     row.next_check_at = deadline_for(new, row.max_age, row.warn_after, row.last_write_at)
     row.evaluated_at = now
@@ -248,11 +248,13 @@ def _reassess(row: DatasetFreshness, now: datetime, *, source: str, reason: str 
 
 
 def record_write(dataset: Dataset, *, at: datetime, row_count: int | None,
-                 now: datetime | None = None, run_label: str = "") -> FreshnessTransition | None:
+                 now: datetime | None = None, run_label: str = "", by=None, token=None) -> FreshnessTransition | None:
     """A successful (COMPLETE) run wrote `dataset`. Call inside the ingest transaction.
 
     A write of zero rows refreshes nothing unless the SLO says empty writes count;
     a missing row count (no outputStatistics facet) is taken as a real write.
+    `by`, `token`: who sent the event and with which ApiToken; a status change
+    names them in its audit row (loaded only then), else the evaluator acts.
     """
     now = now or timezone.now()
     at = min(at, now)  # a producer's clock ahead of ours must not buy future freshness
@@ -271,8 +273,20 @@ def record_write(dataset: Dataset, *, at: datetime, row_count: int | None,
         row.last_write_at = at
         rows = "an unknown number of rows" if row_count is None else f"{row_count} rows"
         detail = f" by {run_label}" if run_label else ""
+        sender = _sender(token)
+        if sender:
+            detail += f" with token {sender['token']}"
         return _reassess(row, now, source=TransitionSource.WRITE,
-                         reason=f"successful write of {rows}{detail} at {at:%Y-%m-%d %H:%M:%S} UTC")
+                         reason=f"successful write of {rows}{detail} at {at:%Y-%m-%d %H:%M:%S} UTC",
+                         actor=by if by is not None else EVALUATOR_ACTOR, sender=sender)
+
+
+def _sender(token) -> dict:
+    """What a write's audit row says of the token that sent it."""
+    if token is None:
+        return {}
+    return {"token": f"{token.name} ({token.key_prefix}…)", "token_id": token.pk,
+            "token_team": token.team.slug if token.team_id else None}
 
 
 def _record_routine_write(dataset_id: int, at: datetime, row_count: int | None, now: datetime) -> bool:

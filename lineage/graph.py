@@ -353,13 +353,23 @@ def _walk_cursor():
     return prepared_cursor()
 
 
+def run_sender(run: Run) -> dict[str, Any] | None:
+    """Who sent the run's latest event: the token (by name and prefix) and its team; None for the registry itself."""
+    if run.token_id is None:
+        return None
+    token = run.token
+    return {"tokenId": run.token_id, "token": token.name if token else None,
+            "tokenPrefix": token.key_prefix if token else None,
+            "team": run.token_team.slug if run.token_team_id and run.token_team else None}
+
+
 def run_graph(run_id: str) -> Graph:
     """Run-level lineage: the run's job and what this run read and wrote (two queries)."""
     try:
         run_uuid = UUID(run_id)
     except (TypeError, ValueError):
         raise GraphError(f"runId {run_id!r} is not a UUID.") from None
-    run = Run.objects.select_related("job").filter(run_uuid=run_uuid).first()
+    run = Run.objects.select_related("job").with_sender().filter(run_uuid=run_uuid).first()
     if run is None:
         raise NodeNotFound(f"No run {run_id} has been seen in lineage.")
     job = run.job
@@ -367,7 +377,8 @@ def run_graph(run_id: str) -> Graph:
     extra = {("job", job.pk): {
         "run": {"runId": str(run.run_uuid), "state": run.state, "stateAt": run.state_at.isoformat(),
                 "startedAt": run.started_at.isoformat() if run.started_at else None,
-                "endedAt": run.ended_at.isoformat() if run.ended_at else None},
+                "endedAt": run.ended_at.isoformat() if run.ended_at else None,
+                "sentBy": run_sender(run)},
     }}
     edges = RunDataset.objects.filter(run=run).values_list(
         "dataset_id", "direction", "dataset__namespace", "dataset__name", "dataset__owner_team__slug")

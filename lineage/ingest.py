@@ -18,6 +18,12 @@
    statement on PostgreSQL);
 5. sends `lineage.signals.dataset_written` once per output dataset.
 
+An event sent with a token (a `gate`, or a `writer` already checked) records
+the token and its team on the raw event and the run, and is refused
+(`WriteRefused`, which rolls back all it wrote) when one of its outputs is a
+dataset the token may not write (registry.auth.LineageWriter). The owners
+come with the dataset rows the statement in step 1 reads anyway.
+
 Lineage therefore appears at START or RUNNING, not only at COMPLETE. Every
 write is an upsert, never read-then-insert, and the statements are portable
 between PostgreSQL and SQLite (the embedded demo).
@@ -55,6 +61,7 @@ from lineage.models import (
     RunState,
 )
 from lineage.signals import dataset_flags, dataset_written
+from registry.auth import LineageWriter
 from registry.db import on_postgresql, prepared_cursor
 from registry.models import AuditEvent, Dataset
 from registry.usage import ColumnRead
@@ -150,34 +157,36 @@ def parse_event_time(value: str) -> datetime:
 
 @dataclass(frozen=True)
 class Gate:
-    """A check an event must pass in its own transaction, such as the bearer
-    token of the request that sent it. `sql` returns at most one row whose
-    first column is never NULL; on PostgreSQL it travels with the event's first
-    statement (one round trip fewer per event). `check(row or None)` runs right
-    after and raises to refuse the event, which rolls back all it wrote; else
-    it returns the team whose token sent the event (column usage records it),
-    or None."""
+    """A check an event must pass in its own transaction: the bearer token of
+    the request that sent it. `sql` returns at most one row whose first column
+    is never NULL, with columns `id` (the token) and `team_id` (its team, or
+    NULL), which the raw event row records; on PostgreSQL it travels with the
+    event's first statement (one round trip fewer per event). `check(row or
+    None)` runs right after and raises to refuse the event, which rolls back
+    all it wrote; else it returns the LineageWriter the event is checked
+    against and attributed to."""
 
     sql: str
     params: list
-    check: Callable[[tuple | None], int | None]  # returns the team the event is attributed to, or None
+    check: Callable[[tuple | None], LineageWriter]
 
-    def run_alone(self, cursor) -> int | None:
-        """The gate as a query of its own (SQLite, or before reading a body); the check's team."""
+    def run_alone(self, cursor) -> LineageWriter:
+        """The gate as a query of its own (SQLite, or before reading a body); the check's writer."""
         cursor.execute(self.sql, self.params)
         return self.check(cursor.fetchone())
 
 
 def store_event(event: dict | ParsedEvent, *, by=None, gate: Gate | None = None,
-                token_team_id: int | None = None) -> StoredEvent:
+                writer: LineageWriter | None = None, token=None) -> StoredEvent:
     """Store one valid RunEvent in its own transaction (see the module docstring).
-    `token_team_id`: the team of the token that sent it, when no `gate` says so."""
+    `writer`: the token that sent it, when no `gate` says so; `token`: that
+    ApiToken (loaded lazily), which listeners of dataset_written receive."""
     parsed = event if isinstance(event, ParsedEvent) else ParsedEvent.of(event)
     attempt = 0
     while True:
         try:
             with transaction.atomic():
-                return _store(parsed, by, gate, token_team_id)
+                return _store(parsed, by, gate, writer, token)
         except OperationalError as exc:
             attempt += 1
             sqlstate = getattr(exc.__cause__, "sqlstate", None)
@@ -186,9 +195,55 @@ def store_event(event: dict | ParsedEvent, *, by=None, gate: Gate | None = None,
             time.sleep(0.01 * attempt)
 
 
-def store_events(events: Iterable[dict | ParsedEvent], *, by=None, token_team_id: int | None = None) -> list[StoredEvent]:
+def store_events(events: Iterable[dict | ParsedEvent], *, by=None, writer: LineageWriter | None = None) -> list[StoredEvent]:
     """A batch: each event in its own transaction, in order."""
-    return [store_event(event, by=by, token_team_id=token_team_id) for event in events]
+    return [store_event(event, by=by, writer=writer) for event in events]
+
+
+# --- who may write what (registry.auth.LineageWriter) ----------------------------
+
+class WriteRefused(Exception):
+    """An event names as its output a dataset its token may not write; raised
+    inside the event's transaction, so nothing of the event is stored."""
+
+    def __init__(self, writer: LineageWriter, dataset: Dataset):
+        self.dataset = (dataset.namespace, dataset.name)
+        super().__init__(
+            f"Token {writer.key_prefix}… may not write dataset {dataset.namespace}/{dataset.name}: another team owns it. "
+            "A token writes its team's datasets and unowned ones; a platform-wide ingest token "
+            "(scope lineage:write:any) writes any.")
+
+
+def check_outputs(writer: LineageWriter | None, keys: Iterable[tuple[str, str]], datasets: dict) -> None:
+    """Refuse the event if `writer` may not write one of the datasets `keys` name
+    (`datasets`: by key, with owner_team_id loaded)."""
+    if writer is None or writer.any_dataset:
+        return
+    for key in keys:
+        dataset = datasets[key]
+        if not writer.may_write(dataset.owner_team_id):
+            raise WriteRefused(writer, dataset)
+
+
+def written_keys(parsed) -> list[tuple[str, str]]:
+    """The datasets an event writes: a RunEvent's or JobEvent's outputs, a DatasetEvent's dataset."""
+    if isinstance(parsed, ParsedEvent):
+        return [(o["namespace"], o["name"]) for o in parsed.outputs]
+    payload = parsed.payload
+    if "dataset" in payload:
+        return [(payload["dataset"]["namespace"], payload["dataset"]["name"])]
+    return [(o["namespace"], o["name"]) for o in payload.get("outputs") or []]
+
+
+def refuse_foreign_outputs(writer: LineageWriter, events: list) -> None:
+    """Before storing a batch, refuse it for an output its token may not write
+    (one query for the batch; each event checks again as it is stored)."""
+    if writer.any_dataset:
+        return
+    keys = sorted({key for parsed in events for key in written_keys(parsed)})
+    if keys:
+        found = _select_datasets(keys)
+        check_outputs(writer, [k for k in keys if k in found], found)
 
 
 # --- the statements ----------------------------------------------------------
@@ -202,27 +257,30 @@ def _prep(model, field_name: str, value: Any) -> Any:
     return model._meta.get_field(field_name).get_db_prep_save(value, connection)
 
 
-def _store(parsed: ParsedEvent, by, gate: Gate | None, token_team_id: int | None) -> StoredEvent:
+def _store(parsed: ParsedEvent, by, gate: Gate | None, writer: LineageWriter | None, token) -> StoredEvent:
     now = timezone.now()
     run_uuid = str(parsed.run_uuid)
     plan = UsagePlan.of(parsed) if settings.LINEAGE_COLUMN_USAGE else None
     keys = plan.lookup_keys() if plan else parsed.dataset_keys
-    found, schemas, gate_team = _insert_raw_event(parsed, now, gate, keys, with_schemas=bool(plan and plan.has_sql))
+    found, schemas, gate_writer = _insert_raw_event(parsed, now, gate, keys, writer,
+                                                    with_schemas=bool(plan and plan.has_sql))
+    writer = gate_writer if gate is not None else writer
     if found is None:
         return StoredEvent(stored=False, run_id=run_uuid)
 
     datasets, created = datasets_for(plan.resolve(found) if plan else parsed.dataset_keys, by=by, found=found)
+    check_outputs(writer, written_keys(parsed), datasets)
     usage = plan.rows(datasets, schemas) if plan else UsageRows()
     if usage:
         usage, remember = RECENT_USAGE.to_write(usage, (parsed.job_namespace, parsed.job_name))
         if remember is not None:
             transaction.on_commit(remember)
-    team = gate_team if gate is not None else token_team_id
+    team = writer.team_id if writer is not None else None
     if on_postgresql():
         with prepared_cursor() as cursor:
-            job_pk, run_pk = _upsert_job_run_and_edges(cursor, parsed, datasets, now, usage, team)
+            job_pk, run_pk = _upsert_job_run_and_edges(cursor, parsed, datasets, now, usage, writer)
     else:
-        job_pk, run_pk = _upsert_job_and_run(parsed, now)
+        job_pk, run_pk = _upsert_job_and_run(parsed, now, writer)
         _insert_edges(job_pk, run_pk, parsed, datasets, now, usage)
         _upsert_usage(job_pk, parsed, usage, now, team)
     # Ownership, documentation, symlinks, data quality, …: most events carry none.
@@ -256,17 +314,20 @@ def _store(parsed: ParsedEvent, by, gate: Gate | None, token_team_id: int | None
             schema_facet=facets.get("schema") if isinstance(facets.get("schema"), dict) else None,
             facets=facets,
             output_facets=output_facets,
+            sent_by=by,
+            token=token,
         )
     return StoredEvent(stored=True, run_id=run_uuid, datasets_created=created)
 
 
-def _insert_raw_event(parsed: ParsedEvent, now: datetime, gate: Gate | None, keys: list[tuple[str, str]], *,
-                      with_schemas: bool = False,
-                      ) -> tuple[dict[tuple[str, str], Dataset] | None, dict[tuple[str, str], dict], int | None]:
-    """Insert the raw event once the gate passes. Returns (None if it was stored
-    before, else those of `keys` that name existing datasets; with
-    `with_schemas`, their stored columns; the gate's team). On PostgreSQL the
-    datasets (and schemas) are found, and the gate checked, by the same statement."""
+def _insert_raw_event(parsed: ParsedEvent, now: datetime, gate: Gate | None, keys: list[tuple[str, str]],
+                      writer: LineageWriter | None = None, *, with_schemas: bool = False,
+                      ) -> tuple[dict[tuple[str, str], Dataset] | None, dict[tuple[str, str], dict], LineageWriter | None]:
+    """Insert the raw event once the gate passes, with the token that sent it
+    (the gate's, else `writer`'s). Returns (None if it was stored before, else
+    those of `keys` that name existing datasets; with `with_schemas`, their
+    stored columns; the gate's writer). On PostgreSQL the datasets (and
+    schemas) are found, and the gate checked, by the same statement."""
     params = [
         parsed.checksum,
         _prep(RunEvent, "run_uuid", parsed.run_uuid),
@@ -279,20 +340,19 @@ def _insert_raw_event(parsed: ParsedEvent, now: datetime, gate: Gate | None, key
         parsed.canonical,
         _prep(RunEvent, "received_at", now),
     ]
-    team = None
     if not on_postgresql():
         with connection.cursor() as cursor:
             if gate is not None:
-                team = gate.run_alone(cursor)
-            cursor.execute(_raw_event_sql(), params)
+                writer = gate.run_alone(cursor)
+            cursor.execute(_raw_event_sql(), [*params, *_sender(writer)])
             if cursor.fetchone() is None:
-                return None, {}, team
+                return None, {}, writer
         found = _select_datasets(keys) if keys else {}
-        return found, _select_schemas(found) if with_schemas and found else {}, team
+        return found, _select_schemas(found) if with_schemas and found else {}, writer
     names = [[k[0] for k in keys], [k[1] for k in keys]]
     with prepared_cursor() as cursor:
         if gate is None:
-            cursor.execute(_raw_event_and_datasets_sql(with_schemas), [*params, *names])
+            cursor.execute(_raw_event_and_datasets_sql(with_schemas), [*params, *_sender(writer), *names])
         else:
             cursor.execute(_gated_raw_event_and_datasets_sql(gate.sql, with_schemas), [*gate.params, *params, *names])
         rows = cursor.fetchall()
@@ -300,9 +360,13 @@ def _insert_raw_event(parsed: ParsedEvent, now: datetime, gate: Gate | None, key
     extra = 1 if with_schemas else 0
     if gate is not None:
         gate_row = rows[0][width + extra:]
-        team = gate.check(gate_row if gate_row[0] is not None else None)
+        writer = gate.check(gate_row if gate_row[0] is not None else None)
+        if rows[0][0] is not None and writer.team_id != writer.token_team_id:
+            # A person's token, attributed to their only team: the statement
+            # knew the token's team (none) only; person tokens pay this one.
+            _attribute_raw_event(rows[0][0], writer.team_id)
     if not rows or rows[0][0] is None:
-        return None, {}, team
+        return None, {}, writer
     found = _datasets_from_rows([row[1:width] for row in rows if row[1] is not None])
     schemas = {}
     if with_schemas:
@@ -310,7 +374,17 @@ def _insert_raw_event(parsed: ParsedEvent, now: datetime, gate: Gate | None, key
             if row[1] is not None and row[width] is not None:
                 fields = row[width]
                 schemas[(row[2], row[3])] = json.loads(fields) if isinstance(fields, str) else fields
-    return found, schemas, team
+    return found, schemas, writer
+
+
+def _sender(writer: LineageWriter | None) -> list[int | None]:
+    """The raw event's token and team columns."""
+    return [writer.token_id, writer.team_id] if writer is not None else [None, None]
+
+
+def _attribute_raw_event(event_id: int, team_id: int) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {RunEvent._meta.db_table} SET token_team_id = %s WHERE id = %s", [team_id, event_id])
 
 
 def _select_schemas(found: dict[tuple[str, str], Dataset]) -> dict[tuple[str, str], dict]:
@@ -321,9 +395,10 @@ def _select_schemas(found: dict[tuple[str, str], Dataset]) -> dict[tuple[str, st
 
 @cache
 def _raw_event_sql(*, gated: bool = False) -> str:
-    columns = "checksum, run_uuid, event_type, event_time, job_namespace, job_name, payload, received_at"
-    values = ("SELECT %s, %s, %s, %s, %s, %s, %s, %s WHERE EXISTS (SELECT 1 FROM gate)" if gated
-              else "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)")
+    # The sender: the gate's token and its team (at most one row), else two parameters.
+    columns = "checksum, run_uuid, event_type, event_time, job_namespace, job_name, payload, received_at, token_id, token_team_id"
+    values = ("SELECT %s, %s, %s, %s, %s, %s, %s, %s, gate.id, gate.team_id FROM gate" if gated
+              else "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
     return (f"INSERT INTO {RunEvent._meta.db_table} ({columns}) {values} "
             "ON CONFLICT (checksum) DO NOTHING RETURNING id")
 
@@ -389,7 +464,8 @@ def datasets_for(keys: list[tuple[str, str]], *, by=None,
 
 
 # What the ingest reads of a dataset; the rest of the row loads on first access.
-_DATASET_FIELDS = ["id", "namespace", "name"]
+# owner_team_id: whether the event's token may write it (check_outputs).
+_DATASET_FIELDS = ["id", "namespace", "name", "owner_team_id"]
 
 
 @cache
@@ -455,7 +531,7 @@ def _insert_unowned_datasets(keys: list[tuple[str, str]]) -> list[Dataset]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         returned = cursor.fetchall()
-    by_key = {(namespace, name): Dataset.from_db(DEFAULT_DB_ALIAS, _DATASET_FIELDS, (pk, namespace, name))
+    by_key = {(namespace, name): Dataset.from_db(DEFAULT_DB_ALIAS, _DATASET_FIELDS, (pk, namespace, name, None))
               for pk, namespace, name in returned}
     return [by_key[k] for k in keys if k in by_key]
 
@@ -483,11 +559,13 @@ def _run_sql(*, job_from_cte: bool) -> str:
     old_rank = "CASE o.state WHEN 'NEW' THEN 0 WHEN 'START' THEN 1 WHEN 'RUNNING' THEN 2 ELSE 3 END"
     # Whether this event moves the run: a higher rank, or the same rank and not older.
     moves = f"(%(rank)s>{old_rank} OR (%(rank)s={old_rank} AND EXCLUDED.state_at>=o.state_at))"
-    values = "%(run_uuid)s,{job},%(state)s,%(state_at)s,%(started_at)s,%(ended_at)s,%(run_facets)s,%(now)s"
+    values = ("%(run_uuid)s,{job},%(state)s,%(state_at)s,%(started_at)s,%(ended_at)s,%(run_facets)s,%(now)s,"
+              "%(token_id)s,CAST(%(token_team)s AS bigint)")
     source = (f"SELECT {values.format(job='job.id')} FROM job" if job_from_cte
               else f"VALUES ({values.format(job='%(job_id)s')})")
     return (
-        f"INSERT INTO {Run._meta.db_table} AS o(run_uuid,job_id,state,state_at,started_at,ended_at,facets,created_at) "
+        f"INSERT INTO {Run._meta.db_table} AS o(run_uuid,job_id,state,state_at,started_at,ended_at,facets,created_at,"
+        "token_id,token_team_id) "
         f"{source} "
         "ON CONFLICT (run_uuid) DO UPDATE SET "
         f"state=CASE WHEN {moves} THEN EXCLUDED.state ELSE o.state END,"
@@ -495,12 +573,14 @@ def _run_sql(*, job_from_cte: bool) -> str:
         "started_at=CASE WHEN o.started_at IS NULL OR EXCLUDED.started_at<o.started_at "
         "THEN COALESCE(EXCLUDED.started_at,o.started_at) ELSE o.started_at END,"
         "ended_at=COALESCE(EXCLUDED.ended_at,o.ended_at),"
-        "facets=CASE WHEN %(has_run_facets)s THEN EXCLUDED.facets ELSE o.facets END "
+        "facets=CASE WHEN %(has_run_facets)s THEN EXCLUDED.facets ELSE o.facets END,"
+        # The sender of the latest event stored.
+        "token_id=EXCLUDED.token_id,token_team_id=EXCLUDED.token_team_id "
         "RETURNING id"
     )
 
 
-def _job_and_run_params(parsed: ParsedEvent, now: datetime) -> dict[str, Any]:
+def _job_and_run_params(parsed: ParsedEvent, now: datetime, writer: LineageWriter | None = None) -> dict[str, Any]:
     state = parsed.event_type if parsed.event_type in _STATE_RANK and parsed.event_type != RunState.NEW else None
     rank = _STATE_RANK.get(state, -1)
     event_time = _prep(Run, "state_at", parsed.event_time)
@@ -513,6 +593,8 @@ def _job_and_run_params(parsed: ParsedEvent, now: datetime) -> dict[str, Any]:
         "started_at": event_time if parsed.event_type in (RunState.START, RunState.RUNNING) else None,
         "ended_at": event_time if rank == 3 else None,
         "run_facets": _prep(Run, "facets", parsed.run_facets), "has_run_facets": bool(parsed.run_facets),
+        "token_id": writer.token_id if writer is not None else None,
+        "token_team": writer.team_id if writer is not None else None,
     }
 
 
@@ -537,16 +619,16 @@ def _job_run_and_edges_sql(reads: bool = False, field_edges: bool = False) -> st
 
 
 def _upsert_job_run_and_edges(cursor, parsed: ParsedEvent, datasets: dict, now: datetime, usage: UsageRows,
-                              team_id: int | None) -> tuple[int, int]:
+                              writer: LineageWriter | None) -> tuple[int, int]:
     """PostgreSQL: the job, the run, both edge sets and the column usage in one
     statement (one round trip instead of four or more; each costs more than the
     statement's work). Returns the job's and the run's pk."""
     edges = _edges(parsed, datasets, usage)
-    params = _job_and_run_params(parsed, now)
+    params = _job_and_run_params(parsed, now, writer)
     params["directions"] = [direction for _, direction in edges]
     params["dataset_ids"] = [dataset_id for dataset_id, _ in edges]
     if usage:
-        params.update(_usage_params(usage, now, team_id))
+        params.update(_usage_params(usage, now, params["token_team"]))
     cursor.execute(_job_run_and_edges_sql(bool(usage.column_reads), bool(usage.field_edges)), params)
     job_pk, run_pk = cursor.fetchone()
     if usage.schemas:
@@ -554,9 +636,9 @@ def _upsert_job_run_and_edges(cursor, parsed: ParsedEvent, datasets: dict, now: 
     return job_pk, run_pk
 
 
-def _upsert_job_and_run(parsed: ParsedEvent, now: datetime) -> tuple[int, int]:
+def _upsert_job_and_run(parsed: ParsedEvent, now: datetime, writer: LineageWriter | None = None) -> tuple[int, int]:
     """Elsewhere (SQLite): the job, then the run."""
-    params = _job_and_run_params(parsed, now)
+    params = _job_and_run_params(parsed, now, writer)
     with connection.cursor() as cursor:
         cursor.execute(_job_sql(), params)
         params["job_id"] = cursor.fetchone()[0]

@@ -70,6 +70,14 @@ class Run(models.Model):
     ended_at = models.DateTimeField(null=True, blank=True)
     facets = models.JSONField(default=dict, blank=True, help_text="The run facets of the latest event.")
     created_at = models.DateTimeField(default=timezone.now)
+    # Who sent the latest event: no database constraint (the ingest's upsert
+    # would pay a foreign-key check per event), and kept when the token goes.
+    token = models.ForeignKey("registry.ApiToken", null=True, blank=True, on_delete=models.DO_NOTHING,
+                              db_constraint=False, db_index=False, related_name="+",
+                              help_text="The token that sent the latest event.")
+    token_team = models.ForeignKey("registry.Team", null=True, blank=True, on_delete=models.DO_NOTHING,
+                                   db_constraint=False, db_index=False, related_name="+",
+                                   help_text="The team that event is attributed to.")
 
     objects = RunQuerySet.as_manager()
 
@@ -93,6 +101,12 @@ class RunEvent(models.Model):
     job_name = models.CharField(max_length=500)
     payload = models.JSONField()
     received_at = models.DateTimeField(default=timezone.now, db_index=True)
+    # Which token sent the event, and the team it is attributed to (a team
+    # token's own, a person's only team): the record outlives the token.
+    token = models.ForeignKey("registry.ApiToken", null=True, blank=True, on_delete=models.DO_NOTHING,
+                              db_constraint=False, db_index=False, related_name="+")
+    token_team = models.ForeignKey("registry.Team", null=True, blank=True, on_delete=models.DO_NOTHING,
+                                   db_constraint=False, db_index=False, related_name="+")
 
     objects = RunEventQuerySet.as_manager()
 

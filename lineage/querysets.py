@@ -14,6 +14,10 @@ class RunQuerySet(models.QuerySet):
     def recent(self, limit: int = 20) -> RunQuerySet:
         return self.order_by("-state_at")[:limit]
 
+    def with_sender(self) -> RunQuerySet:
+        """With the token that sent each run's latest event, and its team (joined, not a query per run)."""
+        return self.select_related("token", "token_team")
+
 
 class RunEventQuerySet(models.QuerySet):
     def received_before(self, moment: datetime) -> RunEventQuerySet:

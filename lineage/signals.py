@@ -22,6 +22,10 @@ Keyword arguments:
 - row_count: int | None, `output_facets["outputStatistics"]["rowCount"]` when
   it is an integer (a count sent as a string is not trusted)
 - schema_facet: dict | None, `facets["schema"]` when it is an object
+- sent_by: who sent the event (a user, or a team token's principal; loaded on
+  first access), or None when the registry stored it itself
+- token: the registry.models.ApiToken that sent it (loaded on first access,
+  with its user and team), or None
 
 `facets` and `output_facets` are the event's own objects, shared by every
 listener: read them, do not change them. A listener that needs another facet

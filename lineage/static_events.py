@@ -30,9 +30,18 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from lineage.facets import Provenance, facet_rows, record_facets
-from lineage.ingest import Gate, StoredEvent, _job_sql, _prep, datasets_for, parse_event_time
+from lineage.ingest import (
+    Gate,
+    StoredEvent,
+    _job_sql,
+    _prep,
+    check_outputs,
+    datasets_for,
+    parse_event_time,
+)
 from lineage.models import DatasetSchema, DeclaredEdge, Direction, Job, Origin, StaticEvent
 from lineage.validation import EventKind
+from registry.auth import LineageWriter
 
 MAX_DESCRIPTION = 2000
 
@@ -59,18 +68,22 @@ class ParsedStatic:
                    name=named["name"], payload=event, canonical=canonical)
 
 
-def store_static_event(parsed: ParsedStatic, *, by=None, gate: Gate | None = None) -> StoredEvent:
-    """Store one DatasetEvent or JobEvent in its own transaction (see the module docstring)."""
+def store_static_event(parsed: ParsedStatic, *, by=None, gate: Gate | None = None,
+                       writer: LineageWriter | None = None) -> StoredEvent:
+    """Store one DatasetEvent or JobEvent in its own transaction (see the module
+    docstring). The token (the `gate`'s, else `writer`) may write only the
+    datasets it may (lineage.ingest.check_outputs): a DatasetEvent's dataset,
+    a JobEvent's outputs."""
     with transaction.atomic():
         if gate is not None:
             with connection.cursor() as cursor:
-                gate.run_alone(cursor)
+                writer = gate.run_alone(cursor)
         if not _insert_raw(parsed):
             return StoredEvent(stored=False, run_id=None, kind=parsed.kind)
         if parsed.kind == Origin.DATASET:
-            created = _apply_dataset_event(parsed, by)
+            created = _apply_dataset_event(parsed, by, writer)
         else:
-            created = _apply_job_event(parsed, by)
+            created = _apply_job_event(parsed, by, writer)
     return StoredEvent(stored=True, run_id=None, kind=parsed.kind, datasets_created=created)
 
 
@@ -85,10 +98,11 @@ def _insert_raw(parsed: ParsedStatic) -> bool:
         return cursor.fetchone() is not None
 
 
-def _apply_dataset_event(parsed: ParsedStatic, by) -> int:
+def _apply_dataset_event(parsed: ParsedStatic, by, writer: LineageWriter | None) -> int:
     dataset = parsed.payload["dataset"]
     key = (dataset["namespace"], dataset["name"])
     datasets, created = datasets_for([key], by=by)
+    check_outputs(writer, [key], datasets)
     set_schema(datasets[key].pk, (dataset.get("facets") or {}).get("schema"), Origin.DATASET, parsed.event_time)
     rows = facet_rows([dataset])
     if rows:
@@ -96,12 +110,13 @@ def _apply_dataset_event(parsed: ParsedStatic, by) -> int:
     return created
 
 
-def _apply_job_event(parsed: ParsedStatic, by) -> int:
+def _apply_job_event(parsed: ParsedStatic, by, writer: LineageWriter | None) -> int:
     event = parsed.payload
     inputs = [d for d in event.get("inputs") or []]
     outputs = [d for d in event.get("outputs") or []]
     keys = sorted({(d["namespace"], d["name"]) for d in inputs + outputs})
     datasets, created = datasets_for(keys, by=by)
+    check_outputs(writer, sorted({(d["namespace"], d["name"]) for d in outputs}), datasets)
     job_facets = event["job"].get("facets") or {}
     now = timezone.now()
     with connection.cursor() as cursor:

@@ -112,7 +112,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=pk)
     start = Node("job", job.pk, job.namespace, job.name)
     ctx = _drawing_context(request, start)
-    ctx.update({"job": job, "runs": Run.objects.of_job(job).recent(20), "anchor_url": job.get_absolute_url()})
+    ctx.update({"job": job, "runs": Run.objects.of_job(job).with_sender().recent(20), "anchor_url": job.get_absolute_url()})
     return render(request, "lineage/job_detail.html", ctx)
 
 

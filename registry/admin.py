@@ -7,6 +7,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models, transaction
 
 from registry.constants import AuditAction
+from registry.forms import ApiTokenForm
 from registry.models import ApiToken, AuditEvent, Consumer, Dataset, Membership, Team
 from registry.usage import ColumnRead, NamespaceTeam
 
@@ -150,15 +151,17 @@ class DatasetAdmin(AuditedDeleteAdmin):
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(AuditedDeleteAdmin):
-    list_display = ["name", "user", "team", "key_prefix", "created_at", "last_used_at", "revoked_at"]
+    form = ApiTokenForm
+    list_display = ["name", "user", "team", "scopes", "key_prefix", "created_at", "last_used_at", "revoked_at"]
     list_filter = ["revoked_at"]
-    fields = ["name", "user", "team", "can_write_lineage", "key_prefix", "created_at", "last_used_at", "revoked_at"]
+    fields = ["name", "user", "team", "scopes", "key_prefix", "created_at", "last_used_at", "revoked_at"]
     readonly_fields = ["key_prefix", "created_at", "last_used_at", "revoked_at"]
     actions = ["revoke"]
 
     def get_readonly_fields(self, request, obj=None):
         if obj is not None:
-            return [*self.readonly_fields, "user", "team", "name"]
+            # A token's scopes are fixed: for other rights, issue another token (audited).
+            return [*self.readonly_fields, "user", "team", "name", "scopes"]
         return self.readonly_fields
 
     def save_model(self, request, obj, form, change):
@@ -166,7 +169,7 @@ class ApiTokenAdmin(AuditedDeleteAdmin):
             super().save_model(request, obj, form, change)
             return
         token, secret = ApiToken.issue(obj.name, user=obj.user, team=obj.team, by=request.user,
-                                       can_write_lineage=obj.can_write_lineage)
+                                       scopes=obj.scopes.split())
         obj.pk = token.pk
         messages.warning(request, f"The secret of token '{token.name}' is {secret} — copy it now, it is shown only once.")
 

@@ -6,13 +6,15 @@ pipeline's log tells its operator what to fix.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, timedelta
 
 from django.conf import settings
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
-from registry.models import ApiToken, hash_token
+from registry.constants import TokenScope
+from registry.models import ApiToken, hash_token, parse_scopes
 
 # Writing last_used_at on every request would turn each read into a write;
 # once a minute is precise enough to tell a live token from a dead one.
@@ -48,6 +50,41 @@ class TeamPrincipal:
 
     def has_perm(self, perm, obj=None) -> bool:
         return False
+
+
+@dataclass(frozen=True)
+class LineageWriter:
+    """The token behind a lineage event: what the stored event records as its
+    sender, and whose datasets' outputs it may write.
+
+    A team token writes its team's datasets; a person's token writes the
+    datasets of every team the person is in. Either writes unowned datasets
+    (which is how a new dataset first appears), and a platform-wide ingest
+    token (lineage:write:any) writes any."""
+
+    token_id: int
+    key_prefix: str
+    team_id: int | None  # the team the event is attributed to: a team token's own, a person's only team
+    team_ids: frozenset[int]  # the teams whose datasets it may write
+    any_dataset: bool = False
+    token_team_id: int | None = None  # the token's own team (None for a person's token)
+
+    @classmethod
+    def of(cls, *, token_id: int, key_prefix: str, scopes: str, token_team_id: int | None,
+           member_of: frozenset[int] = frozenset()) -> LineageWriter:
+        """A token's writer: a team token (`token_team_id`), or a person's in the teams `member_of`."""
+        team_ids = frozenset({token_team_id}) if token_team_id is not None else member_of
+        attributed = token_team_id if token_team_id is not None else next(iter(member_of)) if len(member_of) == 1 else None
+        return cls(token_id, key_prefix, attributed, team_ids, TokenScope.LINEAGE_WRITE_ANY in parse_scopes(scopes),
+                   token_team_id)
+
+    def may_write(self, owner_team_id: int | None) -> bool:
+        return self.any_dataset or owner_team_id is None or owner_team_id in self.team_ids
+
+
+def may_write_lineage(scopes: str) -> bool:
+    found = parse_scopes(scopes)
+    return TokenScope.LINEAGE_WRITE in found or TokenScope.LINEAGE_WRITE_ANY in found
 
 
 def bearer_secret(header: str) -> str | None:

@@ -26,3 +26,20 @@ class AuditAction:
     DATASET_DELETED = "dataset.deleted"
     # Any other row a governance admin deleted in the Django admin, with its last values.
     DELETED_IN_ADMIN = "admin.deleted"
+
+
+class TokenScope(models.TextChoices):
+    """What a bearer token may do; a token holds several, stored space-separated
+    (as OAuth writes scopes). Lineage writes are scoped by dataset ownership as
+    well (registry.auth.LineageWriter)."""
+
+    READ = "read", "read: GET the API"
+    WRITE = "write", "write: change the registry over the API (claims, consumers, SLOs, change request answers)"
+    CONTRACTS_PUBLISH = "contracts:publish", "contracts:publish: publish contract versions over the API"
+    LINEAGE_WRITE = "lineage:write", "lineage:write: post lineage for datasets the token's team owns, or unowned ones"
+    LINEAGE_WRITE_ANY = "lineage:write:any", "lineage:write:any: platform-wide ingest, any dataset (admins only)"
+
+
+# What a token gets unless told otherwise: all it could do before scopes
+# existed, less writing lineage for other teams' datasets.
+DEFAULT_TOKEN_SCOPES = (TokenScope.READ, TokenScope.WRITE, TokenScope.CONTRACTS_PUBLISH, TokenScope.LINEAGE_WRITE)

@@ -1,7 +1,8 @@
 from django import forms
 from django.contrib.auth import get_user_model
 
-from registry.models import Team
+from registry.constants import DEFAULT_TOKEN_SCOPES, TokenScope
+from registry.models import ApiToken, Team, clean_scopes
 
 
 class ClaimForm(forms.Form):
@@ -32,3 +33,19 @@ class ConsumeForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["team"].queryset = Team.objects.of_user(user)
         self.fields["team"].empty_label = None
+
+
+class ApiTokenForm(forms.ModelForm):
+    """The admin's new token: its scopes as checkboxes (stored space-separated)."""
+
+    scopes = forms.MultipleChoiceField(
+        choices=TokenScope.choices, initial=list(DEFAULT_TOKEN_SCOPES), widget=forms.CheckboxSelectMultiple,
+        help_text="lineage:write posts lineage for the owner's team's datasets and unowned ones; "
+                  "lineage:write:any is a platform-wide ingest token.")
+
+    class Meta:
+        model = ApiToken
+        fields = ["name", "user", "team", "scopes"]
+
+    def clean_scopes(self) -> str:
+        return " ".join(clean_scopes(self.cleaned_data["scopes"]))

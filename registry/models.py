@@ -12,7 +12,7 @@ from django.db import models, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from registry.constants import AuditAction, CompatibilityMode
+from registry.constants import DEFAULT_TOKEN_SCOPES, AuditAction, CompatibilityMode, TokenScope
 from registry.querysets import ApiTokenQuerySet, DatasetQuerySet, TeamQuerySet
 from registry.usage import ColumnRead, NamespaceTeam  # noqa: F401 - the core's models, registered here
 
@@ -358,6 +358,21 @@ def actor_label(actor) -> str:
 TOKEN_PREFIX = "dr_"
 
 
+def parse_scopes(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+def clean_scopes(scopes) -> tuple[str, ...]:
+    """Scopes as stored: known ones only, in TokenScope's order, at least one."""
+    wanted = set(scopes)
+    unknown = sorted(wanted - set(TokenScope.values))
+    if unknown:
+        raise RegistryError(f"Unknown token scope {', '.join(map(repr, unknown))}; the scopes are {', '.join(TokenScope.values)}.")
+    if not wanted:
+        raise RegistryError(f"A token needs at least one scope ({', '.join(TokenScope.values)}).")
+    return tuple(s for s in TokenScope.values if s in wanted)
+
+
 def hash_token(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
@@ -371,7 +386,8 @@ class ApiToken(models.Model):
     team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.CASCADE, related_name="api_tokens")
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
     key_prefix = models.CharField(max_length=16, editable=False, help_text="The first characters, to recognise a token.")
-    can_write_lineage = models.BooleanField(default=True)
+    scopes = models.CharField(max_length=200, default=" ".join(DEFAULT_TOKEN_SCOPES),
+                              help_text="What the token may do, space-separated: " + ", ".join(TokenScope.values) + ".")
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
@@ -391,18 +407,33 @@ class ApiToken(models.Model):
         owner = self.user.get_username() if self.user_id else f"team {self.team.slug}" if self.team_id else "?"
         return f"{self.name} ({owner})"
 
+    @property
+    def scope_set(self) -> frozenset[str]:
+        return parse_scopes(self.scopes)
+
+    def has_scope(self, scope: str) -> bool:
+        return scope in self.scope_set
+
     @classmethod
-    def issue(cls, name: str, *, user=None, team: Team | None = None, by=None, can_write_lineage: bool = True) -> tuple[ApiToken, str]:
-        """Create a token and return it with its secret, which is never stored."""
+    def issue(cls, name: str, *, user=None, team: Team | None = None, by=None,
+              scopes: list[str] | tuple[str, ...] | None = None) -> tuple[ApiToken, str]:
+        """Create a token and return it with its secret, which is never stored.
+        `scopes` default to DEFAULT_TOKEN_SCOPES. lineage:write:any (a
+        platform-wide ingest token) is for a governance admin to grant, or an
+        operator's management command (`by` None)."""
         if (user is None) == (team is None):
             raise RegistryError("A token is owned by exactly one of a user or a team.")
+        chosen = clean_scopes(DEFAULT_TOKEN_SCOPES if scopes is None else scopes)
+        if TokenScope.LINEAGE_WRITE_ANY in chosen and by is not None and not is_governance_admin(by):
+            raise PermissionDenied("Only a governance admin may create a platform-wide ingest token (lineage:write:any).")
         secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
         with transaction.atomic():
             token = cls.objects.create(
                 name=name, user=user, team=team, key_hash=hash_token(secret), key_prefix=secret[:10],
-                can_write_lineage=can_write_lineage,
+                scopes=" ".join(chosen),
             )
-            AuditEvent.record(by, AuditAction.TOKEN_CREATED, token, after={"name": name, "prefix": token.key_prefix})
+            AuditEvent.record(by, AuditAction.TOKEN_CREATED, token,
+                              after={"name": name, "prefix": token.key_prefix, "scopes": list(chosen)})
         return token, secret
 
     def revoke(self, *, by=None) -> None:

@@ -119,7 +119,7 @@ REST_FRAMEWORK = {
         "registry.auth.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["registry.api.permissions.ScopedToken"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "registry.api.pagination.Pagination",
     "PAGE_SIZE": 100,

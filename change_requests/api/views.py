@@ -19,6 +19,7 @@ from change_requests.impact import PreviewError, as_markdown, preview
 from change_requests.models import ChangeRequest, ChangeRequestState, TeamAssessment, TeamReview
 from change_requests.workflows import submit_version
 from contracts_app.publishing import BREAKING, CONFLICT, FORBIDDEN, PUBLISHED, UNCHANGED
+from registry.constants import TokenScope
 from registry.models import Team
 
 
@@ -103,6 +104,8 @@ def _get(pk: int) -> ChangeRequest:
 ])
 class ChangeRequestList(generics.ListAPIView):
     """Change requests, open first (soonest deadline first)."""
+
+    write_scope = TokenScope.CONTRACTS_PUBLISH  # its POST publishes a version through the gate
 
     serializer_class = ChangeRequestSerializer
 
@@ -200,6 +203,7 @@ class Object(_Action):
 
 
 class Publish(_Action):
+    write_scope = TokenScope.CONTRACTS_PUBLISH
     @extend_schema(request=None, responses=ChangeRequestDetailSerializer)
     def post(self, request, pk: int):
         """The owner team publishes an approved request."""
@@ -241,6 +245,8 @@ class ApproveOverSilence(_Action):
 
 class ImpactPreview(APIView):
     """What proposing a version would do, opening nothing."""
+
+    write_scope = TokenScope.READ  # a POST that changes nothing
 
     @extend_schema(
         summary="Preview a proposed version's impact",

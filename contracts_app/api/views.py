@@ -30,6 +30,7 @@ from contracts_app.models import Contract, ContractVersion, DatasetBinding, Inte
 from contracts_app.odcs import odcs_yaml
 from contracts_app.publishing import check_in_required_modes
 from contracts_app.yamlio import dump_plain_yaml
+from registry.constants import TokenScope
 from registry.models import Dataset
 
 
@@ -320,6 +321,8 @@ def _section(document: dict, section: str | None) -> tuple[str, dict]:
 
 class ValidatePayload(APIView):
     """Validate a JSON payload against an event contract or a named section of an api contract."""
+
+    write_scope = TokenScope.READ  # a POST that checks a payload and stores nothing
 
     @extend_schema(parameters=[OpenApiParameter("section", str, description="api contracts: request, response or callbacks.<name>")],
                    request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)

@@ -9,7 +9,9 @@ messages of registry.auth.
 Status codes follow Marquez, so OpenLineage clients retry when they should:
 201 stored (also for a retried duplicate), 400 unreadable body, 422 an event
 that breaks the spec (nothing stored), 401 token missing/invalid/revoked,
-403 a token that may not write lineage, 413 over LINEAGE_MAX_BODY_BYTES,
+403 a token that may not write lineage or an output dataset it may not
+write (registry.auth.LineageWriter; nothing stored, counted in
+lineage_writes_refused_total), 413 over LINEAGE_MAX_BODY_BYTES,
 503 database unavailable (with Retry-After).
 """
 
@@ -25,24 +27,26 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import DataError, InterfaceError, OperationalError
-from django.db.models import Count, Min
 from django.http import HttpRequest, JsonResponse
 from django.utils.functional import SimpleLazyObject
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from prometheus_client import Counter
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from lineage.column_graph import column_lineage
 from lineage.graph import GraphError, NodeNotFound, run_graph
-from lineage.ingest import Gate, ParsedEvent, store_event
+from lineage.ingest import Gate, ParsedEvent, WriteRefused, refuse_foreign_outputs, store_event
 from lineage.marquez.graph import marquez_graph
 from lineage.static_events import ParsedStatic, store_static_event
 from lineage.validation import EventKind, check_event, storage_problems
 from registry.auth import (
+    LineageWriter,
     TokenFailed,
     bearer_secret,
     check_token_usable,
+    may_write_lineage,
     no_such_token,
     note_use,
     principal_of,
@@ -74,10 +78,11 @@ class IngestRefused(Exception):
 
 def _writer_gate(request: HttpRequest) -> tuple[Gate, SimpleLazyObject]:
     """The check that the request's bearer token may write lineage, and the
-    principal behind it (loaded only if something needs it, such as the audit
-    row of a dataset first seen). The check returns the token's team, which
-    column usage records: a team token's own, a person's only team (None for
-    a person in several teams or none).
+    token behind it, with its team and user (loaded only if something needs
+    it, such as the audit row of a dataset first seen or of a freshness
+    change). The check returns the LineageWriter (registry.auth): the token,
+    the team the event is attributed to (a team token's own, a person's only
+    team) and the teams whose datasets it may write outputs to.
 
     The rules and messages are registry.auth's; only the look-up differs: one
     plain query, which the ingest sends with the event's first statement. On
@@ -93,51 +98,79 @@ def _writer_gate(request: HttpRequest) -> tuple[Gate, SimpleLazyObject]:
         raise _unauthorized(failed) from None
     checked: list[int] = []
 
-    def check(row: tuple | None) -> None:
+    def check(row: tuple | None) -> LineageWriter:
         try:
             if row is None:
                 raise no_such_token()
-            token_id, key_prefix, can_write, revoked_at, last_used_at, user_id, team_id = row
-            user_active = True
+            token_id, key_prefix, scopes, revoked_at, last_used_at, user_id, team_id = row
+            user_active, member_of = True, frozenset()
             if user_id is not None:
                 # Pipelines mostly hold team tokens: a person's is checked with a
-                # query of its own, which also finds their team.
-                person = (get_user_model().objects.filter(pk=user_id, is_active=True)
-                          .annotate(team_count=Count("memberships"), only_team=Min("memberships__team_id"))
-                          .values_list("team_count", "only_team").first())
-                user_active = person is not None
-                team_id = person[1] if person and person[0] == 1 else None
+                # query of its own, which also finds their teams.
+                user_active, member_of = _person(user_id)
             check_token_usable(key_prefix=key_prefix, revoked_at=revoked_at, user_id=user_id, user_is_active=user_active)
         except TokenFailed as failed:
             raise _unauthorized(failed) from None
-        if not can_write:
-            raise IngestRefused(403, f"Token {key_prefix}… may not write lineage; ask an admin for a token with 'can write lineage'.", "token_cannot_write_lineage")
+        if not may_write_lineage(scopes):
+            _count_refusal("token_scope")
+            raise IngestRefused(403, f"Token {key_prefix}… may not write lineage; ask an admin for a token with the "
+                                     "'lineage:write' scope.", "token_cannot_write_lineage")
         note_use(token_id, last_used_at)
         checked.append(token_id)
-        return team_id
+        return LineageWriter.of(token_id=token_id, key_prefix=key_prefix, scopes=scopes, token_team_id=team_id,
+                                member_of=member_of)
 
-    return Gate(_TOKEN_SQL, [hash_token(secret)], check), SimpleLazyObject(lambda: _principal(checked[0]))
+    return Gate(_TOKEN_SQL, [hash_token(secret)], check), SimpleLazyObject(lambda: _token(checked[0]))
+
+
+def _principal_of(token: ApiToken) -> SimpleLazyObject:
+    """Who acts with the (lazily loaded) token: its person or its team."""
+    return SimpleLazyObject(lambda: principal_of(token))
+
+
+def _person(user_id: int) -> tuple[bool, frozenset[int]]:
+    """Whether the token's person is active, and their teams (one query)."""
+    rows = list(get_user_model().objects.filter(pk=user_id, is_active=True).values_list("memberships__team_id", flat=True))
+    return bool(rows), frozenset(team for team in rows if team is not None)
 
 
 def _unauthorized(failed: TokenFailed) -> IngestRefused:
     return IngestRefused(401, str(failed.detail), failed.get_codes())
 
 
-def _lineage_writer(request: HttpRequest) -> tuple[Any, int | None]:
-    """The principal behind a bearer token allowed to write lineage, and its team (its own query)."""
-    gate, principal = _writer_gate(request)
+def _lineage_writer(request: HttpRequest) -> tuple[SimpleLazyObject, LineageWriter]:
+    """The token allowed to write lineage behind a request, and its LineageWriter (its own query)."""
+    gate, token = _writer_gate(request)
     with prepared_cursor() as cursor:
-        team_id = gate.run_alone(cursor)
-    return principal, team_id
+        writer = gate.run_alone(cursor)
+    return token, writer
 
 
 # One table only: every table a statement touches costs PostgreSQL CPU, per event.
-_TOKEN_SQL = (f"SELECT t.id, t.key_prefix, t.can_write_lineage, t.revoked_at, t.last_used_at, t.user_id, t.team_id "
+_TOKEN_SQL = (f"SELECT t.id, t.key_prefix, t.scopes, t.revoked_at, t.last_used_at, t.user_id, t.team_id "
               f"FROM {ApiToken._meta.db_table} t WHERE t.key_hash = %s")
 
 
-def _principal(token_id: int):
-    return principal_of(ApiToken.objects.select_related("user", "team").get(pk=token_id))
+def _token(token_id: int) -> ApiToken:
+    return ApiToken.objects.select_related("user", "team").get(pk=token_id)
+
+
+# --- refused writes ----------------------------------------------------------
+
+# Why the ingest said no to a token; two values, so the series stays small.
+WRITES_REFUSED = Counter("lineage_writes_refused", "Lineage events refused because of the token that sent them.",
+                         ["reason"])
+
+
+def _count_refusal(reason: str) -> None:
+    """reason: token_scope (no lineage scope) or not_owner (an output of another team's dataset)."""
+    WRITES_REFUSED.labels(reason=reason).inc()
+
+
+def _foreign_output(refused: WriteRefused) -> IngestRefused:
+    _count_refusal("not_owner")
+    namespace, name = refused.dataset
+    return IngestRefused(403, str(refused), "dataset_not_writable", dataset={"namespace": namespace, "name": name})
 
 
 def _read_json(request: HttpRequest) -> Any:
@@ -222,10 +255,16 @@ def _checked(event: Any) -> tuple[ParsedEvent | ParsedStatic | None, list]:
     return parsed, storage_problems(event, kind=checked.kind, canonical=parsed.canonical)
 
 
-def _store(parsed: ParsedEvent | ParsedStatic, *, by, gate: Gate | None = None, token_team_id: int | None = None):
-    if isinstance(parsed, ParsedStatic):
-        return store_static_event(parsed, by=by, gate=gate)
-    return store_event(parsed, by=by, gate=gate, token_team_id=token_team_id)
+def _store(parsed: ParsedEvent | ParsedStatic, *, token, gate: Gate | None = None, writer: LineageWriter | None = None):
+    """Store one event sent with `token`: through the `gate`, or by a `writer` already checked.
+    An output the token may not write refuses it (403, nothing stored)."""
+    by = _principal_of(token)
+    try:
+        if isinstance(parsed, ParsedStatic):
+            return store_static_event(parsed, by=by, gate=gate, writer=writer)
+        return store_event(parsed, by=by, gate=gate, writer=writer, token=token)
+    except WriteRefused as refused:
+        raise _foreign_output(refused) from None
 
 
 @csrf_exempt
@@ -234,7 +273,7 @@ def ingest(request: HttpRequest) -> JsonResponse:
     """POST /api/v1/lineage: one RunEvent, DatasetEvent or JobEvent."""
     if request.method != "POST":
         return JsonResponse({"detail": "Method not allowed: POST an OpenLineage event here, or GET /api/v1/lineage?nodeId=….", "code": "method_not_allowed"}, status=405)
-    gate, principal = _writer_gate(request)
+    gate, token = _writer_gate(request)
     try:
         event = _read_json(request)
         if isinstance(event, list):
@@ -247,7 +286,7 @@ def ingest(request: HttpRequest) -> JsonResponse:
         # with the event's first statement (the gate) instead.
         _lineage_writer(request)
         raise
-    result = _store(parsed, by=principal, gate=gate)
+    result = _store(parsed, token=token, gate=gate)
     return JsonResponse(result.to_dict(), status=201)
 
 
@@ -257,13 +296,14 @@ def ingest_batch(request: HttpRequest) -> JsonResponse:
     """POST /api/v1/lineage/batch: a JSON array of events (RunEvents, DatasetEvents, JobEvents).
 
     Every event is checked before any is stored: one invalid event refuses the
-    batch (422, each problem prefixed with its index) and nothing is stored.
-    Valid batches are stored event by event, each in its own transaction; if
-    the database fails midway the answer is 503 and a retry of the whole batch
-    stores only what is missing."""
+    batch (422, each problem prefixed with its index), as does an output the
+    token may not write (403, one query for the whole batch), and nothing is
+    stored. Valid batches are stored event by event, each in its own
+    transaction; if the database fails midway the answer is 503 and a retry of
+    the whole batch stores only what is missing."""
     if request.method != "POST":
         return JsonResponse({"detail": "Method not allowed: POST a JSON array of OpenLineage events.", "code": "method_not_allowed"}, status=405)
-    principal, team_id = _lineage_writer(request)
+    token, writer = _lineage_writer(request)
     events = _read_json(request)
     if not isinstance(events, list):
         raise IngestRefused(400, "A batch is a JSON array of OpenLineage events; POST a single event to /api/v1/lineage.", "expected_array")
@@ -276,8 +316,13 @@ def ingest_batch(request: HttpRequest) -> JsonResponse:
         problems.extend(p.__class__(f"[{i}].{p.path}" if p.path else f"[{i}]", p.message) for p in found)
     if problems:
         raise _invalid(problems, what=f"The batch of {len(events)} events")
-    # Each event in its own transaction, in order.
-    results = [_store(p, by=principal, token_team_id=team_id) for p in parsed]
+    try:
+        refuse_foreign_outputs(writer, parsed)
+    except WriteRefused as refused:
+        raise _foreign_output(refused) from None
+    # Each event in its own transaction, in order; each checks its outputs again
+    # (an owner may have claimed a dataset since), against the rows it reads anyway.
+    results = [_store(p, token=token, writer=writer) for p in parsed]
     stored = sum(r.stored for r in results)
     return JsonResponse({"received": len(results), "stored": stored, "duplicates": len(results) - stored}, status=201)
 
@@ -316,7 +361,7 @@ class LineageGraphView(APIView):
     @extend_schema(
         request={"application/json": {"type": "object", "description": "An OpenLineage 2-0-2 event (RunEvent, DatasetEvent or JobEvent); gzip allowed."}},
         responses={201: dict, 400: dict, 401: dict, 403: dict, 413: dict, 422: dict, 503: dict},
-        summary="Store one OpenLineage event (bearer token that may write lineage).",
+        summary="Store one OpenLineage event (bearer token with a lineage:write scope; 403 for another team's output).",
     )
     def post(self, request):
         # Reached only through LineageGraphView.as_view(); the URL routes POST

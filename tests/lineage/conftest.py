@@ -136,4 +136,4 @@ def lineage_secret(owner_team) -> str:
 
 @pytest.fixture
 def read_only_secret(owner_team) -> str:
-    return ApiToken.issue("dashboards", team=owner_team, can_write_lineage=False)[1]
+    return ApiToken.issue("dashboards", team=owner_team, scopes=["read"])[1]

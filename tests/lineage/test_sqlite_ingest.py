@@ -22,7 +22,7 @@ from registry.models import ApiToken, AuditEvent, Dataset, Team
 
 team = Team.objects.create(slug="pipelines", name="Pipelines")
 _, secret = ApiToken.issue("ingest", team=team)
-_, reader = ApiToken.issue("reader", team=team, can_write_lineage=False)
+_, reader = ApiToken.issue("reader", team=team, scopes=["read"])
 client = Client()
 
 def post(event, token=secret):

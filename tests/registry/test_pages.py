@@ -85,7 +85,7 @@ def admin_client_(client, admin):
 
 
 def test_admin_token_creation_shows_the_secret_once(admin_client_, owner):
-    response = admin_client_.post("/admin/registry/apitoken/add/", {"name": "airflow", "user": owner.pk, "can_write_lineage": "on"}, follow=True)
+    response = admin_client_.post("/admin/registry/apitoken/add/", {"name": "airflow", "user": owner.pk, "scopes": ["read", "lineage:write"]}, follow=True)
 
     token = ApiToken.objects.get(name="airflow")
     page = response.content.decode()
