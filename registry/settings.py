@@ -57,6 +57,8 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     # Endpoints listed with registry.hooks.hot_path leave the chain here.
     "registry.middleware.HotPathMiddleware",
+    # A NUL in a path, query string or body is a 400 here, not a 500 in a query.
+    "registry.middleware.RefuseNulMiddleware",
     # /api/ answers its 404s and 405s in JSON, whoever raised them.
     "registry.middleware.JsonApiErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -123,6 +125,12 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "registry.api.pagination.Pagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "registry.api.errors.exception_handler",
+    # JSON within bounds (registry.jsonbody): depth, integer size, no lone surrogates.
+    "DEFAULT_PARSER_CLASSES": [
+        "registry.api.parsers.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Dataset registry API",

@@ -15,7 +15,6 @@ that breaks the spec (nothing stored), 401 token missing/invalid/revoked,
 
 from __future__ import annotations
 
-import json
 import logging
 import zlib
 from collections.abc import Callable
@@ -48,6 +47,7 @@ from registry.auth import (
     principal_of,
 )
 from registry.db import prepared_cursor
+from registry.jsonbody import JsonBodyError, parse_json
 from registry.models import ApiToken, hash_token
 
 log = logging.getLogger(__name__)
@@ -168,11 +168,9 @@ def _read_json(request: HttpRequest) -> Any:
     if not body:
         raise IngestRefused(400, "The body is empty; send an OpenLineage event as JSON.", "empty_body")
     try:
-        return json.loads(body)
-    except UnicodeDecodeError:
-        raise IngestRefused(400, "The body is not UTF-8 JSON.", "bad_json") from None
-    except json.JSONDecodeError as exc:
-        raise IngestRefused(400, f"The body is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.", "bad_json") from None
+        return parse_json(body)
+    except JsonBodyError as exc:
+        raise IngestRefused(400, exc.detail, exc.code) from None
 
 
 def _invalid(problems: list, *, what: str) -> IngestRefused:
