@@ -197,6 +197,9 @@ METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 METRICS_CACHE_SECONDS = env_int("METRICS_CACHE_SECONDS", 5, minimum=0)
 # A RunEvent further ahead of this clock is refused (422): it would pin its run's state.
 LINEAGE_MAX_FUTURE_SKEW = env_duration("LINEAGE_MAX_FUTURE_SKEW", "1d")
+# Bounded work per request: datasets (inputs + outputs) one event may name, events per batch.
+LINEAGE_MAX_DATASETS_PER_EVENT = env_int("LINEAGE_MAX_DATASETS_PER_EVENT", 1000, minimum=1)
+LINEAGE_MAX_BATCH_EVENTS = env_int("LINEAGE_MAX_BATCH_EVENTS", 1000, minimum=1)
 LINEAGE_MAX_BODY_BYTES = env_int("LINEAGE_MAX_BODY_BYTES", 5 * 1024 * 1024, minimum=1024)
 # Graph walks use PostgreSQL prepared statements; turn off behind a
 # transaction-pooling PgBouncer.

@@ -153,16 +153,10 @@ def _read_json(request: HttpRequest) -> Any:
         raise IngestRefused(400, "Content-Length is not a number.", "bad_request") from None
     if declared > limit:
         raise IngestRefused(413, f"The body is {declared} bytes; the limit is {limit} bytes (LINEAGE_MAX_BODY_BYTES). Send fewer events per batch.", "too_large")
-    body = request.body
+    body = _read_body(request, limit)
     encoding = request.META.get("HTTP_CONTENT_ENCODING", "").strip().lower()
     if encoding == "gzip":
-        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-        try:
-            body = inflater.decompress(body, limit + 1)
-        except zlib.error as exc:
-            raise IngestRefused(400, f"Content-Encoding is gzip but the body is not valid gzip: {exc}.", "bad_gzip") from None
-        if len(body) > limit or inflater.unconsumed_tail:
-            raise IngestRefused(413, f"The body inflates to more than {limit} bytes (LINEAGE_MAX_BODY_BYTES).", "too_large")
+        body = _gunzip(body, limit)
     elif encoding not in ("", "identity"):
         raise IngestRefused(415, f"Content-Encoding {encoding!r} is not supported; send gzip or no encoding.", "unsupported_encoding")
     if not body:
@@ -171,6 +165,64 @@ def _read_json(request: HttpRequest) -> Any:
         return parse_json(body)
     except JsonBodyError as exc:
         raise IngestRefused(400, exc.detail, exc.code) from None
+
+
+def _read_body(request: HttpRequest, limit: int) -> bytes:
+    """The body as sent. A chunked body (no Content-Length) is read to its end
+    when the server decoded the chunks and says where they end (gunicorn sets
+    `wsgi.input_terminated`); a server that does not is asked for a length (411)
+    rather than the body taken as empty."""
+    if "chunked" not in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
+        return request.body
+    if not request.META.get("wsgi.input_terminated"):
+        raise IngestRefused(411, "A chunked body cannot be read here; send the event with a Content-Length.", "length_required")
+    body = request.META["wsgi.input"].read(limit + 1)
+    if len(body) > limit:
+        raise IngestRefused(413, f"The body is more than {limit} bytes (LINEAGE_MAX_BODY_BYTES). Send fewer events per batch.", "too_large")
+    return body
+
+
+def _gunzip(body: bytes, limit: int) -> bytes:
+    """A gzip body inflated, every member of it (RFC 1952 allows several, as
+    `cat a.gz b.gz` makes), up to `limit` bytes. Refused: a member cut short
+    (its CRC and length missing), a CRC that does not match, and bytes after
+    the last member that are not gzip."""
+    parts, size, rest, members = [], 0, body, 0
+    while True:
+        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        try:
+            part = inflater.decompress(rest, limit + 1 - size)
+        except zlib.error as exc:
+            raise IngestRefused(400, f"Content-Encoding is gzip but member {members + 1} of the body is not valid gzip: {exc}.", "bad_gzip") from None
+        members += 1
+        size += len(part)
+        parts.append(part)
+        if size > limit or inflater.unconsumed_tail:
+            raise IngestRefused(413, f"The body inflates to more than {limit} bytes (LINEAGE_MAX_BODY_BYTES).", "too_large")
+        if not inflater.eof:
+            raise IngestRefused(400, f"The gzip body ends inside member {members}: its CRC and length are missing "
+                                     "(a truncated upload?).", "bad_gzip")
+        rest = inflater.unused_data
+        if not rest:
+            return b"".join(parts)
+        if not rest.startswith(b"\x1f\x8b"):
+            raise IngestRefused(400, f"{len(rest)} bytes after gzip member {members} are not gzip (trailing garbage).", "bad_gzip")
+
+
+def _over_limits(event: Any, where: str = "The event") -> IngestRefused | None:
+    """An event naming more datasets than LINEAGE_MAX_DATASETS_PER_EVENT, counted
+    before the spec checks look at each one: each dataset first seen is a row,
+    an audit row and a signal, so one event of 10,000 outputs held a thread for
+    half a minute."""
+    if not isinstance(event, dict):
+        return None
+    limit = settings.LINEAGE_MAX_DATASETS_PER_EVENT
+    named = sum(len(event[key]) for key in ("inputs", "outputs") if isinstance(event.get(key), list))
+    if named > limit:
+        return IngestRefused(422, f"{where} names {named} input and output datasets; the limit is {limit} "
+                                  "(LINEAGE_MAX_DATASETS_PER_EVENT). Split it into several events.", "too_many_datasets",
+                             limit=limit)
+    return None
 
 
 def _invalid(problems: list, *, what: str) -> IngestRefused:
@@ -237,6 +289,9 @@ def ingest(request: HttpRequest) -> JsonResponse:
         event = _read_json(request)
         if isinstance(event, list):
             raise IngestRefused(400, "The body is a JSON array; POST arrays of events to /api/v1/lineage/batch.", "expected_object")
+        over = _over_limits(event)
+        if over is not None:
+            raise over
         parsed, problems = _checked(event)
         if problems:
             raise _invalid(problems, what="The event")
@@ -267,6 +322,14 @@ def ingest_batch(request: HttpRequest) -> JsonResponse:
         raise IngestRefused(400, "A batch is a JSON array of OpenLineage events; POST a single event to /api/v1/lineage.", "expected_array")
     if not events:
         raise IngestRefused(400, "The batch is empty.", "empty_batch")
+    most = settings.LINEAGE_MAX_BATCH_EVENTS
+    if len(events) > most:
+        raise IngestRefused(413, f"The batch has {len(events)} events; the limit is {most} (LINEAGE_MAX_BATCH_EVENTS). "
+                                 "Send it in several batches.", "too_many_events", limit=most)
+    for i, event in enumerate(events):
+        over = _over_limits(event, f"Event [{i}] of the batch")
+        if over is not None:
+            raise over
     parsed, problems = [], []
     for i, event in enumerate(events):
         ready, found = _checked(event)
