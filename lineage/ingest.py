@@ -36,7 +36,7 @@ from typing import Any
 from uuid import UUID
 
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, transaction
+from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from lineage.column_usage import RecentlyWritten, UsagePlan, UsageRows
@@ -176,14 +176,32 @@ def store_event(event: dict | ParsedEvent, *, by=None, gate: Gate | None = None,
     attempt = 0
     while True:
         try:
-            with transaction.atomic():
-                return _store(parsed, by, gate, token_team_id)
+            return in_own_transaction(lambda: _store(parsed, by, gate, token_team_id))
         except OperationalError as exc:
             attempt += 1
             sqlstate = getattr(exc.__cause__, "sqlstate", None)
             if sqlstate not in _RETRYABLE_SQLSTATES or attempt >= _RETRIES or connection.in_atomic_block:
                 raise
             time.sleep(0.01 * attempt)
+
+
+def in_own_transaction(work: Callable[[], Any]) -> Any:
+    """`work()` in a transaction of its own. A database failure before COMMIT was
+    sent stored nothing (PostgreSQL rolls back what a lost connection left
+    open): the exception is marked `nothing_stored`. One during the COMMIT is
+    not: the commit may have happened and only its answer been lost, so no one
+    can say the event was not stored (a retry is safe either way: it is a
+    duplicate or it is stored)."""
+    committing = False
+    try:
+        with transaction.atomic():
+            result = work()
+            committing = True  # leaving the block commits
+        return result
+    except (OperationalError, InterfaceError) as exc:
+        if not committing:
+            exc.nothing_stored = True
+        raise
 
 
 def store_events(events: Iterable[dict | ParsedEvent], *, by=None, token_team_id: int | None = None) -> list[StoredEvent]:

@@ -26,11 +26,19 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import connection, transaction
+from django.db import connection
 from django.utils import timezone
 
 from lineage.facets import Provenance, facet_rows, record_facets
-from lineage.ingest import Gate, StoredEvent, _job_sql, _prep, datasets_for, parse_event_time
+from lineage.ingest import (
+    Gate,
+    StoredEvent,
+    _job_sql,
+    _prep,
+    datasets_for,
+    in_own_transaction,
+    parse_event_time,
+)
 from lineage.models import DatasetSchema, DeclaredEdge, Direction, Job, Origin, StaticEvent
 from lineage.validation import EventKind
 
@@ -61,16 +69,19 @@ class ParsedStatic:
 
 def store_static_event(parsed: ParsedStatic, *, by=None, gate: Gate | None = None) -> StoredEvent:
     """Store one DatasetEvent or JobEvent in its own transaction (see the module docstring)."""
-    with transaction.atomic():
-        if gate is not None:
-            with connection.cursor() as cursor:
-                gate.run_alone(cursor)
-        if not _insert_raw(parsed):
-            return StoredEvent(stored=False, run_id=None, kind=parsed.kind)
-        if parsed.kind == Origin.DATASET:
-            created = _apply_dataset_event(parsed, by)
-        else:
-            created = _apply_job_event(parsed, by)
+    return in_own_transaction(lambda: _store_static(parsed, by, gate))
+
+
+def _store_static(parsed: ParsedStatic, by, gate: Gate | None) -> StoredEvent:
+    if gate is not None:
+        with connection.cursor() as cursor:
+            gate.run_alone(cursor)
+    if not _insert_raw(parsed):
+        return StoredEvent(stored=False, run_id=None, kind=parsed.kind)
+    if parsed.kind == Origin.DATASET:
+        created = _apply_dataset_event(parsed, by)
+    else:
+        created = _apply_job_event(parsed, by)
     return StoredEvent(stored=True, run_id=None, kind=parsed.kind, datasets_created=created)
 
 

@@ -9,8 +9,11 @@ messages of registry.auth.
 Status codes follow Marquez, so OpenLineage clients retry when they should:
 201 stored (also for a retried duplicate), 400 unreadable body, 422 an event
 that breaks the spec (nothing stored), 401 token missing/invalid/revoked,
-403 a token that may not write lineage, 413 over LINEAGE_MAX_BODY_BYTES,
-503 database unavailable (with Retry-After).
+403 a token that may not write lineage, 411 a chunked body the server cannot
+read, 413 over LINEAGE_MAX_BODY_BYTES or LINEAGE_MAX_BATCH_EVENTS,
+503 database unavailable (with Retry-After; it says "nothing was stored" only
+when the failure came before COMMIT, else that the event may not have been:
+a retry is safe either way).
 """
 
 from __future__ import annotations
@@ -241,8 +244,21 @@ def _unstorable(exc: DataError) -> IngestRefused:
 
 
 def _database_unavailable(exc: Exception) -> IngestRefused:
+    """The 503 for a database failure, saying only what the server knows: that
+    nothing was stored when the failure came before COMMIT (lineage.ingest.
+    in_own_transaction marks it), else that it may not have been. A retry is
+    safe either way: a stored event comes back as 'duplicate'."""
     log.warning("lineage ingest: database unavailable: %s", exc)
-    return IngestRefused(503, "The database is unavailable; nothing was stored. Retry later.", "database_unavailable")
+    stored_before = getattr(exc, "stored_before", None)
+    extra = {} if stored_before is None else {"stored": stored_before}
+    if getattr(exc, "nothing_stored", False):
+        what = ("nothing was stored" if not stored_before else
+                f"the first {stored_before} events of the batch are stored, the rest were not")
+    else:
+        what = ("the event may not have been stored" if stored_before is None else
+                f"the first {stored_before} events of the batch are stored; the next may not have been")
+    return IngestRefused(503, f"The database is unavailable; {what}. Retrying is safe: an event already stored "
+                              "is answered 'duplicate'.", "database_unavailable", **extra)
 
 
 def _answers_errors(view: Callable[[HttpRequest], JsonResponse]) -> Callable[[HttpRequest], JsonResponse]:
@@ -338,7 +354,13 @@ def ingest_batch(request: HttpRequest) -> JsonResponse:
     if problems:
         raise _invalid(problems, what=f"The batch of {len(events)} events")
     # Each event in its own transaction, in order.
-    results = [_store(p, by=principal, token_team_id=team_id) for p in parsed]
+    results = []
+    try:
+        for ready in parsed:
+            results.append(_store(ready, by=principal, token_team_id=team_id))
+    except (OperationalError, InterfaceError) as exc:
+        exc.stored_before = len(results)  # stored (or stored before): what the 503 can say
+        raise
     stored = sum(r.stored for r in results)
     return JsonResponse({"received": len(results), "stored": stored, "duplicates": len(results) - stored}, status=201)
 
