@@ -89,7 +89,8 @@ class RefuseNulMiddleware:
 
     Bodies are looked at when they are JSON or a form (the API's and the pages'
     own); the lineage ingest, a hot path that never reaches this middleware,
-    refuses them itself (422, with the event's path)."""
+    refuses them itself (422, with the event's path). A chunked body, which
+    Django would read as empty, is a 411 here too."""
 
     _JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
     _FORM_TYPES = ("application/x-www-form-urlencoded",)
@@ -98,6 +99,12 @@ class RefuseNulMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        if "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
+            # Django reads a body only up to Content-Length: a chunked one would
+            # read as empty (a form or JSON body "missing" its fields). The
+            # lineage ingest reads chunked bodies itself where the server allows.
+            return JsonResponse({"detail": "A chunked body cannot be read here; send it with a Content-Length.",
+                                 "code": "length_required"}, status=411)
         refusal = self._nul_in(request)
         if refusal is not None:
             return JsonResponse({"detail": f"{refusal} contains a NUL character, which the registry cannot store "

@@ -221,11 +221,35 @@ def _over_limits(event: Any, where: str = "The event") -> IngestRefused | None:
         return None
     limit = settings.LINEAGE_MAX_DATASETS_PER_EVENT
     named = sum(len(event[key]) for key in ("inputs", "outputs") if isinstance(event.get(key), list))
+    if named <= limit and isinstance(event.get("outputs"), list):
+        # A columnLineage facet's sources are created too (first seen, unowned).
+        sources = _column_lineage_sources(event["outputs"])
+        if sources:
+            named = len(sources | {(d.get("namespace"), d.get("name")) for key in ("inputs", "outputs")
+                                   for d in event.get(key) or [] if isinstance(d, dict)})
     if named > limit:
-        return IngestRefused(422, f"{where} names {named} input and output datasets; the limit is {limit} "
+        return IngestRefused(422, f"{where} names {named} datasets (inputs, outputs and column lineage sources); the limit is {limit} "
                                   "(LINEAGE_MAX_DATASETS_PER_EVENT). Split it into several events.", "too_many_datasets",
                              limit=limit)
     return None
+
+
+def _column_lineage_sources(outputs: list) -> set:
+    """The (namespace, name) of every dataset the outputs' columnLineage facets name."""
+    sources = set()
+    for out in outputs:
+        facets = out.get("facets") if isinstance(out, dict) else None
+        facet = facets.get("columnLineage") if isinstance(facets, dict) else None
+        if not isinstance(facet, dict):
+            continue
+        fields = facet.get("fields")
+        entries = [*(facet.get("dataset") or [])] if isinstance(facet.get("dataset"), list) else []
+        if isinstance(fields, dict):
+            for field in fields.values():
+                if isinstance(field, dict) and isinstance(field.get("inputFields"), list):
+                    entries.extend(field["inputFields"])
+        sources.update((e.get("namespace"), e.get("name")) for e in entries if isinstance(e, dict))
+    return sources
 
 
 def _invalid(problems: list, *, what: str) -> IngestRefused:

@@ -14,7 +14,7 @@ from django.test import override_settings
 from lineage.models import RunEvent
 from registry.models import Dataset
 
-from .conftest import post, run_event
+from .conftest import column_lineage_facet, dataset, input_field, post, run_event
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +25,7 @@ def test_an_event_with_more_datasets_than_the_limit_is_refused_before_any_is_cre
     assert response.status_code == 422, response.content[:300]
     body = response.json()
     assert body["code"] == "too_many_datasets" and body["limit"] == 1000
-    assert "10400 input and output datasets" in body["detail"] and "LINEAGE_MAX_DATASETS_PER_EVENT" in body["detail"]
+    assert "names 10400 datasets" in body["detail"] and "LINEAGE_MAX_DATASETS_PER_EVENT" in body["detail"]
     assert Dataset.objects.count() == 0 and RunEvent.objects.count() == 0
 
 
@@ -37,6 +37,18 @@ def test_the_dataset_limit_is_a_setting_and_counts_inputs_and_outputs(client, li
                  path="/api/v1/lineage/batch")
     assert batch.status_code == 422 and batch.json()["detail"].startswith("Event [1] of the batch names 4")
     assert RunEvent.objects.count() == 1
+
+
+@override_settings(LINEAGE_MAX_DATASETS_PER_EVENT=50)
+def test_datasets_named_only_by_column_lineage_count_towards_the_limit(client, lineage_secret):
+    sources = [input_field(f"raw.t{i}", "id") for i in range(60)]
+    out = dataset("mart.wide", columnLineage=column_lineage_facet({"id": sources}))
+    response = post(client, run_event(outputs=[out]), lineage_secret)
+    assert response.status_code == 422, response.content[:300]
+    assert response.json()["code"] == "too_many_datasets" and "names 61 datasets" in response.json()["detail"]
+    assert Dataset.objects.count() == 0
+    few = dataset("mart.narrow", columnLineage=column_lineage_facet({"id": sources[:10]}))
+    assert post(client, run_event(outputs=[few]), lineage_secret).status_code == 201
 
 
 def test_a_batch_of_more_events_than_the_limit_is_a_413_and_nothing_is_stored(client, lineage_secret):

@@ -173,3 +173,13 @@ def test_parse_duration_bounds_its_value():
         with pytest.raises(ValueError):
             parse_duration(text)
     assert parse_duration("36500d").days == 36500
+
+
+def test_a_chunked_body_elsewhere_than_the_ingest_is_a_411_not_an_empty_body(client, admin, dataset):
+    from io import BytesIO
+
+    client.force_login(admin)
+    response = client.generic("POST", f"/api/datasets/{dataset.pk}/claim/", b"", CONTENT_TYPE="application/json",
+                              HTTP_TRANSFER_ENCODING="chunked",
+                              **{"wsgi.input": BytesIO(b'{"team": "checkout", "owner": "alice"}')})
+    assert assert_refused(response, 411)["code"] == "length_required"
