@@ -82,6 +82,7 @@ def read_out_of_range_times(sender, connection, **kwargs) -> None:
         adapters.register_loader(oid, _clamping(loader))
 
 
+@cache  # one class per loader, not per connection
 def _clamping(loader: type) -> type:
     import psycopg
 

@@ -225,8 +225,7 @@ def _over_limits(event: Any, where: str = "The event") -> IngestRefused | None:
         # A columnLineage facet's sources are created too (first seen, unowned).
         sources = _column_lineage_sources(event["outputs"])
         if sources:
-            named = len(sources | {(d.get("namespace"), d.get("name")) for key in ("inputs", "outputs")
-                                   for d in event.get(key) or [] if isinstance(d, dict)})
+            named = len(sources | _dataset_keys([d for key in ("inputs", "outputs") for d in event.get(key) or []]))
     if named > limit:
         return IngestRefused(422, f"{where} names {named} datasets (inputs, outputs and column lineage sources); the limit is {limit} "
                                   "(LINEAGE_MAX_DATASETS_PER_EVENT). Split it into several events.", "too_many_datasets",
@@ -248,8 +247,14 @@ def _column_lineage_sources(outputs: list) -> set:
             for field in fields.values():
                 if isinstance(field, dict) and isinstance(field.get("inputFields"), list):
                     entries.extend(field["inputFields"])
-        sources.update((e.get("namespace"), e.get("name")) for e in entries if isinstance(e, dict))
+        sources |= _dataset_keys(entries)
     return sources
+
+
+def _dataset_keys(entries: list) -> set:
+    """(namespace, name) of the entries that have both as strings (the spec checks judge the rest)."""
+    return {(e["namespace"], e["name"]) for e in entries
+            if isinstance(e, dict) and isinstance(e.get("namespace"), str) and isinstance(e.get("name"), str)}
 
 
 def _invalid(problems: list, *, what: str) -> IngestRefused:
@@ -279,7 +284,7 @@ def _database_unavailable(exc: Exception) -> IngestRefused:
         what = ("nothing was stored" if not stored_before else
                 f"the first {stored_before} events of the batch are stored, the rest were not")
     else:
-        what = ("the event may not have been stored" if stored_before is None else
+        what = ("the event may not have been stored" if not stored_before else
                 f"the first {stored_before} events of the batch are stored; the next may not have been")
     return IngestRefused(503, f"The database is unavailable; {what}. Retrying is safe: an event already stored "
                               "is answered 'duplicate'.", "database_unavailable", **extra)

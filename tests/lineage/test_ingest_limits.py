@@ -51,6 +51,15 @@ def test_datasets_named_only_by_column_lineage_count_towards_the_limit(client, l
     assert post(client, run_event(outputs=[few]), lineage_secret).status_code == 201
 
 
+def test_column_lineage_of_the_wrong_shape_is_judged_by_the_spec_checks_not_a_500(client, lineage_secret):
+    facet = column_lineage_facet({"id": [{"namespace": ["x"], "name": {"y": 1}, "field": "id"}, 7]},
+                                 dataset_level=[{"namespace": [], "name": "a"}])
+    response = post(client, run_event(outputs=[dataset("mart.odd", columnLineage=facet), {"namespace": [], "name": 1}]),
+                    lineage_secret)
+    assert response.status_code == 422, response.content[:300]
+    assert response.json()["code"] == "invalid_event"
+
+
 def test_a_batch_of_more_events_than_the_limit_is_a_413_and_nothing_is_stored(client, lineage_secret):
     events = [run_event(outputs=["mart.orders"]) for _ in range(1001)]
     response = post(client, events, lineage_secret, path="/api/v1/lineage/batch")
