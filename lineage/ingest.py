@@ -28,7 +28,8 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
@@ -148,6 +149,25 @@ def parse_event_time(value: str) -> datetime:
         return datetime.fromisoformat(text.replace(":60", ":59", 1))
 
 
+@contextmanager
+def own_transaction() -> Iterator[None]:
+    """`transaction.atomic()` for one event, and what a database failure in it
+    means. One before COMMIT was sent stored nothing (PostgreSQL rolls back what
+    a lost connection left open): the exception is marked `nothing_stored`. One
+    during the COMMIT is not: the commit may have happened and only its answer
+    been lost, so no one can say the event was not stored (a retry is safe
+    either way: it is a duplicate or it is stored)."""
+    committing = False
+    try:
+        with transaction.atomic():
+            yield
+            committing = True  # the block ended (a return included): leaving it commits
+    except (OperationalError, InterfaceError) as exc:
+        if not committing:
+            exc.nothing_stored = True
+        raise
+
+
 @dataclass(frozen=True)
 class Gate:
     """A check an event must pass in its own transaction, such as the bearer
@@ -176,32 +196,14 @@ def store_event(event: dict | ParsedEvent, *, by=None, gate: Gate | None = None,
     attempt = 0
     while True:
         try:
-            return in_own_transaction(lambda: _store(parsed, by, gate, token_team_id))
+            with own_transaction():
+                return _store(parsed, by, gate, token_team_id)
         except OperationalError as exc:
             attempt += 1
             sqlstate = getattr(exc.__cause__, "sqlstate", None)
             if sqlstate not in _RETRYABLE_SQLSTATES or attempt >= _RETRIES or connection.in_atomic_block:
                 raise
             time.sleep(0.01 * attempt)
-
-
-def in_own_transaction(work: Callable[[], Any]) -> Any:
-    """`work()` in a transaction of its own. A database failure before COMMIT was
-    sent stored nothing (PostgreSQL rolls back what a lost connection left
-    open): the exception is marked `nothing_stored`. One during the COMMIT is
-    not: the commit may have happened and only its answer been lost, so no one
-    can say the event was not stored (a retry is safe either way: it is a
-    duplicate or it is stored)."""
-    committing = False
-    try:
-        with transaction.atomic():
-            result = work()
-            committing = True  # leaving the block commits
-        return result
-    except (OperationalError, InterfaceError) as exc:
-        if not committing:
-            exc.nothing_stored = True
-        raise
 
 
 def store_events(events: Iterable[dict | ParsedEvent], *, by=None, token_team_id: int | None = None) -> list[StoredEvent]:

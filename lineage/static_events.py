@@ -36,7 +36,7 @@ from lineage.ingest import (
     _job_sql,
     _prep,
     datasets_for,
-    in_own_transaction,
+    own_transaction,
     parse_event_time,
 )
 from lineage.models import DatasetSchema, DeclaredEdge, Direction, Job, Origin, StaticEvent
@@ -69,19 +69,16 @@ class ParsedStatic:
 
 def store_static_event(parsed: ParsedStatic, *, by=None, gate: Gate | None = None) -> StoredEvent:
     """Store one DatasetEvent or JobEvent in its own transaction (see the module docstring)."""
-    return in_own_transaction(lambda: _store_static(parsed, by, gate))
-
-
-def _store_static(parsed: ParsedStatic, by, gate: Gate | None) -> StoredEvent:
-    if gate is not None:
-        with connection.cursor() as cursor:
-            gate.run_alone(cursor)
-    if not _insert_raw(parsed):
-        return StoredEvent(stored=False, run_id=None, kind=parsed.kind)
-    if parsed.kind == Origin.DATASET:
-        created = _apply_dataset_event(parsed, by)
-    else:
-        created = _apply_job_event(parsed, by)
+    with own_transaction():
+        if gate is not None:
+            with connection.cursor() as cursor:
+                gate.run_alone(cursor)
+        if not _insert_raw(parsed):
+            return StoredEvent(stored=False, run_id=None, kind=parsed.kind)
+        if parsed.kind == Origin.DATASET:
+            created = _apply_dataset_event(parsed, by)
+        else:
+            created = _apply_job_event(parsed, by)
     return StoredEvent(stored=True, run_id=None, kind=parsed.kind, datasets_created=created)
 
 
