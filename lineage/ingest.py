@@ -34,7 +34,8 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
@@ -42,7 +43,7 @@ from typing import Any
 from uuid import UUID
 
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, transaction
+from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from lineage.column_usage import RecentlyWritten, UsagePlan, UsageRows
@@ -155,6 +156,25 @@ def parse_event_time(value: str) -> datetime:
         return datetime.fromisoformat(text.replace(":60", ":59", 1))
 
 
+@contextmanager
+def own_transaction() -> Iterator[None]:
+    """`transaction.atomic()` for one event, and what a database failure in it
+    means. One before COMMIT was sent stored nothing (PostgreSQL rolls back what
+    a lost connection left open): the exception is marked `nothing_stored`. One
+    during the COMMIT is not: the commit may have happened and only its answer
+    been lost, so no one can say the event was not stored (a retry is safe
+    either way: it is a duplicate or it is stored)."""
+    committing = False
+    try:
+        with transaction.atomic():
+            yield
+            committing = True  # the block ended (a return included): leaving it commits
+    except (OperationalError, InterfaceError) as exc:
+        if not committing:
+            exc.nothing_stored = True
+        raise
+
+
 @dataclass(frozen=True)
 class Gate:
     """A check an event must pass in its own transaction: the bearer token of
@@ -185,7 +205,7 @@ def store_event(event: dict | ParsedEvent, *, by=None, gate: Gate | None = None,
     attempt = 0
     while True:
         try:
-            with transaction.atomic():
+            with own_transaction():
                 return _store(parsed, by, gate, writer, token)
         except OperationalError as exc:
             attempt += 1

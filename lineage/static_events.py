@@ -26,7 +26,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import connection, transaction
+from django.db import connection
 from django.utils import timezone
 
 from lineage.facets import Provenance, facet_rows, record_facets
@@ -37,6 +37,7 @@ from lineage.ingest import (
     _prep,
     check_outputs,
     datasets_for,
+    own_transaction,
     parse_event_time,
 )
 from lineage.models import DatasetSchema, DeclaredEdge, Direction, Job, Origin, StaticEvent
@@ -74,7 +75,7 @@ def store_static_event(parsed: ParsedStatic, *, by=None, gate: Gate | None = Non
     docstring). The token (the `gate`'s, else `writer`) may write only the
     datasets it may (lineage.ingest.check_outputs): a DatasetEvent's dataset,
     a JobEvent's outputs."""
-    with transaction.atomic():
+    with own_transaction():
         if gate is not None:
             with connection.cursor() as cursor:
                 writer = gate.run_alone(cursor)

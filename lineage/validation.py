@@ -23,7 +23,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from django.conf import settings
 
 from lineage.facet_schemas import event_facet_problems, is_date_time, is_uri, is_uuid
 
@@ -242,10 +245,14 @@ NAME_LIMIT = 500  # the namespace/name columns of jobs and datasets
 
 
 def storage_problems(event: dict, *, kind: str = EventKind.RUN, canonical: str | None = None) -> list[Problem]:
-    """What a spec-valid event cannot be stored as: over-long names, and NUL
+    """What a spec-valid event cannot be stored as: an eventTime out of range
+    (event_time_problem), over-long names, and NUL
     characters, which PostgreSQL text and jsonb cannot hold. `canonical`: the
     event as JSON text (ensure_ascii=False) if the caller has it already."""
     problems = []
+    time_problem = event_time_problem(event["eventTime"], run_state=kind == EventKind.RUN)
+    if time_problem is not None:
+        problems.append(time_problem)
     if kind == EventKind.DATASET:
         named = [("dataset", event["dataset"])]
     else:
@@ -261,6 +268,39 @@ def storage_problems(event: dict, *, kind: str = EventKind.RUN, canonical: str |
     if _ESCAPED_NUL.search(canonical):
         problems.append(Problem("", "contains a NUL character (\\u0000), which the database cannot store"))
     return problems
+
+
+def event_time_problem(value: str, *, run_state: bool, now: datetime | None = None) -> Problem | None:
+    """Why a spec-valid eventTime cannot be stored: outside years 1–9999 once in
+    UTC (PostgreSQL holds it, Python cannot read it back: every page showing the
+    row failed), or, for a RunEvent, further ahead than LINEAGE_MAX_FUTURE_SKEW
+    (a run's state only moves forward in time: an event from next year would
+    pin it until then)."""
+    text = value.upper()
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        # RFC 3339 allows a leap second, which datetime cannot hold.
+        moment = datetime.fromisoformat(text.replace(":60", ":59", 1))
+    try:
+        moment = moment.astimezone(UTC)
+    except OverflowError:
+        return Problem("eventTime", f"{_short(value)} is outside years 1–9999 once in UTC; the registry cannot store it")
+    if run_state:
+        skew: timedelta = settings.LINEAGE_MAX_FUTURE_SKEW
+        if moment > (now or datetime.now(UTC)) + skew:
+            return Problem("eventTime", f"{_short(value)} is more than {_human(skew)} ahead of the registry's clock "
+                                        "(LINEAGE_MAX_FUTURE_SKEW); send the time the run changed state")
+    return None
+
+
+def _human(span: timedelta) -> str:
+    seconds = int(span.total_seconds())
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size and seconds % size == 0:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{seconds} seconds"
 
 
 # In JSON text a NUL is always written \u0000; a backslash before it that is

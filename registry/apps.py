@@ -1,5 +1,8 @@
 from django.apps import AppConfig
+from django.db.backends.signals import connection_created
 from django.db.models.signals import post_migrate
+
+from registry.db import read_out_of_range_times
 
 
 class RegistryConfig(AppConfig):
@@ -12,6 +15,8 @@ class RegistryConfig(AppConfig):
 
         # Once per `migrate` (sent for this app after every app's migrations ran).
         post_migrate.connect(grant_serving_role_after_migrate, sender=self)
+        # Timestamps outside Python's range read as its nearest (registry/db.py).
+        connection_created.connect(read_out_of_range_times)
 
 
 def grant_serving_role_after_migrate(sender, using: str = "default", **kwargs) -> None:

@@ -13,6 +13,7 @@ keeps the name of the app that first used this cursor).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from functools import cache
 
 from django.conf import settings
@@ -54,3 +55,47 @@ def prepared_cursor_class():
             return super().execute(query, params, prepare=True, binary=binary)
 
     return PreparedCursor
+
+
+# PostgreSQL holds timestamps from 4713 BC to 294276 AD; Python's datetime
+# only years 1-9999. A row outside (an event time sent before the ingest
+# refused them, or written by hand) failed every query that read it, and so
+# every page showing it. Such a value reads as the nearest time Python can
+# hold, a day inside its range so that showing it in a local time zone still works.
+LATEST_READABLE = datetime(9999, 12, 30, tzinfo=UTC)
+EARLIEST_READABLE = datetime(1, 1, 2, tzinfo=UTC)
+
+
+def read_out_of_range_times(sender, connection, **kwargs) -> None:
+    """connection_created: text timestamptz values out of Python's range read as
+    LATEST_READABLE or EARLIEST_READABLE instead of raising DataError."""
+    if connection.vendor != "postgresql":
+        return
+    import psycopg
+    from psycopg.pq import Format
+
+    adapters = connection.connection.adapters
+    oid = psycopg.adapters.types["timestamptz"].oid
+    # Text only: what Django and the ingest read (no query here asks for binary results).
+    loader = adapters.get_loader(oid, Format.TEXT)
+    if loader is not None and not getattr(loader, "clamps_out_of_range", False):
+        adapters.register_loader(oid, _clamping(loader))
+
+
+@cache  # one class per loader, not per connection
+def _clamping(loader: type) -> type:
+    import psycopg
+
+    class ClampingLoader(loader):
+        clamps_out_of_range = True
+
+        def load(self, data):
+            try:
+                return super().load(data)
+            except psycopg.DataError:
+                # "… BC" is before year 1; anything else out of range is after 9999.
+                moment = EARLIEST_READABLE if bytes(data).endswith(b"BC") else LATEST_READABLE
+                # Django's loader sets its connection's zone (None: naive).
+                return moment.replace(tzinfo=None) if getattr(self, "timezone", UTC) is None else moment
+
+    return ClampingLoader

@@ -86,10 +86,13 @@ def env_lockout_parameters(name: str, default: str) -> list:
 
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+# Longer than any SLO, deadline or lockout means; beyond it timedelta overflows
+# (99999999999999999d, 1e300) and the database's interval columns with it.
+MAX_DURATION = timedelta(days=36500)
 
 
 def parse_duration(text: str) -> timedelta:
-    """Parse '30d', '15s', '2h' or a bare number of seconds."""
+    """Parse '30d', '15s', '2h' or a bare number of seconds, up to MAX_DURATION."""
     value = text.strip().lower()
     if not value:
         raise ValueError("empty duration")
@@ -100,9 +103,19 @@ def parse_duration(text: str) -> timedelta:
         amount = float(number)
     except ValueError:
         raise ValueError(f"{text!r} is not a duration such as 15s, 10m, 2h, 7d or 1w") from None
-    if amount < 0:
-        raise ValueError(f"{text!r} is negative")
-    return timedelta(seconds=amount * factor)
+    return duration_of_seconds(amount * factor, text)
+
+
+def duration_of_seconds(seconds: float, text: str | None = None) -> timedelta:
+    """`seconds` as a timedelta, refused (ValueError) when negative, not a number or above MAX_DURATION."""
+    shown = repr(text) if text is not None else repr(seconds)
+    if seconds != seconds:  # NaN
+        raise ValueError(f"{shown} is not a number of seconds")
+    if seconds < 0:
+        raise ValueError(f"{shown} is negative")
+    if seconds > MAX_DURATION.total_seconds():
+        raise ValueError(f"{shown} is longer than the longest duration accepted, {MAX_DURATION.days}d")
+    return timedelta(seconds=seconds)
 
 
 def env_duration(name: str, default: str) -> timedelta:

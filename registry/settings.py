@@ -58,6 +58,8 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     # Endpoints listed with registry.hooks.hot_path leave the chain here.
     "registry.middleware.HotPathMiddleware",
+    # A NUL in a path, query string or body is a 400 here, not a 500 in a query.
+    "registry.middleware.RefuseNulMiddleware",
     # /api/ answers its 404s and 405s in JSON, whoever raised them.
     "registry.middleware.JsonApiErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -124,6 +126,12 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "registry.api.pagination.Pagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "registry.api.errors.exception_handler",
+    # JSON within bounds (registry.jsonbody): depth, integer size, no lone surrogates.
+    "DEFAULT_PARSER_CLASSES": [
+        "registry.api.parsers.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Dataset registry API",
@@ -188,6 +196,11 @@ EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(BASE_DIR / "var" / "mail"))  # 
 # the database-derived series are computed at most once per METRICS_CACHE_SECONDS.
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 METRICS_CACHE_SECONDS = env_int("METRICS_CACHE_SECONDS", 5, minimum=0)
+# A RunEvent further ahead of this clock is refused (422): it would pin its run's state.
+LINEAGE_MAX_FUTURE_SKEW = env_duration("LINEAGE_MAX_FUTURE_SKEW", "1d")
+# Bounded work per request: datasets (inputs + outputs) one event may name, events per batch.
+LINEAGE_MAX_DATASETS_PER_EVENT = env_int("LINEAGE_MAX_DATASETS_PER_EVENT", 1000, minimum=1)
+LINEAGE_MAX_BATCH_EVENTS = env_int("LINEAGE_MAX_BATCH_EVENTS", 1000, minimum=1)
 LINEAGE_MAX_BODY_BYTES = env_int("LINEAGE_MAX_BODY_BYTES", 5 * 1024 * 1024, minimum=1024)
 # Graph walks use PostgreSQL prepared statements; turn off behind a
 # transaction-pooling PgBouncer.

@@ -152,3 +152,75 @@ def s3_server():
     """One SeaweedFS S3 server for the test session, on a free loopback port; stopped at the end."""
     with S3Server() as server:
         yield server
+
+
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+
+
+class PostgresCluster:
+    """A PostgreSQL cluster of its own (initdb) on a free loopback port, in a
+    temporary directory, that a test may crash (`stop("immediate")`) and start
+    again. initdb refuses to run as root: as root, the cluster runs as the
+    `postgres` system user, which then owns the directory."""
+
+    def __init__(self, pg_bin: Path = PG_BIN):
+        self.pg_bin = pg_bin
+        self.port = 0
+        self.tmp: str | None = None
+
+    @property
+    def data(self) -> str:
+        return str(Path(self.tmp) / "data")
+
+    def url(self, database: str) -> str:
+        return f"postgres://postgres@127.0.0.1:{self.port}/{database}"
+
+    def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        import os
+
+        command = [str(self.pg_bin / args[0]), *args[1:]]
+        if os.geteuid() == 0:
+            command = ["runuser", "-u", "postgres", "--", *command]
+        return subprocess.run(command, capture_output=True, text=True, check=check, timeout=120)
+
+    def start(self) -> PostgresCluster:
+        import os
+        import pwd
+
+        self.tmp = tempfile.mkdtemp(prefix="pg-")
+        if os.geteuid() == 0:
+            user = pwd.getpwnam("postgres")
+            os.chown(self.tmp, user.pw_uid, user.pw_gid)
+        self.port = free_port()
+        self._run("initdb", "-D", self.data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
+        self.resume()
+        return self
+
+    def resume(self) -> None:
+        """Start the cluster (again, after a crash: it recovers from its WAL first)."""
+        options = f"-p {self.port} -k {self.tmp} -c listen_addresses=127.0.0.1 -c max_connections=50"
+        self._run("pg_ctl", "-D", self.data, "-l", str(Path(self.tmp) / "postgres.log"), "-w", "-t", "60",
+                  "-o", options, "start")
+
+    def stop(self, mode: str = "fast") -> None:
+        self._run("pg_ctl", "-D", self.data, "-m", mode, "-w", "stop", check=False)
+
+    def psql(self, sql: str, database: str = "postgres") -> str:
+        return self._run("psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", database,
+                         "-tA", "-c", sql).stdout
+
+    def log_tail(self, lines: int = 30) -> str:
+        path = Path(self.tmp) / "postgres.log"
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
+
+    def remove(self) -> None:
+        if self.tmp is not None:
+            self.stop("immediate")
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
+
+    def __enter__(self) -> PostgresCluster:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.remove()

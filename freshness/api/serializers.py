@@ -8,7 +8,7 @@ from rest_framework import serializers
 
 from freshness.constants import FreshnessStatus
 from freshness.models import DatasetFreshness, FreshnessTransition
-from registry.env import parse_duration
+from registry.env import duration_of_seconds, parse_duration
 
 
 @extend_schema_field({"oneOf": [{"type": "number", "minimum": 0, "exclusiveMinimum": True},
@@ -25,7 +25,10 @@ class DurationField(serializers.Field):
         if isinstance(data, int | float):
             if data <= 0:
                 self.fail("invalid", detail=f"{data} must be a positive number of seconds.")
-            return timedelta(seconds=data)
+            try:
+                return duration_of_seconds(data)
+            except ValueError as exc:
+                self.fail("invalid", detail=str(exc))
         try:
             return parse_duration(str(data))
         except ValueError as exc:

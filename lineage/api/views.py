@@ -11,13 +11,15 @@ Status codes follow Marquez, so OpenLineage clients retry when they should:
 that breaks the spec (nothing stored), 401 token missing/invalid/revoked,
 403 a token that may not write lineage or an output dataset it may not
 write (registry.auth.LineageWriter; nothing stored, counted in
-lineage_writes_refused_total), 413 over LINEAGE_MAX_BODY_BYTES,
-503 database unavailable (with Retry-After).
+lineage_writes_refused_total), 411 a chunked body the server cannot read,
+413 over LINEAGE_MAX_BODY_BYTES or LINEAGE_MAX_BATCH_EVENTS,
+503 database unavailable (with Retry-After; it says "nothing was stored" only
+when the failure came before COMMIT, else that the event may not have been:
+a retry is safe either way).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import zlib
 from collections.abc import Callable
@@ -52,6 +54,7 @@ from registry.auth import (
     principal_of,
 )
 from registry.db import prepared_cursor
+from registry.jsonbody import JsonBodyError, parse_json
 from registry.models import ApiToken, hash_token
 
 log = logging.getLogger(__name__)
@@ -186,26 +189,105 @@ def _read_json(request: HttpRequest) -> Any:
         raise IngestRefused(400, "Content-Length is not a number.", "bad_request") from None
     if declared > limit:
         raise IngestRefused(413, f"The body is {declared} bytes; the limit is {limit} bytes (LINEAGE_MAX_BODY_BYTES). Send fewer events per batch.", "too_large")
-    body = request.body
+    body = _read_body(request, limit)
     encoding = request.META.get("HTTP_CONTENT_ENCODING", "").strip().lower()
     if encoding == "gzip":
-        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-        try:
-            body = inflater.decompress(body, limit + 1)
-        except zlib.error as exc:
-            raise IngestRefused(400, f"Content-Encoding is gzip but the body is not valid gzip: {exc}.", "bad_gzip") from None
-        if len(body) > limit or inflater.unconsumed_tail:
-            raise IngestRefused(413, f"The body inflates to more than {limit} bytes (LINEAGE_MAX_BODY_BYTES).", "too_large")
+        body = _gunzip(body, limit)
     elif encoding not in ("", "identity"):
         raise IngestRefused(415, f"Content-Encoding {encoding!r} is not supported; send gzip or no encoding.", "unsupported_encoding")
     if not body:
         raise IngestRefused(400, "The body is empty; send an OpenLineage event as JSON.", "empty_body")
     try:
-        return json.loads(body)
-    except UnicodeDecodeError:
-        raise IngestRefused(400, "The body is not UTF-8 JSON.", "bad_json") from None
-    except json.JSONDecodeError as exc:
-        raise IngestRefused(400, f"The body is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.", "bad_json") from None
+        return parse_json(body)
+    except JsonBodyError as exc:
+        raise IngestRefused(400, exc.detail, exc.code) from None
+
+
+def _read_body(request: HttpRequest, limit: int) -> bytes:
+    """The body as sent. A chunked body (no Content-Length) is read to its end
+    when the server decoded the chunks and says where they end (gunicorn sets
+    `wsgi.input_terminated`); a server that does not is asked for a length (411)
+    rather than the body taken as empty."""
+    if "chunked" not in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
+        return request.body
+    if not request.META.get("wsgi.input_terminated"):
+        raise IngestRefused(411, "A chunked body cannot be read here; send the event with a Content-Length.", "length_required")
+    body = request.META["wsgi.input"].read(limit + 1)
+    if len(body) > limit:
+        raise IngestRefused(413, f"The body is more than {limit} bytes (LINEAGE_MAX_BODY_BYTES). Send fewer events per batch.", "too_large")
+    return body
+
+
+def _gunzip(body: bytes, limit: int) -> bytes:
+    """A gzip body inflated, every member of it (RFC 1952 allows several, as
+    `cat a.gz b.gz` makes), up to `limit` bytes. Refused: a member cut short
+    (its CRC and length missing), a CRC that does not match, and bytes after
+    the last member that are not gzip."""
+    parts, size, rest, members = [], 0, body, 0
+    while True:
+        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        try:
+            part = inflater.decompress(rest, limit + 1 - size)
+        except zlib.error as exc:
+            raise IngestRefused(400, f"Content-Encoding is gzip but member {members + 1} of the body is not valid gzip: {exc}.", "bad_gzip") from None
+        members += 1
+        size += len(part)
+        parts.append(part)
+        if size > limit or inflater.unconsumed_tail:
+            raise IngestRefused(413, f"The body inflates to more than {limit} bytes (LINEAGE_MAX_BODY_BYTES).", "too_large")
+        if not inflater.eof:
+            raise IngestRefused(400, f"The gzip body ends inside member {members}: its CRC and length are missing "
+                                     "(a truncated upload?).", "bad_gzip")
+        rest = inflater.unused_data
+        if not rest:
+            return b"".join(parts)
+        if not rest.startswith(b"\x1f\x8b"):
+            raise IngestRefused(400, f"{len(rest)} bytes after gzip member {members} are not gzip (trailing garbage).", "bad_gzip")
+
+
+def _over_limits(event: Any, where: str = "The event") -> IngestRefused | None:
+    """An event naming more datasets than LINEAGE_MAX_DATASETS_PER_EVENT, counted
+    before the spec checks look at each one: each dataset first seen is a row,
+    an audit row and a signal, so one event of 10,000 outputs held a thread for
+    half a minute."""
+    if not isinstance(event, dict):
+        return None
+    limit = settings.LINEAGE_MAX_DATASETS_PER_EVENT
+    named = sum(len(event[key]) for key in ("inputs", "outputs") if isinstance(event.get(key), list))
+    if named <= limit and isinstance(event.get("outputs"), list):
+        # A columnLineage facet's sources are created too (first seen, unowned).
+        sources = _column_lineage_sources(event["outputs"])
+        if sources:
+            named = len(sources | _dataset_keys([d for key in ("inputs", "outputs") for d in event.get(key) or []]))
+    if named > limit:
+        return IngestRefused(422, f"{where} names {named} datasets (inputs, outputs and column lineage sources); the limit is {limit} "
+                                  "(LINEAGE_MAX_DATASETS_PER_EVENT). Split it into several events.", "too_many_datasets",
+                             limit=limit)
+    return None
+
+
+def _column_lineage_sources(outputs: list) -> set:
+    """The (namespace, name) of every dataset the outputs' columnLineage facets name."""
+    sources = set()
+    for out in outputs:
+        facets = out.get("facets") if isinstance(out, dict) else None
+        facet = facets.get("columnLineage") if isinstance(facets, dict) else None
+        if not isinstance(facet, dict):
+            continue
+        fields = facet.get("fields")
+        entries = [*(facet.get("dataset") or [])] if isinstance(facet.get("dataset"), list) else []
+        if isinstance(fields, dict):
+            for field in fields.values():
+                if isinstance(field, dict) and isinstance(field.get("inputFields"), list):
+                    entries.extend(field["inputFields"])
+        sources |= _dataset_keys(entries)
+    return sources
+
+
+def _dataset_keys(entries: list) -> set:
+    """(namespace, name) of the entries that have both as strings (the spec checks judge the rest)."""
+    return {(e["namespace"], e["name"]) for e in entries
+            if isinstance(e, dict) and isinstance(e.get("namespace"), str) and isinstance(e.get("name"), str)}
 
 
 def _invalid(problems: list, *, what: str) -> IngestRefused:
@@ -224,8 +306,21 @@ def _unstorable(exc: DataError) -> IngestRefused:
 
 
 def _database_unavailable(exc: Exception) -> IngestRefused:
+    """The 503 for a database failure, saying only what the server knows: that
+    nothing was stored when the failure came before COMMIT (lineage.ingest.
+    in_own_transaction marks it), else that it may not have been. A retry is
+    safe either way: a stored event comes back as 'duplicate'."""
     log.warning("lineage ingest: database unavailable: %s", exc)
-    return IngestRefused(503, "The database is unavailable; nothing was stored. Retry later.", "database_unavailable")
+    stored_before = getattr(exc, "stored_before", None)
+    extra = {} if stored_before is None else {"stored": stored_before}
+    if getattr(exc, "nothing_stored", False):
+        what = ("nothing was stored" if not stored_before else
+                f"the first {stored_before} events of the batch are stored, the rest were not")
+    else:
+        what = ("the event may not have been stored" if not stored_before else
+                f"the first {stored_before} events of the batch are stored; the next may not have been")
+    return IngestRefused(503, f"The database is unavailable; {what}. Retrying is safe: an event already stored "
+                              "is answered 'duplicate'.", "database_unavailable", **extra)
 
 
 def _answers_errors(view: Callable[[HttpRequest], JsonResponse]) -> Callable[[HttpRequest], JsonResponse]:
@@ -278,6 +373,9 @@ def ingest(request: HttpRequest) -> JsonResponse:
         event = _read_json(request)
         if isinstance(event, list):
             raise IngestRefused(400, "The body is a JSON array; POST arrays of events to /api/v1/lineage/batch.", "expected_object")
+        over = _over_limits(event)
+        if over is not None:
+            raise over
         parsed, problems = _checked(event)
         if problems:
             raise _invalid(problems, what="The event")
@@ -309,6 +407,14 @@ def ingest_batch(request: HttpRequest) -> JsonResponse:
         raise IngestRefused(400, "A batch is a JSON array of OpenLineage events; POST a single event to /api/v1/lineage.", "expected_array")
     if not events:
         raise IngestRefused(400, "The batch is empty.", "empty_batch")
+    most = settings.LINEAGE_MAX_BATCH_EVENTS
+    if len(events) > most:
+        raise IngestRefused(413, f"The batch has {len(events)} events; the limit is {most} (LINEAGE_MAX_BATCH_EVENTS). "
+                                 "Send it in several batches.", "too_many_events", limit=most)
+    for i, event in enumerate(events):
+        over = _over_limits(event, f"Event [{i}] of the batch")
+        if over is not None:
+            raise over
     parsed, problems = [], []
     for i, event in enumerate(events):
         ready, found = _checked(event)
@@ -322,7 +428,13 @@ def ingest_batch(request: HttpRequest) -> JsonResponse:
         raise _foreign_output(refused) from None
     # Each event in its own transaction, in order; each checks its outputs again
     # (an owner may have claimed a dataset since), against the rows it reads anyway.
-    results = [_store(p, token=token, writer=writer) for p in parsed]
+    results = []
+    try:
+        for ready in parsed:
+            results.append(_store(ready, token=token, writer=writer))
+    except (OperationalError, InterfaceError) as exc:
+        exc.stored_before = len(results)  # stored (or stored before): what the 503 can say
+        raise
     stored = sum(r.stored for r in results)
     return JsonResponse({"received": len(results), "stored": stored, "duplicates": len(results) - stored}, status=201)
 
