@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from .normalize import normalize
@@ -132,6 +133,99 @@ def atoms(s: dict) -> frozenset:
             for b in branches:
                 found |= atoms(b)
             out &= found
+    return out - _contradicted(s)
+
+
+def _contradicted(s: dict) -> frozenset:
+    """The JSON types for which `s` contradicts itself: bounds that cross, a required property
+    that can hold no value, a tuple shorter than its minimum. A document of such a type cannot
+    be valid, so the schema admits nothing of it (and nothing at all when every type is gone)."""
+    out: set = set()
+    lower, upper = _bound(s, "minimum", "exclusiveMinimum", max), _bound(s, "maximum", "exclusiveMaximum", min)
+    if lower is not None and upper is not None:
+        if upper[0] < lower[0] or (upper[0] == lower[0] and (upper[1] or lower[1])):
+            out |= NUMERIC
+        elif math.ceil(lower[0]) > math.floor(upper[0]) or (
+                # no integer strictly inside (l, u) when l and u are consecutive integers
+                _is_int(lower[0]) and _is_int(upper[0]) and upper[0] - lower[0] == 1 and lower[1] and upper[1]):
+            out.add("integer")
+    if _crossed(s, "minLength", "maxLength"):
+        out.add("string")
+    cap = array_cap(s)
+    if _crossed(s, "minItems", "maxItems") or (cap is not None and _count(s.get("minItems")) > cap):
+        out.add("array")
+    prefix = s.get("prefixItems") if isinstance(s.get("prefixItems"), list) else []
+    if any(is_false(p) for p in prefix[:_count(s.get("minItems"))]):
+        out.add("array")  # a position every array has, whose schema admits nothing
+    required = [r for r in s.get("required") or [] if isinstance(r, str)] if isinstance(s.get("required"), list) else []
+    if _crossed(s, "minProperties", "maxProperties") or (_num(s.get("maxProperties")) and len(set(required)) > s["maxProperties"]):
+        out.add("object")
+    props = s.get("properties") if isinstance(s.get("properties"), dict) else {}
+    for name in required:
+        if name in props:
+            if is_false(props[name]):
+                out.add("object")
+        elif not s.get("patternProperties") and is_false(s.get("additionalProperties", {})):
+            out.add("object")  # required, but undeclared names are refused
+    return frozenset(out)
+
+
+def _bound(s: dict, inclusive: str, exclusive: str, pick):
+    found = []
+    if _num(s.get(inclusive)):
+        found.append((s[inclusive], False))
+    if _num(s.get(exclusive)):
+        found.append((s[exclusive], True))
+    if not found:
+        return None
+    best = pick(v for v, _ in found)
+    return best, any(x for v, x in found if v == best)
+
+
+def _count(v) -> int:
+    return int(v) if _num(v) and v >= 0 else 0
+
+
+def _crossed(s: dict, lo: str, hi: str) -> bool:
+    return _num(s.get(lo)) and _num(s.get(hi)) and s[lo] > s[hi]
+
+
+def array_cap(s: dict) -> int | None:
+    """The most items an array valid under `s` can hold (maxItems, or the tuple's length when
+    `items` is false), or None when unbounded."""
+    caps = []
+    if _num(s.get("maxItems")) and s["maxItems"] >= 0:
+        caps.append(int(s["maxItems"]))
+    if "items" in s and is_false(s["items"]):
+        caps.append(len(s["prefixItems"]) if isinstance(s.get("prefixItems"), list) else 0)
+    return min(caps) if caps else None
+
+
+# In-place applicators: the keywords whose subschemas evaluate properties or items of the same
+# instance, which `unevaluated*` would have to see through. Without them, what `unevaluated*`
+# applies to is exactly what `additional*` would.
+_IN_PLACE = ("allOf", "anyOf", "oneOf", "if", "then", "else", "dependentSchemas", "$ref", "$dynamicRef", "$recursiveRef")
+
+
+def lower_unevaluated(s: dict) -> dict:
+    """`unevaluatedProperties`/`unevaluatedItems` rewritten where their meaning is local.
+
+    With no in-place applicator beside them, the properties left unevaluated are exactly those
+    `properties` and `patternProperties` do not name, as for `additionalProperties` (so the keyword
+    is `additionalProperties`, or has no effect when that is present); the items left unevaluated
+    are those past `prefixItems`, as for `items` (and `contains` evaluates items too, so it keeps
+    the keyword as it is)."""
+    if not isinstance(s, dict) or not ("unevaluatedProperties" in s or "unevaluatedItems" in s):
+        return s
+    if any(k in s for k in _IN_PLACE):
+        return s
+    out = dict(s)
+    if "unevaluatedProperties" in out:
+        value = out.pop("unevaluatedProperties")
+        out.setdefault("additionalProperties", value)
+    if "unevaluatedItems" in out and "contains" not in out:
+        value = out.pop("unevaluatedItems")
+        out.setdefault("items", value)
     return out
 
 

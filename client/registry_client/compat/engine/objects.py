@@ -126,6 +126,12 @@ def _additional_properties_changes(o: dict, n: dict, path: str, cx: Ctx) -> list
     if not nested:
         return []
     where = _ptr(path, "additionalProperties")
+    # Where a side can only hold names the other side declares (a closed object, or propertyNames
+    # as a finite list), the other side's additionalProperties never applies to its documents.
+    bb = not _only_declared(_possible_names(o), n)
+    bf = not _only_declared(_possible_names(n), o)
+    if not (bb and bf):
+        nested = _mask(nested, bb, bf)
     if is_false(ap_n) and not is_false(ap_o):
         return [_summary(where, "additional_properties_closed", nested, "the content model is now closed: properties not declared fail")]
     if is_false(ap_o) and not is_false(ap_n):
@@ -184,6 +190,38 @@ def _closed_names(s: dict) -> list | None:
         return None
     props = s.get("properties")
     return list(props) if isinstance(props, dict) else []
+
+
+def _possible_names(s: dict) -> set | None:
+    """The property names a document valid under `s` can hold, when they are finitely many."""
+    found = _closed_names(s)
+    names = set(found) if found is not None else None
+    pn = s.get("propertyNames")
+    listed = None
+    if isinstance(pn, dict) and "const" in pn and isinstance(pn["const"], str):
+        listed = {pn["const"]}
+    elif isinstance(pn, dict) and isinstance(pn.get("enum"), list):
+        listed = {v for v in pn["enum"] if isinstance(v, str)}
+    if listed is not None:
+        names = listed if names is None else names & listed
+    return names
+
+
+def _only_declared(names: set | None, s: dict) -> bool:
+    """Is every one of `names` governed by `s`'s properties or patterns (never by additionalProperties)?"""
+    if names is None:
+        return False
+    props = s.get("properties") if isinstance(s.get("properties"), dict) else {}
+    for name in names:
+        if name in props:
+            continue
+        try:
+            if any(ecma.search(p, name) for p in s.get("patternProperties") or {}):
+                continue
+        except (ValueError, TypeError):
+            return False
+        return False
+    return True
 
 
 def _names_pass(names: list | None, schema, side) -> bool:
