@@ -142,10 +142,17 @@ def test_a_version_that_does_not_grow_is_refused():
 
 
 def test_a_keyword_the_checker_cannot_reason_about_breaks_both_ways_and_says_so():
-    change, = compare({"type": "object", "unevaluatedProperties": False},
-                      {"type": "object", "unevaluatedProperties": {"type": "string"}})
+    # beside an in-place applicator (allOf), what is left unevaluated depends on every branch
+    change, = compare({"type": "object", "allOf": [{"properties": {"a": {}}}], "unevaluatedProperties": False},
+                      {"type": "object", "allOf": [{"properties": {"a": {}}}], "unevaluatedProperties": {"type": "string"}})
     assert (change.breaks_backward, change.breaks_forward) == (True, True)
     assert "does not reason about it" in change.reason
+
+
+def test_unevaluated_properties_with_no_in_place_applicator_reads_as_additional_properties():
+    changes = compare({"type": "object", "unevaluatedProperties": False},
+                      {"type": "object", "unevaluatedProperties": {"type": "string"}})
+    assert [(c.kind, c.breaks_backward, c.breaks_forward) for c in changes] == [("additional_properties_opened", False, True)]
 
 
 def test_annotations_never_break():

@@ -107,7 +107,10 @@ def atoms(s: dict) -> frozenset:
         return frozenset()
     out = _declared_atoms(s)
     excluded = s.get("not")
-    if isinstance(excluded, dict):
+    if isinstance(excluded, dict) and isinstance(excluded.get("not"), dict) and "$ref" not in excluded["not"] \
+            and all(k == "not" or k in ANNOTATIONS for k in excluded):
+        out &= atoms(excluded["not"])  # not (not X) is X
+    elif isinstance(excluded, dict):
         branches = [excluded]
         if isinstance(excluded.get("anyOf"), list) and all(k == "anyOf" or k in ANNOTATIONS for k in excluded):
             branches = excluded["anyOf"]
