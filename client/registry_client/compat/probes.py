@@ -6,8 +6,10 @@ same probes in the same order):
 
 1. every constant in either schema, each numeric bound and its neighbours, strings, arrays and
    objects just inside and outside each length or count, and a fixed pool of common values;
-2. one-key objects naming each property either schema mentions;
-3. single-step mutations of given seeds and of the pool's containers: a value replaced, a key
+2. documents built from each schema's structure (its required properties, or every declared
+   one; tuple positions; a value inside its bounds), and one-key objects naming each property
+   either schema mentions;
+3. single-step mutations of given seeds, of the built documents and of the pool's containers: a value replaced, a key
    dropped or added, an item appended or dropped.
 
 Every probe proves something only once a real validator has judged it under both versions.
@@ -124,7 +126,7 @@ def pool_and_names(old, new, pool_limit: int = 60) -> tuple[list, list]:
 
 def probe_documents(old, new, seeds: Iterable = (), pool_limit: int = 60) -> Iterator:
     """The probes for a pair, in a fixed order: `seeds` first, then targeted values, then mutations."""
-    seeds = list(seeds)
+    seeds = dedupe([*seeds, *built_seeds(old, new)])
     pool, name_list = pool_and_names(old, new, pool_limit)
     yield from seeds
     yield from pool
@@ -136,3 +138,125 @@ def probe_documents(old, new, seeds: Iterable = (), pool_limit: int = 60) -> Ite
     for seed in pool:
         if isinstance(seed, dict | list):
             yield from mutations(seed, pool, name_list, pool_limit)
+
+
+# --------------------------------------------------------------------------- documents built from a schema
+# Probes from the pool rarely reach a nested property; a document built from the schema's own
+# structure (its required properties, tuple positions, bounds) gets there, and the mutations of
+# it vary one place at a time. Nothing here needs to be valid: every probe is judged anyway.
+
+_FORMAT_SAMPLES = {"date": "2024-01-31", "date-time": "2024-01-31T10:00:00Z", "email": "user@example.com",
+                   "uri": "https://example.com/a", "uuid": "00000000-0000-4000-8000-000000000000",
+                   "ipv4": "192.0.2.1", "hostname": "example.com", "time": "10:00:00Z"}
+
+
+def _pointer(root, ref: str):
+    if not isinstance(ref, str) or not ref.startswith("#"):
+        return None
+    node = root
+    for part in ref[1:].split("/")[1:] if ref != "#" else []:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
+def _first_type(s: dict):
+    t = s.get("type")
+    names = [x for x in (t if isinstance(t, list) else [t]) if isinstance(x, str)]
+    names = [x for x in names if x != "null"] or names
+    if names:
+        return names[0]
+    if any(k in s for k in ("properties", "required", "additionalProperties", "patternProperties")):
+        return "object"
+    if any(k in s for k in ("items", "prefixItems", "minItems", "contains")):
+        return "array"
+    if any(k in s for k in ("minLength", "maxLength", "pattern", "format")):
+        return "string"
+    if any(k in s for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")):
+        return "number"
+    return None
+
+
+def _number(s: dict, integer: bool):
+    lo = s.get("minimum")
+    xlo = s.get("exclusiveMinimum")
+    value = 0
+    if isinstance(lo, int | float) and not isinstance(lo, bool):
+        value = lo
+    if isinstance(xlo, int | float) and not isinstance(xlo, bool):
+        value = max(value, xlo + 1) if lo is not None else xlo + 1
+    if isinstance(s.get("maximum"), int | float) and not isinstance(s.get("maximum"), bool) and value > s["maximum"]:
+        value = s["maximum"]
+    step = s.get("multipleOf")
+    if isinstance(step, int | float) and not isinstance(step, bool) and step > 0:
+        value = math.ceil(value / step) * step
+    return int(math.ceil(value)) if integer else value
+
+
+def build(schema, root=None, full: bool = False, depth: int = 0):
+    """A document shaped by `schema`: its required properties (every declared one when `full`),
+    its tuple positions and minimum counts, a value inside its bounds."""
+    root = schema if root is None else root
+    if depth > 6 or not isinstance(schema, dict):
+        return None
+    if "$ref" in schema:
+        target = _pointer(root, schema["$ref"])
+        return build(target, root, full, depth + 1) if isinstance(target, dict) else {}
+    if "const" in schema:
+        return copy.deepcopy(schema["const"])
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return copy.deepcopy(schema["enum"][0])
+    for key in ("allOf", "anyOf", "oneOf"):
+        branches = schema.get(key)
+        if isinstance(branches, list) and branches and isinstance(branches[0], dict):
+            rest = {k: v for k, v in schema.items() if k != key}
+            if key == "allOf":
+                merged = dict(rest)
+                for b in branches:
+                    if isinstance(b, dict):
+                        merged.update({k: v for k, v in b.items() if k not in merged})
+                return build(merged, root, full, depth + 1)
+            return build({**rest, **branches[0]}, root, full, depth + 1)
+    kind = _first_type(schema)
+    if kind == "object":
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        names = list(props) if full else []
+        names += [r for r in schema.get("required") or [] if isinstance(r, str) and r not in names]
+        out = {}
+        for name in names:
+            sub = props.get(name, schema.get("additionalProperties", {}))
+            value = build(sub if isinstance(sub, dict) else {}, root, full, depth + 1)
+            out[name] = "a" if value is None else value
+        return out
+    if kind == "array":
+        prefix = schema.get("prefixItems") if isinstance(schema.get("prefixItems"), list) else []
+        if isinstance(schema.get("items"), list):
+            prefix = schema["items"]
+        out = [build(p, root, full, depth + 1) for p in prefix]
+        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        want = schema.get("minItems") if isinstance(schema.get("minItems"), int) else 0
+        while len(out) < max(want, 1 if full and items else 0):
+            out.append(build(items, root, full, depth + 1))
+        return out
+    if kind == "string":
+        if isinstance(schema.get("format"), str) and schema["format"] in _FORMAT_SAMPLES:
+            return _FORMAT_SAMPLES[schema["format"]]
+        length = schema.get("minLength") if isinstance(schema.get("minLength"), int) else 1
+        return "a" * max(length, 0)
+    if kind in ("integer", "number"):
+        return _number(schema, kind == "integer")
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    return None
+
+
+def built_seeds(*schemas) -> list:
+    """Documents built from each schema, required properties only and every declared one."""
+    return dedupe(build(s, full=full) for s in schemas for full in (False, True) if isinstance(s, dict))
