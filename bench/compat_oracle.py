@@ -52,6 +52,9 @@ def one(args):
         "false_negative": (case.breaks_backward and not reported_b) or (case.breaks_forward and not reported_f),
         "false_alarm_backward": reported_b and not case.breaks_backward,
         "false_alarm_forward": reported_f and not case.breaks_forward,
+        # a direction reported breaking that no generated probe shows (no label needed)
+        "unproven_alarm_backward": reported_b and not verdict.found_backward,
+        "unproven_alarm_forward": reported_f and not verdict.found_forward,
         "disagreements": verdict.disagreements(),
         "probes": verdict.probes,
         "claims": int(case.breaks_backward) + int(case.breaks_forward),
@@ -94,6 +97,7 @@ def main() -> None:
         "false_negatives": len(ids("false_negative")),
         "false_alarms_backward": len(ids("false_alarm_backward")),
         "false_alarms_forward": len(ids("false_alarm_forward")),
+        "unproven_alarms": len(ids("unproven_alarm_backward")) + len(ids("unproven_alarm_forward")),
         "oracle_disagreements": len(disagreements),
         "probes": sum(r["probes"] for r in results),
     }
@@ -107,6 +111,9 @@ def main() -> None:
     for direction in ("backward", "forward"):
         found = ids(f"false_alarm_{direction}")
         print(f"false alarms {direction}: {len(found)} ({100 * len(found) / len(cases):.2f}%) {found}")
+    unproven = ids("unproven_alarm_backward") + ids("unproven_alarm_forward")
+    print(f"unproven alarms (reported breaking, no generated probe shows it): {len(unproven)} "
+          f"({100 * len(unproven) / (2 * len(cases)):.2f}% of directions) {sorted(unproven)}")
     for d in disagreements:
         print("disagreement:", d)
     print(json.dumps(summary))

@@ -23,7 +23,7 @@ import math
 from collections.abc import Iterable, Iterator
 
 BASE_VALUES = [
-    None, True, False, 0, 1, -1, 2, 3, 4, 5, 6, 7, 10, 11, 15, 50, 100, 2000, -5, 0.5, 1.5, 2.5, -0.5,
+    None, True, False, 0, 1, 1.0, -1, 2, 3, 4, 5, 6, 7, 10, 11, 15, 50, 100, 2000, -5, 0.5, 1.5, 2.5, -0.5,
     "", "a", "b", "c", "x", "z", "A", "A1", "a1", "ab", "abc", "abcd", "abcde", "abcdefg", "123",
     "2024-01-31", "2024-01-31T10:00:00Z", "yesterday", "user@example.com", "https://example.com/a",
     [], [1], [1, 1], ["a"], ["a", 1], ["a", "b"], [1.5], {}, {"a": 1},
@@ -171,9 +171,10 @@ def _first_type(s: dict):
     names = [x for x in names if x != "null"] or names
     if names:
         return names[0]
-    if any(k in s for k in ("properties", "required", "additionalProperties", "patternProperties")):
+    if any(k in s for k in ("properties", "required", "additionalProperties", "patternProperties", "dependencies",
+                            "dependentRequired", "dependentSchemas", "propertyNames", "minProperties", "maxProperties")):
         return "object"
-    if any(k in s for k in ("items", "prefixItems", "minItems", "contains")):
+    if any(k in s for k in ("items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains")):
         return "array"
     if any(k in s for k in ("minLength", "maxLength", "pattern", "format")):
         return "string"
@@ -257,6 +258,30 @@ def build(schema, root=None, full: bool = False, depth: int = 0):
     return None
 
 
-def built_seeds(*schemas) -> list:
-    """Documents built from each schema, required properties only and every declared one."""
-    return dedupe(build(s, full=full) for s in schemas for full in (False, True) if isinstance(s, dict))
+_ALTERNATIVES = ("if", "then", "else", "not", "anyOf", "oneOf", "allOf", "dependentSchemas")
+
+
+def _alternatives(s, root, out: list, depth: int = 0) -> None:
+    """The subschemas a document may be shaped by at the top: conditions, branches, dependencies."""
+    if depth > 2 or not isinstance(s, dict):
+        return
+    for key in _ALTERNATIVES:
+        value = s.get(key)
+        subs = value if isinstance(value, list) else list(value.values()) if key == "dependentSchemas" and isinstance(value, dict) else [value]
+        for sub in subs:
+            if isinstance(sub, dict):
+                out.append({**{k: v for k, v in s.items() if k not in _ALTERNATIVES}, **sub})
+                _alternatives(sub, root, out, depth + 1)
+
+
+def built_seeds(*schemas, limit: int = 24) -> list:
+    """Documents built from each schema (required properties only, and every declared one), and
+    from each condition, branch or dependent schema beside the rest of its schema."""
+    out = []
+    for s in schemas:
+        if not isinstance(s, dict):
+            continue
+        shapes = [s]
+        _alternatives(s, s, shapes)
+        out += [build(shape, root=s, full=full) for shape in shapes for full in (False, True)]
+    return dedupe(out)[:limit]

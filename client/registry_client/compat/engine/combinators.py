@@ -60,10 +60,27 @@ def _alternatives_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
     return out
 
 
+def _same_branches(bo, bn, cx: Ctx) -> bool:
+    """Each old branch equivalent to its own new branch (in any order): the same alternatives,
+    however much they overlap."""
+    if not isinstance(bo, list) or not isinstance(bn, list) or len(bo) != len(bn) or len(bo) > 12:
+        return False
+    left = list(range(len(bn)))
+    for a in bo:
+        match = next((j for j in left if cx.sub(a, bn[j], cx) and cx.sub(bn[j], a, cx.swapped())), None)
+        if match is None:
+            return False
+        left.remove(match)
+    return True
+
+
 def _branch_changes(o: dict, n: dict, key: str, path: str, cx: Ctx) -> list[Change]:
     out = []
     exclusive = key == "oneOf"
     bo, bn = o.get(key), n.get(key)
+    if _same_branches(bo, bn, cx):
+        return [Change(_ptr(path, key), f"{key_to_snake(key)}_restated", False, False,
+                       f"the {key} branches changed without changing which documents are valid")]
     if bn is not None:  # backward: every old alternative must land in the new ones
         units, source_key = _units(o)
         for i, u in enumerate(units):
