@@ -9,8 +9,9 @@ probes the pair with the oracle (targeted values and mutations, no hypothesis).
 - A probe that breaks a direction the checker called safe is a **false negative**,
   printed with its witness.
 - A direction the checker calls breaking where no probe shows a break is probed
-  again with a generous budget (hypothesis-jsonschema draws from both versions and
-  `--deep-probes` documents); when that finds no counterexample either, it is an
+  again with a generous budget (hypothesis-jsonschema draws from both versions, the
+  generator's probes aimed at each reported change's place — as the report's witness
+  search does — and `--deep-probes` documents); when that finds no counterexample, it is an
   **unproven alarm** (printed with the change that raised it). No label is needed:
   the oracle is the measure. An unproven alarm may still be a real break the probes
   cannot reach, so the rate is an upper bound on false alarms.
@@ -40,9 +41,10 @@ sys.path[:0] = [str(ROOT), str(ROOT / "client")]
 
 import jsonschema  # noqa: E402
 from registry_client.compat import compare  # noqa: E402
+from registry_client.compat.probes import built_seeds  # noqa: E402
 
 from tests.compat.corpus import Case, load_cases  # noqa: E402
-from tests.compat.oracle import judge  # noqa: E402
+from tests.compat.oracle import judge, make_validator  # noqa: E402
 
 SMALL = [
     {"type": "string"}, {"type": "integer"}, {"type": "number"}, {"type": "null"}, {}, False, True,
@@ -124,6 +126,18 @@ def valid_schema(schema) -> bool:
     return True
 
 
+def applicable(schema) -> bool:
+    """Can the declared draft's validator apply the schema at all? (A bad keyword under $defs
+    passes the metaschema and fails only when a reference reaches it.)"""
+    validator = make_validator(schema)
+    try:
+        for doc in built_seeds(schema):
+            validator.is_valid(doc)
+    except Exception:
+        return False
+    return True
+
+
 def draw_pair(schemas: list, rng: random.Random, cross_draft: bool):
     old = rng.choice(schemas)
     if not cross_draft:
@@ -155,7 +169,7 @@ def main() -> None:
     rng = random.Random(args.seed)
     schemas = [s for case in load_cases() for s in (case.old, case.new)]
     started = time.perf_counter()
-    pairs = false_negatives = crashes = probes = alarms = unproven = 0
+    pairs = false_negatives = crashes = probes = alarms = unproven = inapplicable = 0
     while time.perf_counter() - started < args.seconds:
         old, new = draw_pair(schemas, rng, args.cross_draft)
         if not valid_schema(new) or (args.cross_draft and not valid_schema(old)):
@@ -183,9 +197,13 @@ def main() -> None:
                 alarms += 1
             if reported and not found:
                 if deep is None:
-                    deep = judge(case, examples=args.deep_examples, max_probes=args.deep_probes)
+                    aim = tuple(c.path for c in changes if c.breaks_backward or c.breaks_forward)
+                    deep = judge(case, examples=args.deep_examples, max_probes=args.deep_probes, aim_at=aim)
                     probes += deep.probes
-                if not getattr(deep, f"found_{direction}"):
+                if not getattr(deep, f"found_{direction}") and not (applicable(old) and applicable(new)):
+                    inapplicable += 1  # the checker said "could not decide"; no validator can apply it either
+                    print(f"inapplicable schema ({direction}): {reported[0].kind}:", json.dumps(old), "=>", json.dumps(new))
+                elif not getattr(deep, f"found_{direction}"):
                     unproven += 1
                     first = reported[0]
                     print(f"unproven alarm ({direction}): {first.path or '/'} {first.kind}:", json.dumps(old), "=>", json.dumps(new))
@@ -196,9 +214,10 @@ def main() -> None:
           f"{' (cross-draft)' if args.cross_draft else ''}")
     print(f"false negatives: {false_negatives} ({100 * false_negatives / max(directions, 1):.2f} % of directions)")
     print(f"unproven alarms: {unproven} ({100 * unproven / max(directions, 1):.2f} % of directions; "
-          f"{100 * unproven / max(alarms, 1):.1f} % of the {alarms} directions called breaking)")
+          f"{100 * unproven / max(alarms, 1):.1f} % of the {alarms} directions called breaking); "
+          f"besides, {inapplicable} on schemas a validator cannot apply (not counted)")
     print(json.dumps({"pairs": pairs, "false_negatives": false_negatives, "crashes": crashes, "probes": probes,
-                      "alarms": alarms, "unproven_alarms": unproven,
+                      "alarms": alarms, "unproven_alarms": unproven, "inapplicable": inapplicable,
                       "false_negative_rate": round(false_negatives / max(directions, 1), 5),
                       "unproven_alarm_rate": round(unproven / max(directions, 1), 5),
                       "cross_draft": args.cross_draft}))

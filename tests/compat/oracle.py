@@ -17,6 +17,7 @@ as the checker assumes.
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass, field
 
@@ -24,7 +25,7 @@ import jsonschema
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
-from registry_client.compat.probes import BASE_VALUES, NAMES, probe_documents
+from registry_client.compat.probes import BASE_VALUES, NAMES, directed_documents, probe_documents
 from registry_client.compat.probes import dedupe as _dedupe
 from registry_client.compat.probes import mutations as _mutations
 from registry_client.compat.probes import walk_constants as _walk_constants
@@ -101,11 +102,12 @@ def draw(schema, examples: int) -> list:
 
 
 def judge(case: Case, examples: int = 20, max_probes: int = 6000, pool_limit: int = 60,
-          use_counterexamples: bool = True) -> Verdict:
+          use_counterexamples: bool = True, aim_at: tuple[str, ...] = ()) -> Verdict:
     """Probe one case until both directions are shown broken or `max_probes` documents are spent.
 
     With use_counterexamples=False the hand-written counterexamples are left out, so the
-    verdict shows what generated probes alone can prove.
+    verdict shows what generated probes alone can prove. `aim_at` (change paths) adds the
+    generator's probes aimed at those places first, as the report's witness search does.
     """
     verdict = Verdict(case)
     old_v, new_v = make_validator(case.old), make_validator(case.new)
@@ -138,7 +140,8 @@ def judge(case: Case, examples: int = 20, max_probes: int = 6000, pool_limit: in
         drawn.extend(got)
 
     def probes():
-        return probe_documents(case.old, case.new, seeds=[*hand, *drawn], pool_limit=pool_limit)
+        aimed = (doc for _, doc in directed_documents(case.old, case.new, aim_at))
+        return itertools.chain(aimed, probe_documents(case.old, case.new, seeds=[*hand, *drawn], pool_limit=pool_limit))
 
     for doc in probes():
         if check(doc) or verdict.probes >= max_probes:

@@ -26,7 +26,7 @@ BASE_VALUES = [
     None, True, False, 0, 1, 1.0, -1, 2, 3, 4, 5, 6, 7, 10, 11, 15, 50, 100, 2000, -5, 0.5, 1.5, 2.5, -0.5,
     "", "a", "b", "c", "x", "z", "A", "A1", "a1", "ab", "abc", "abcd", "abcde", "abcdefg", "123",
     "2024-01-31", "2024-01-31T10:00:00Z", "yesterday", "user@example.com", "https://example.com/a",
-    [], [1], [1, 1], ["a"], ["a", 1], ["a", "b"], [1.5], {}, {"a": 1},
+    [], [1], [1, 1], ["a"], ["a", 1], ["a", "b"], ["a", "a"], [1.5], {}, {"a": 1},
 ]
 NAMES = ["a", "b", "c", "v", "x1", "x2", "x_1", "v_1", "z", "A", "abcd", "anything", "kind", "t", "value", "children", "next", "id", "ref"]
 
@@ -40,13 +40,14 @@ def walk_constants(node, out: list, names: set) -> None:
             elif k == "enum" and isinstance(v, list):
                 out.extend(v)
             elif k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum") and isinstance(v, int | float) and not isinstance(v, bool):
-                out.extend([v, v - 1, v + 1, v - 0.5, v + 0.5])
+                out.extend([v, v - 1, v + 1, v - 0.5, v + 0.5, float(v)])
                 if isinstance(v, float) and not v.is_integer():
                     out.extend([math.floor(v), math.ceil(v)])
             elif k == "multipleOf" and isinstance(v, int | float) and not isinstance(v, bool):
                 out.extend([v, 2 * v, 3 * v, v / 2, v + 1])
             elif k in ("minLength", "maxLength") and isinstance(v, int):
                 out.extend(["a" * max(0, v + d) for d in (-1, 0, 1)])
+                names.update("n" * max(1, v + d) for d in (-1, 1))  # property names around a propertyNames length
             elif k in ("minItems", "maxItems") and isinstance(v, int):
                 out.extend([[1] * max(0, v + d) for d in (-1, 0, 1)])
                 out.extend([["a"] * max(0, v + d) for d in (-1, 0, 1)])
@@ -124,6 +125,9 @@ def pool_and_names(old, new, pool_limit: int = 60) -> tuple[list, list]:
     return dedupe(constants + BASE_VALUES)[:pool_limit], sorted(names)[:40]
 
 
+_END = object()
+
+
 def probe_documents(old, new, seeds: Iterable = (), pool_limit: int = 60) -> Iterator:
     """The probes for a pair, in a fixed order: `seeds` first, then targeted values, then mutations."""
     seeds = dedupe([*seeds, *built_seeds(old, new)])
@@ -133,11 +137,18 @@ def probe_documents(old, new, seeds: Iterable = (), pool_limit: int = 60) -> Ite
     for name in name_list:
         for v in pool[:12]:
             yield {name: v}
-    for seed in seeds:
-        yield from mutations(seed, pool, name_list, pool_limit)
-    for seed in pool:
-        if isinstance(seed, dict | list):
-            yield from mutations(seed, pool, name_list, pool_limit)
+    # Round robin over the seeds' mutations, so that a probe budget reaches every seed's
+    # neighbourhood instead of spending itself on the first seed's.
+    streams = [mutations(seed, pool, name_list, pool_limit) for seed in seeds]
+    streams += [mutations(seed, pool, name_list, pool_limit) for seed in pool if isinstance(seed, dict | list)]
+    while streams:
+        alive = []
+        for stream in streams:
+            probe = next(stream, _END)
+            if probe is not _END:
+                yield probe
+                alive.append(stream)
+        streams = alive
 
 
 # --------------------------------------------------------------------------- documents built from a schema
@@ -285,3 +296,157 @@ def built_seeds(*schemas, limit: int = 24) -> list:
         _alternatives(s, s, shapes)
         out += [build(shape, root=s, full=full) for shape in shapes for full in (False, True)]
     return dedupe(out)[:limit]
+
+
+# --------------------------------------------------------------------------- probes aimed at a place
+# A change's path says where the versions differ. The probes below put local candidates (values
+# built from, and around, the two subschemas found there) at the matching place of a document
+# built from the rest of the schema: `{"v": {"b": [1, 1]}}` for a change at
+# /properties/v/properties/b/uniqueItems. They only aim; the caller judges every one.
+
+_SAME_PLACE = ("allOf", "anyOf", "oneOf", "if", "then", "else", "not", "dependentSchemas", "dependencies")
+
+
+def _deref(node, root, depth: int = 0):
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and depth < 12:
+        target = _pointer(root, node["$ref"])
+        if not isinstance(target, dict | bool):
+            return node
+        siblings = {k: v for k, v in node.items() if k not in ("$ref", "$defs", "definitions", "$schema")}
+        target = {} if target is True else {"not": {}} if target is False else target
+        if siblings:  # 2019-09 and later apply the siblings too: shape by both
+            props = {**(target.get("properties") or {}), **(siblings.get("properties") or {})}
+            target = {**target, **siblings, **({"properties": props} if props else {})}
+        node, depth = target, depth + 1
+    return {} if node is True else {"not": {}} if node is False else node
+
+
+def _name_for(pattern: str, taken) -> str | None:
+    from . import ecma  # the pattern is ECMA-262
+
+    literal = "".join(ch for ch in pattern if ch.isalnum() or ch in "_-")
+    for name in [literal, literal + "1", *NAMES, "x_1", "v_1", "n_1", "a1"]:
+        try:
+            if name and name not in taken and ecma.search(pattern, name):
+                return name
+        except (ValueError, TypeError):
+            return None
+    return None
+
+
+def _place(schema, path: str):
+    """Walk a change's path through a raw schema: the instance steps (keys, indexes) to reach
+    the place, the schema governing each level on the way, and the subschema found there."""
+    root = schema
+    node = _deref(schema, root)
+    tokens = [t.replace("~1", "/").replace("~0", "~") for t in path.split("/")[1:]] if path else []
+    steps: list = []  # (level schema, key or index)
+    i = 0
+    while i < len(tokens) and isinstance(node, dict):
+        t = tokens[i]
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        if t == "properties" and nxt is not None:
+            props = node.get("properties") if isinstance(node.get("properties"), dict) else {}
+            steps.append((node, nxt))
+            node, i = _deref(props.get(nxt, node.get("additionalProperties", {})), root), i + 2
+        elif t == "patternProperties" and nxt is not None:
+            pats = node.get("patternProperties") if isinstance(node.get("patternProperties"), dict) else {}
+            name = _name_for(nxt, set(node.get("properties") or {}))
+            if name is None or nxt not in pats:
+                break
+            steps.append((node, name))
+            node, i = _deref(pats[nxt], root), i + 2
+        elif t == "additionalProperties":
+            taken = set(node.get("properties") or {}) if isinstance(node.get("properties"), dict) else set()
+            steps.append((node, next(n for n in ("zz", "extra_1", "q9") if n not in taken)))
+            node, i = _deref(node.get("additionalProperties", {}), root), i + 1
+        elif t in ("prefixItems", "items") and nxt is not None and nxt.isdigit():
+            tuple_ = node.get("prefixItems") if isinstance(node.get("prefixItems"), list) else node.get("items")
+            k = int(nxt)
+            if not isinstance(tuple_, list):
+                break
+            steps.append((node, k))
+            rest = node.get("items") if isinstance(node.get("prefixItems"), list) else node.get("additionalItems", {})
+            node, i = _deref(tuple_[k] if k < len(tuple_) else rest, root), i + 2
+        elif t == "items":
+            tuple_ = node.get("prefixItems") if isinstance(node.get("prefixItems"), list) else node.get("items")
+            k = len(tuple_) if isinstance(tuple_, list) else 0
+            rest = node.get("additionalItems", {}) if isinstance(node.get("items"), list) else node.get("items", {})
+            steps.append((node, k))
+            node, i = _deref(rest, root), i + 1
+        elif t in _SAME_PLACE:
+            sub = node.get(t)
+            if isinstance(sub, list) and nxt is not None and nxt.isdigit() and int(nxt) < len(sub):
+                node, i = _deref(sub[int(nxt)], root), i + 2
+            elif isinstance(sub, dict) and t in ("dependentSchemas", "dependencies") and nxt in sub:
+                # the dependent schema applies when its trigger is present: shape the document so
+                dep = _deref(sub[nxt], root)
+                dep = dep if isinstance(dep, dict) else {}
+                node = {**node, **dep, "required": [*(dep.get("required") or []), nxt]}
+                node.pop(t, None)
+                i += 2
+            elif isinstance(sub, dict) and t not in ("dependentSchemas", "dependencies"):
+                target = _deref(sub, root)
+                if t == "then" and isinstance(node.get("if"), dict) and isinstance(target, dict):
+                    target = {**_deref(node["if"], root), **target}  # then applies where if holds
+                node, i = target, i + 1
+            else:
+                break
+        else:
+            break
+    return steps, node
+
+
+def _embed(steps: list, root, leaf):
+    """`leaf` at the end of `steps`, inside containers built from each level's schema."""
+    if not steps:
+        return leaf
+    (level, key), rest = steps[0], steps[1:]
+    inner = _embed(rest, root, leaf)
+    if isinstance(key, int):
+        base = build(level, root)
+        out = list(base) if isinstance(base, list) else []
+        tuple_ = level.get("prefixItems") if isinstance(level.get("prefixItems"), list) else level.get("items")
+        while len(out) <= key:
+            j = len(out)
+            sub = tuple_[j] if isinstance(tuple_, list) and j < len(tuple_) else {}
+            value = build(_deref(sub, root), root)
+            out.append("a" if value is None else value)
+        out[key] = inner
+        return out
+    base = build(level, root)
+    out = dict(base) if isinstance(base, dict) else {}
+    out[key] = inner
+    return out
+
+
+def _drops(doc):
+    """The document with one key dropped or one item removed, at any depth."""
+    for path, value in list(_paths(doc)):
+        if isinstance(value, dict):
+            for k in value:
+                yield _set(doc, path, {kk: vv for kk, vv in value.items() if kk != k})
+        elif isinstance(value, list) and value:
+            yield _set(doc, path, value[:-1])
+
+
+def directed_documents(old, new, paths, per_path: int = 120) -> Iterator[tuple[str, object]]:
+    """Probes aimed at each of `paths` (change paths), in both versions' shapes, as (path, document)."""
+    for path in dict.fromkeys(paths):
+        placed = [(s, *_place(s, path)) for s in (old, new) if isinstance(s, dict)]
+        if not placed:
+            continue
+        subs = [sub for _, _, sub in placed]
+        built = built_seeds(*subs)
+        pool, names = pool_and_names(subs[0], subs[-1], 80)
+        local = dedupe([*built, *pool])
+        more = [d for seed in built for d in _drops(seed)]
+        for seed in local[:6]:
+            for i, m in enumerate(mutations(seed, pool, names[:12], 20)):
+                if i >= per_path * 3:
+                    break
+                more.append(m)
+        candidates = dedupe([*local, *more])[:per_path * 5]
+        for leaf in candidates:
+            for root, steps, _ in placed:
+                yield path, _embed(steps, root, leaf)

@@ -7,13 +7,16 @@ decide, or a rule it leans on), and no witness turned up within the budget.
 
 The documents come from the same generator the test oracle uses (`probes.probe_documents`) and
 each is judged by the real validator of each version's declared draft (ECMA-262 patterns,
-formats asserted). A witness proves the direction; it is shown on a change when the target
-version refuses it at that change's place (the failing keyword lies under the change's path),
-or when the change is the only one breaking that direction.
+formats asserted). The search starts with probes aimed at each change's place (local candidates
+put where the change's path leads, inside a document built from the rest of the schema), then
+the general probes. A witness proves the direction; it is shown on a change when it was aimed
+at that change, when the target version refuses it at that change's place (the failing keyword
+lies under the change's path), or when the change is the only one breaking that direction.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from dataclasses import replace
@@ -22,7 +25,7 @@ import jsonschema
 
 from . import ecma
 from .model import Change
-from .probes import probe_documents
+from .probes import directed_documents, probe_documents
 
 DEFAULT_WITNESS_BUDGET = 0.3  # seconds per comparison, on top of the checker's own budget
 WITNESSES_PER_DIRECTION = 8
@@ -78,7 +81,10 @@ def attach_witnesses(old_schema, new_schema, changes: list[Change], seconds: flo
               if on and d in directions}
     found: dict[str, list] = {"backward": [], "forward": []}
     seen: set[str] = set()
-    for doc in probe_documents(old_schema, new_schema):
+    # first the probes aimed at each change's place, then the generator's general ones
+    aimed = directed_documents(old_schema, new_schema, [c.path for c in targets])
+    general = ((None, doc) for doc in probe_documents(old_schema, new_schema))
+    for path, doc in itertools.chain(aimed, general):
         if time.monotonic() > deadline or all(len(found[d]) >= WITNESSES_PER_DIRECTION for d in wanted):
             break
         key = json.dumps(doc, sort_keys=True, default=str)
@@ -89,9 +95,9 @@ def attach_witnesses(old_schema, new_schema, changes: list[Change], seconds: flo
         if in_old is None or in_new is None:
             continue
         if in_old and not in_new and "backward" in wanted and len(found["backward"]) < WITNESSES_PER_DIRECTION:
-            found["backward"].append((doc, _failing_places(new_v, doc)))
+            found["backward"].append((doc, _failing_places(new_v, doc) | ({path} if path is not None else set())))
         if in_new and not in_old and "forward" in wanted and len(found["forward"]) < WITNESSES_PER_DIRECTION:
-            found["forward"].append((doc, _failing_places(old_v, doc)))
+            found["forward"].append((doc, _failing_places(old_v, doc) | ({path} if path is not None else set())))
     breaking_in = {d: [c for c in targets if getattr(c, f"breaks_{d}")] for d in ("backward", "forward")}
     out = []
     for c in changes:

@@ -115,8 +115,8 @@ def atoms(s: dict) -> frozenset:
         if isinstance(excluded.get("anyOf"), list) and all(k == "anyOf" or k in ANNOTATIONS for k in excluded):
             branches = excluded["anyOf"]
         for b in branches:
-            if isinstance(b, dict) and "type" in b and all(k == "type" or k in ANNOTATIONS for k in b):
-                out -= _declared_atoms(b)  # `not: {type: …}` removes those types
+            if isinstance(b, dict) and "type" in b:
+                out -= _pure_atoms(b)  # `not: {type: …}` removes the types it refuses whole
     if "const" in s:
         out &= _value_atoms(s["const"])
     if _is_int(s.get("multipleOf")):
@@ -139,6 +139,30 @@ def atoms(s: dict) -> frozenset:
     return out - _contradicted(s)
 
 
+# The JSON types each keyword constrains; beside `type`, a keyword leaves the other types whole.
+_KEYWORD_DOMAINS = {
+    **dict.fromkeys(("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"), NUMERIC),
+    **dict.fromkeys(("minLength", "maxLength", "pattern", "format"), frozenset({"string"})),
+    **dict.fromkeys(("properties", "patternProperties", "additionalProperties", "required", "minProperties",
+                     "maxProperties", "dependentRequired", "dependentSchemas", "propertyNames"), frozenset({"object"})),
+    **dict.fromkeys(("items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains", "minContains",
+                     "maxContains"), frozenset({"array"})),
+}
+
+
+def _pure_atoms(b: dict) -> frozenset:
+    """The types `b` admits whole: named by its `type`, and constrained by none of its other keywords."""
+    out = _declared_atoms(b)
+    for k in b:
+        if k == "type" or k in ANNOTATIONS:
+            continue
+        domain = _KEYWORD_DOMAINS.get(k)
+        if domain is None:
+            return frozenset()  # a keyword that may constrain any type
+        out -= domain
+    return out
+
+
 def _contradicted(s: dict) -> frozenset:
     """The JSON types for which `s` contradicts itself: bounds that cross, a required property
     that can hold no value, a tuple shorter than its minimum. A document of such a type cannot
@@ -157,6 +181,9 @@ def _contradicted(s: dict) -> frozenset:
     cap = array_cap(s)
     if _crossed(s, "minItems", "maxItems") or (cap is not None and _count(s.get("minItems")) > cap):
         out.add("array")
+    contains = s.get("contains")
+    if isinstance(contains, dict) and (is_false(contains) or not atoms(contains)) and s.get("minContains", 1) != 0:
+        out.add("array")  # an item must match a schema nothing matches
     prefix = s.get("prefixItems") if isinstance(s.get("prefixItems"), list) else []
     if any(is_false(p) for p in prefix[:_count(s.get("minItems"))]):
         out.add("array")  # a position every array has, whose schema admits nothing

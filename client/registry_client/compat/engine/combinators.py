@@ -266,7 +266,7 @@ def _conditional_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
     else_o, else_n = o.get("else", {}), n.get("else", {})
     rest_o = {k: v for k, v in o.items() if k not in GROUP_KEYS}
     rest_n = {k: v for k, v in n.items() if k not in GROUP_KEYS}
-    if io is not None and in_ is not None and _key(io) == _key(in_) and _refless(_key(io)):
+    if io is not None and in_ is not None and _same_condition(io, in_, rest_o, rest_n, cx):
         # The condition partitions the values: `then` is only ever applied where `if` holds (and
         # the rest of the schema with it), `else` where it does not; each is compared on its part.
         out = []
@@ -283,9 +283,12 @@ def _conditional_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
         bb = not (cx.sub(rest_o, then_n, cx) and cx.sub(rest_o, else_n, cx))
         bf = io is not None
         if io is not None:
-            # different conditions: compare the two as what they mean, (if ∧ then) ∨ (¬if ∧ else)
-            bb = not cx.sub(_as_cases(rest_o, io, then_o, else_o), _as_cases(rest_n, in_, then_n, else_n), cx)
-            bf = not cx.sub(_as_cases(rest_n, in_, then_n, else_n), _as_cases(rest_o, io, then_o, else_o), cx.swapped())
+            # different conditions: safe when the source satisfies both outcomes whatever the
+            # condition, or as what the two mean, (if ∧ then) ∨ (¬if ∧ else)
+            bb = not (cx.sub(rest_o, then_n, cx) and cx.sub(rest_o, else_n, cx)) and not cx.sub(
+                _as_cases(rest_o, io, then_o, else_o), _as_cases(rest_n, in_, then_n, else_n), cx)
+            bf = not (cx.sub(rest_n, then_o, cx.swapped()) and cx.sub(rest_n, else_o, cx.swapped())) and not cx.sub(
+                _as_cases(rest_n, in_, then_n, else_n), _as_cases(rest_o, io, then_o, else_o), cx.swapped())
             if not bb and not bf:
                 return [Change(_ptr(path, "if"), "conditional_restated", False, False,
                                "the if/then/else condition was rewritten without changing which documents are valid")]
@@ -296,6 +299,19 @@ def _conditional_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
         bf = not (cx.sub(rest_n, then_o, cx.swapped()) and cx.sub(rest_n, else_o, cx.swapped()))
         out.append(Change(_ptr(path, "if"), "conditional_removed", False, bf, "an if/then/else condition was removed"))
     return out
+
+
+def _same_condition(io, in_, rest_o: dict, rest_n: dict, cx: Ctx) -> bool:
+    """Do the two conditions select the same documents, among those the rest of each schema
+    admits? (Equal texts do; so do conditions that differ only where the rest rules it out, as
+    an array keyword in the condition of an object schema.) Conditions with references are only
+    equal as texts."""
+    if _key(io) == _key(in_):
+        return _refless(_key(io))
+    if not (_refless(_key(io)) and _refless(_key(in_))):
+        return False
+    return all((cx.sub(merge(rest, a), b, cx) and cx.sub(merge(rest, b), a, cx))
+               for rest in (rest_o, rest_n) for a, b in ((io, in_),))
 
 
 def _as_cases(rest: dict, cond, then, otherwise) -> dict:

@@ -11,6 +11,7 @@ from .algebra import _ptr, is_false, merge
 from .refs import Ctx
 from .scalars import _int_bound_changes
 from .verdicts import _mask, _short, _summary
+from .vocabulary import FALSE
 
 
 def _effective(s: dict, name: str) -> dict:
@@ -73,6 +74,11 @@ def _property_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
     pn = n.get("properties") if isinstance(n.get("properties"), dict) else {}
     for name in list(dict.fromkeys([*po, *pn])):
         eo, en = _effective(o, name), _effective(n, name)
+        # a name the side's propertyNames refuses never occurs there, whatever its schema says
+        if "propertyNames" in o and cx.left.valid_or_none(name, o["propertyNames"]) is False:
+            eo = dict(FALSE)
+        if "propertyNames" in n and cx.right.valid_or_none(name, n["propertyNames"]) is False:
+            en = dict(FALSE)
         where = _ptr(path, "properties", name)
         if "$unmatchable-pattern" in eo or "$unmatchable-pattern" in en:
             out.append(Change(where, "unsupported_keyword", True, True, "a patternProperties regular expression cannot be evaluated"))
@@ -177,11 +183,18 @@ def _property_names_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change
         return []
     po, pn = o.get("propertyNames", {}), n.get("propertyNames", {})
     changes = cx.diff(po, pn, _ptr(path, "propertyNames"), cx)
+    # names are strings: what either schema says of other types never applies
+    if any(c.breaks_backward or c.breaks_forward for c in changes):
+        as_names = cx.diff(merge(_NAME, po), merge(_NAME, pn), _ptr(path, "propertyNames"), cx)
+        changes = _mask(changes, any(c.breaks_backward for c in as_names), any(c.breaks_forward for c in as_names))
     # A closed object can only hold its declared names: when each passes the target's
     # propertyNames (decided by the validator), that direction is safe whatever the schemas.
     bb_ok = any(c.breaks_backward for c in changes) and _names_pass(_closed_names(o), pn, cx.right)
     bf_ok = any(c.breaks_forward for c in changes) and _names_pass(_closed_names(n), po, cx.left)
     return _mask(changes, not bb_ok, not bf_ok) if bb_ok or bf_ok else changes
+
+
+_NAME = {"type": "string"}
 
 
 def _closed_names(s: dict) -> list | None:
