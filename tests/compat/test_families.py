@@ -64,6 +64,13 @@ FAMILIES = {
         "then_tightened_where_if_holds",
         "if_condition_changed",
     ],
+    "regular expressions": [
+        "pattern_alternation_reordered",
+        "pattern_digit_class_to_escape",
+        "pattern_widened",
+        "pattern_bounded_repetition_narrowed",
+        "pattern_anchor_added",
+    ],
 }
 PAIRS = [(family, case_id) for family, ids in FAMILIES.items() for case_id in ids]
 
