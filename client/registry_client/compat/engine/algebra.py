@@ -48,10 +48,10 @@ def is_false(s) -> bool:
     """True only when no document is valid under `s` (false, or a conjunct that is)."""
     if not isinstance(s, dict):
         return False
-    if "not" in s and is_true(s["not"]):
+    if "not" in s and admits_everything(s["not"]):
         return True
     one = s.get("oneOf")
-    if isinstance(one, list) and one and (sum(1 for b in one if is_true(b)) >= 2 or all(is_false(b) for b in one)):
+    if isinstance(one, list) and one and (sum(1 for b in one if admits_everything(b)) >= 2 or all(is_false(b) for b in one)):
         return True  # two branches everything matches: no document matches exactly one
     alternatives = s.get("anyOf")
     if isinstance(alternatives, list) and alternatives and all(is_false(b) for b in alternatives):
@@ -64,6 +64,33 @@ def is_false(s) -> bool:
 
 def is_true(s) -> bool:
     return s is True or (isinstance(s, dict) and all(k in ANNOTATIONS or k in DEFINITIONS for k in s))
+
+
+def admits_everything(s) -> bool:
+    """True only when every document is valid under `s`: every keyword it holds is trivially met
+    (`properties` whose schemas are all true, `required: []`, `minItems: 0` …)."""
+    return s is True or (isinstance(s, dict) and all(_trivial(k, v) for k, v in s.items()))
+
+
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "dependentSchemas")
+_SUBSCHEMAS = ("additionalProperties", "items", "propertyNames", "unevaluatedProperties", "unevaluatedItems")
+_ZERO_COUNTS = ("minLength", "minItems", "minProperties", "minContains")
+
+
+def _trivial(k: str, v) -> bool:
+    if k in ANNOTATIONS or k in DEFINITIONS:
+        return True
+    if k in _SUBSCHEMA_MAPS:
+        return isinstance(v, dict) and all(admits_everything(x) for x in v.values())
+    if k in _SUBSCHEMAS:
+        return admits_everything(v)
+    if k in ("allOf", "prefixItems"):
+        return isinstance(v, list) and all(admits_everything(x) for x in v)
+    if k in ("required",):
+        return v == []
+    if k in _ZERO_COUNTS:
+        return _num(v) and v == 0
+    return False
 
 
 def _ptr(path: str, *parts) -> str:
