@@ -17,6 +17,7 @@ as the checker assumes.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 from dataclasses import dataclass, field
@@ -84,7 +85,7 @@ def draw(schema, examples: int) -> list:
         return []
     out: list = []
     try:
-        strategy = from_schema(schema)
+        strategy = from_schema(copy.deepcopy(schema))  # it rewrites the schema it is given in place
     except Exception:
         return []
 

@@ -79,6 +79,10 @@ def _property_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
             eo = dict(FALSE)
         if "propertyNames" in n and cx.right.valid_or_none(name, n["propertyNames"]) is False:
             en = dict(FALSE)
+        if _presence_refused(o, name):
+            eo = dict(FALSE)
+        if _presence_refused(n, name):
+            en = dict(FALSE)
         where = _ptr(path, "properties", name)
         if "$unmatchable-pattern" in eo or "$unmatchable-pattern" in en:
             out.append(Change(where, "unsupported_keyword", True, True, "a patternProperties regular expression cannot be evaluated"))
@@ -157,9 +161,9 @@ def _dependent_required_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Ch
         added = [x for x in sn if x not in so]
         removed = [x for x in so if x not in sn]
         where = _ptr(path, "dependentRequired", name)
-        if added:
+        if added and not _absent(o, name):
             out.append(Change(where, "dependent_required_added", True, False, f"when {name!r} is present, {_short(added)} must now be present too"))
-        if removed:
+        if removed and not _absent(n, name):
             out.append(Change(where, "dependent_required_removed", False, True, f"when {name!r} is present, {_short(removed)} no longer need be"))
     return out
 
@@ -172,9 +176,11 @@ def _dependent_schema_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Chan
         if name in dso and name in dsn:
             out += cx.diff(dso[name], dsn[name], where, cx)
         elif name in dsn:
-            out.append(Change(where, "dependent_schema_added", not cx.sub(o, dsn[name], cx), False, f"when {name!r} is present, the object must now also match a further schema"))
+            bb = not (_absent(o, name) or cx.sub(o, dsn[name], cx))
+            out.append(Change(where, "dependent_schema_added", bb, False, f"when {name!r} is present, the object must now also match a further schema"))
         else:
-            out.append(Change(where, "dependent_schema_removed", False, not cx.sub(n, dso[name], cx.swapped()), f"when {name!r} is present, a further schema no longer applies"))
+            bf = not (_absent(n, name) or cx.sub(n, dso[name], cx.swapped()))
+            out.append(Change(where, "dependent_schema_removed", False, bf, f"when {name!r} is present, a further schema no longer applies"))
     return out
 
 
@@ -195,6 +201,19 @@ def _property_names_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change
 
 
 _NAME = {"type": "string"}
+
+
+def _absent(s: dict, name: str) -> bool:
+    """Can no document valid under `s` hold the property `name`? (Its schema there is false,
+    or its presence requires a property `s` refuses.) A rule it triggers then never applies."""
+    return is_false(_effective(s, name)) or _presence_refused(s, name)
+
+
+def _presence_refused(s: dict, name: str) -> bool:
+    """Does the presence of `name` require (dependentRequired) a property `s` refuses?"""
+    deps = s.get("dependentRequired") if isinstance(s.get("dependentRequired"), dict) else {}
+    needed = deps.get(name) if isinstance(deps.get(name), list) else []
+    return any(isinstance(x, str) and x != name and is_false(_effective(s, x)) for x in needed)
 
 
 def _closed_names(s: dict) -> list | None:
