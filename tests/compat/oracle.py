@@ -11,8 +11,8 @@ For a case (old, new) it builds probe documents from both versions:
    counterexamples: a value replaced, a key dropped or added, an item added.
 
 A probe valid under old and invalid under new proves a backward break; the
-reverse proves a forward break. Formats are asserted (format checker on),
-as the checker assumes.
+reverse proves a forward break. Formats are asserted (format checker on) and
+patterns read as ECMA-262, as the checker assumes.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import jsonschema
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
+from registry_client.compat import ecma
 from registry_client.compat.probes import BASE_VALUES, NAMES, directed_documents, probe_documents
 from registry_client.compat.probes import dedupe as _dedupe
 from registry_client.compat.probes import mutations as _mutations
@@ -75,8 +76,10 @@ class Verdict:
 
 
 def make_validator(schema):
+    """The declared draft's own validator, formats asserted, patterns read as ECMA-262 (as JSON
+    Schema defines them: `\\d` is [0-9], not every Unicode digit)."""
     cls = jsonschema.validators.validator_for(schema, default=Draft202012Validator)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+    return ecma.validator_class(cls)(schema, format_checker=ecma.format_checker(cls))
 
 
 def draw(schema, examples: int) -> list:
