@@ -44,6 +44,12 @@ def one(args):
     reported_b = any(c.breaks_backward for c in changes)
     reported_f = any(c.breaks_forward for c in changes)
     verdict = judge(case, examples=examples, max_probes=max_probes, use_counterexamples=False)
+    # a reported direction no general probe shows is probed again, aimed at the reported changes'
+    # places, as the report's witness search does (still no hand-written counterexample)
+    aimed = None
+    if (reported_b and not verdict.found_backward) or (reported_f and not verdict.found_forward):
+        aim = tuple(c.path for c in changes if c.breaks_backward or c.breaks_forward)
+        aimed = judge(case, examples=0, max_probes=max_probes, use_counterexamples=False, aim_at=aim)
     by_hand = {d: (claimed and not found and verdict.proved_by_hand(d))
                for d, claimed, found in (("backward", case.breaks_backward, verdict.found_backward),
                                          ("forward", case.breaks_forward, verdict.found_forward))}
@@ -52,6 +58,11 @@ def one(args):
         "false_negative": (case.breaks_backward and not reported_b) or (case.breaks_forward and not reported_f),
         "false_alarm_backward": reported_b and not case.breaks_backward,
         "false_alarm_forward": reported_f and not case.breaks_forward,
+        # a direction reported breaking that no generated probe shows (no label needed)
+        "unproven_alarm_backward": reported_b and not verdict.found_backward and not (aimed and aimed.found_backward),
+        "unproven_alarm_forward": reported_f and not verdict.found_forward and not (aimed and aimed.found_forward),
+        "proved_by_aiming": int(bool(aimed and reported_b and not verdict.found_backward and aimed.found_backward))
+        + int(bool(aimed and reported_f and not verdict.found_forward and aimed.found_forward)),
         "disagreements": verdict.disagreements(),
         "probes": verdict.probes,
         "claims": int(case.breaks_backward) + int(case.breaks_forward),
@@ -94,6 +105,7 @@ def main() -> None:
         "false_negatives": len(ids("false_negative")),
         "false_alarms_backward": len(ids("false_alarm_backward")),
         "false_alarms_forward": len(ids("false_alarm_forward")),
+        "unproven_alarms": len(ids("unproven_alarm_backward")) + len(ids("unproven_alarm_forward")),
         "oracle_disagreements": len(disagreements),
         "probes": sum(r["probes"] for r in results),
     }
@@ -107,6 +119,10 @@ def main() -> None:
     for direction in ("backward", "forward"):
         found = ids(f"false_alarm_{direction}")
         print(f"false alarms {direction}: {len(found)} ({100 * len(found) / len(cases):.2f}%) {found}")
+    unproven = ids("unproven_alarm_backward") + ids("unproven_alarm_forward")
+    print(f"reported breaks the general probes missed and aimed probes showed: {sum(r['proved_by_aiming'] for r in results)}")
+    print(f"unproven alarms (reported breaking, no generated probe shows it, aimed or not): {len(unproven)} "
+          f"({100 * len(unproven) / (2 * len(cases)):.2f}% of directions) {sorted(unproven)}")
     for d in disagreements:
         print("disagreement:", d)
     print(json.dumps(summary))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 from dataclasses import dataclass
 
 import yaml
@@ -123,6 +124,12 @@ def _load(pk: int) -> ChangeRequest:
         raise Http404(f"No change request #{pk}.") from None
 
 
+def _witness_json(change: dict) -> str | None:
+    if change.get("proof") != "proven":
+        return None
+    return json.dumps(change.get("witness"), indent=2, sort_keys=True)[:4000]
+
+
 @login_required
 def change_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The review page, in a constant number of queries (see test_pages)."""
@@ -141,7 +148,7 @@ def change_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
     can = cr.permitted_actions(request.user, my_team_ids)
     my_reviews = [r for r in reviews if r.team_id in my_team_ids]
     review_form = ReviewForm(teams=[r.team for r in my_reviews]) if can["review"] else None
-    changes = [{**c, "direction": _direction(c)} for c in cr.report.get("changes", [])]
+    changes = [{**c, "direction": _direction(c), "witness_json": _witness_json(c)} for c in cr.report.get("changes", [])]
     ctx = {
         "cr": cr,
         "reviews": reviews,

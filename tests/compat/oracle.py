@@ -11,32 +11,30 @@ For a case (old, new) it builds probe documents from both versions:
    counterexamples: a value replaced, a key dropped or added, an item added.
 
 A probe valid under old and invalid under new proves a backward break; the
-reverse proves a forward break. Formats are asserted (format checker on),
-as the checker assumes.
+reverse proves a forward break. Formats are asserted (format checker on) and
+patterns read as ECMA-262, as the checker assumes.
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 import json
-import math
 from dataclasses import dataclass, field
 
 import jsonschema
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
+from registry_client.compat import ecma
+from registry_client.compat.probes import BASE_VALUES, NAMES, directed_documents, probe_documents
+from registry_client.compat.probes import dedupe as _dedupe
+from registry_client.compat.probes import mutations as _mutations
+from registry_client.compat.probes import walk_constants as _walk_constants
 
 from .corpus import MISSING, Case
 
-BASE_VALUES = [
-    None, True, False, 0, 1, -1, 2, 3, 4, 5, 6, 7, 10, 11, 15, 50, 100, 2000, -5, 0.5, 1.5, 2.5, -0.5,
-    "", "a", "b", "c", "x", "z", "A", "A1", "a1", "ab", "abc", "abcd", "abcde", "abcdefg", "123",
-    "2024-01-31", "2024-01-31T10:00:00Z", "yesterday", "user@example.com", "https://example.com/a",
-    [], [1], [1, 1], ["a"], ["a", 1], ["a", "b"], [1.5], {}, {"a": 1},
-]
-NAMES = ["a", "b", "c", "v", "x1", "x2", "x_1", "v_1", "z", "A", "abcd", "anything", "kind", "t", "value", "children", "next", "id", "ref"]
-
+__all__ = ["BASE_VALUES", "NAMES", "Verdict", "_dedupe", "_mutations", "_walk_constants", "draw", "judge", "make_validator"]
 
 @dataclass
 class Verdict:
@@ -78,93 +76,10 @@ class Verdict:
 
 
 def make_validator(schema):
+    """The declared draft's own validator, formats asserted, patterns read as ECMA-262 (as JSON
+    Schema defines them: `\\d` is [0-9], not every Unicode digit)."""
     cls = jsonschema.validators.validator_for(schema, default=Draft202012Validator)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
-
-
-def _walk_constants(node, out: list, names: set):
-    if isinstance(node, dict):
-        for k, v in node.items():
-            if k in ("const",):
-                out.append(v)
-            elif k == "enum" and isinstance(v, list):
-                out.extend(v)
-            elif k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum") and isinstance(v, int | float) and not isinstance(v, bool):
-                out.extend([v, v - 1, v + 1, v - 0.5, v + 0.5])
-                if isinstance(v, float) and not v.is_integer():
-                    out.extend([math.floor(v), math.ceil(v)])
-            elif k == "multipleOf" and isinstance(v, int | float) and not isinstance(v, bool):
-                out.extend([v, 2 * v, 3 * v, v / 2, v + 1])
-            elif k in ("minLength", "maxLength") and isinstance(v, int):
-                out.extend(["a" * max(0, v + d) for d in (-1, 0, 1)])
-            elif k in ("minItems", "maxItems") and isinstance(v, int):
-                out.extend([[1] * max(0, v + d) for d in (-1, 0, 1)])
-                out.extend([["a"] * max(0, v + d) for d in (-1, 0, 1)])
-            elif k in ("minProperties", "maxProperties") and isinstance(v, int):
-                out.extend([{f"k{i}": 1 for i in range(max(0, v + d))} for d in (-1, 0, 1)])
-            elif k in ("properties", "patternProperties", "dependentRequired", "dependentSchemas", "dependencies") and isinstance(v, dict):
-                names.update(v)
-            elif k == "required" and isinstance(v, list):
-                names.update(x for x in v if isinstance(x, str))
-            if isinstance(v, dict | list) and k not in ("enum", "const"):
-                _walk_constants(v, out, names)
-    elif isinstance(node, list):
-        for v in node:
-            _walk_constants(v, out, names)
-
-
-def _dedupe(values: list) -> list:
-    seen, out = set(), []
-    for v in values:
-        key = json.dumps(v, sort_keys=True)
-        if key not in seen:
-            seen.add(key)
-            out.append(v)
-    return out
-
-
-def _paths(doc, prefix=()):
-    yield prefix, doc
-    if isinstance(doc, dict):
-        for k, v in doc.items():
-            yield from _paths(v, (*prefix, k))
-    elif isinstance(doc, list):
-        for i, v in enumerate(doc):
-            yield from _paths(v, (*prefix, i))
-
-
-def _set(doc, path, value):
-    if not path:
-        return value
-    doc = copy.deepcopy(doc)
-    node = doc
-    for p in path[:-1]:
-        node = node[p]
-    node[path[-1]] = value
-    return doc
-
-
-def _mutations(doc, pool: list, names: list, limit: int):
-    """Single-step variations of a document."""
-    for path, value in list(_paths(doc)):
-        if len(path) > 6:
-            continue
-        for v in pool:
-            yield _set(doc, path, v)
-        if isinstance(value, dict):
-            for k in value:
-                yield _set(doc, path, {kk: vv for kk, vv in value.items() if kk != k})
-            for name in names:
-                for v in pool[: max(6, limit // 4)]:
-                    yield _set(doc, path, {**value, name: v})
-                yield _set(doc, path, {**value, name: copy.deepcopy(doc) if len(path) == 0 and isinstance(doc, dict) else {}})
-        if isinstance(value, list):
-            for v in pool:
-                yield _set(doc, path, [*value, v])
-            if value:
-                yield _set(doc, path, [*value, value[0]])
-                yield _set(doc, path, value[:-1])
-                yield _set(doc, path, value[1:])
+    return ecma.validator_class(cls)(schema, format_checker=ecma.format_checker(cls))
 
 
 def draw(schema, examples: int) -> list:
@@ -173,7 +88,7 @@ def draw(schema, examples: int) -> list:
         return []
     out: list = []
     try:
-        strategy = from_schema(schema)
+        strategy = from_schema(copy.deepcopy(schema))  # it rewrites the schema it is given in place
     except Exception:
         return []
 
@@ -191,19 +106,15 @@ def draw(schema, examples: int) -> list:
 
 
 def judge(case: Case, examples: int = 20, max_probes: int = 6000, pool_limit: int = 60,
-          use_counterexamples: bool = True) -> Verdict:
+          use_counterexamples: bool = True, aim_at: tuple[str, ...] = ()) -> Verdict:
     """Probe one case until both directions are shown broken or `max_probes` documents are spent.
 
     With use_counterexamples=False the hand-written counterexamples are left out, so the
-    verdict shows what generated probes alone can prove.
+    verdict shows what generated probes alone can prove. `aim_at` (change paths) adds the
+    generator's probes aimed at those places first, as the report's witness search does.
     """
     verdict = Verdict(case)
     old_v, new_v = make_validator(case.old), make_validator(case.new)
-    constants: list = []
-    names: set = set(NAMES)
-    _walk_constants([case.old, case.new], constants, names)
-    pool = _dedupe(constants + BASE_VALUES)[:pool_limit]
-    name_list = sorted(names)[:40]
     seen: set = set()
 
     def check(doc) -> bool:
@@ -233,17 +144,8 @@ def judge(case: Case, examples: int = 20, max_probes: int = 6000, pool_limit: in
         drawn.extend(got)
 
     def probes():
-        yield from hand
-        yield from drawn
-        yield from pool
-        for name in name_list:
-            for v in pool[:12]:
-                yield {name: v}
-        for seed in [*hand, *drawn]:
-            yield from _mutations(seed, pool, name_list, pool_limit)
-        for seed in pool:
-            if isinstance(seed, dict | list):
-                yield from _mutations(seed, pool, name_list, pool_limit)
+        aimed = (doc for _, doc in directed_documents(case.old, case.new, aim_at))
+        return itertools.chain(aimed, probe_documents(case.old, case.new, seeds=[*hand, *drawn], pool_limit=pool_limit))
 
     for doc in probes():
         if check(doc) or verdict.probes >= max_probes:

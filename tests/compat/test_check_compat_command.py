@@ -69,6 +69,26 @@ def test_json_output_has_the_documented_shape(tmp_path):
     assert "'qty' is now required" in change["reason"]
 
 
+def test_json_output_shows_the_witness_of_a_proven_break(tmp_path):
+    code, out, _ = run(write(tmp_path, "old.json", OLD), write(tmp_path, "new.json", WIDER), "--mode", "FULL",
+                       "--format", "json")
+    assert code == 1
+    change, = json.loads(out)["changes"]
+    assert (change["proof"], change["witness_direction"]) == ("proven", "forward")
+    # the witness is valid under the new version and fails the old one
+    assert change["witness"]["qty"] % 1 != 0 and isinstance(change["witness"]["id"], str)
+
+
+def test_a_break_without_a_witness_is_shown_as_assumed(tmp_path):
+    # a lookahead is outside the patterns the checker compares: the backward break is only assumed
+    old, new = {"type": "string", "pattern": "^a(?=b)"}, {"type": "string", "pattern": "^a"}
+    code, out, _ = run(write(tmp_path, "old.json", old), write(tmp_path, "new.json", new))
+    assert code == 1
+    assert "assumed: the checker could not prove this safe and found no witness document" in out
+    code, out, _ = run(write(tmp_path, "old.json", old), write(tmp_path, "new.json", new), "--mode", "FORWARD")
+    assert "proven forward:" in out
+
+
 def test_modes_are_accepted_in_any_case_and_none_never_breaks(tmp_path):
     code, out, _ = run(write(tmp_path, "old.json", OLD), write(tmp_path, "new.json", NARROWER), "--mode", "none")
     assert code == 0 and "not checked" in out

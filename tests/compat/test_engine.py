@@ -142,10 +142,17 @@ def test_a_version_that_does_not_grow_is_refused():
 
 
 def test_a_keyword_the_checker_cannot_reason_about_breaks_both_ways_and_says_so():
-    change, = compare({"type": "object", "unevaluatedProperties": False},
-                      {"type": "object", "unevaluatedProperties": {"type": "string"}})
+    # beside an in-place applicator (allOf), what is left unevaluated depends on every branch
+    change, = compare({"type": "object", "allOf": [{"properties": {"a": {}}}], "unevaluatedProperties": False},
+                      {"type": "object", "allOf": [{"properties": {"a": {}}}], "unevaluatedProperties": {"type": "string"}})
     assert (change.breaks_backward, change.breaks_forward) == (True, True)
     assert "does not reason about it" in change.reason
+
+
+def test_unevaluated_properties_with_no_in_place_applicator_reads_as_additional_properties():
+    changes = compare({"type": "object", "unevaluatedProperties": False},
+                      {"type": "object", "unevaluatedProperties": {"type": "string"}})
+    assert [(c.kind, c.breaks_backward, c.breaks_forward) for c in changes] == [("additional_properties_opened", False, True)]
 
 
 def test_annotations_never_break():
@@ -354,3 +361,30 @@ def test_references_into_any_container_never_raise(ref):
             old["$schema"] = new["$schema"] = draft
         changes = compare(old, new)
         assert not any(c.kind == "checker_error" for c in changes), changes
+
+
+def test_a_proven_break_carries_a_witness_valid_under_one_version_and_invalid_under_the_other():
+    import jsonschema
+
+    old = {"type": "object", "properties": {"v": {"type": "object", "properties": {"n": {"type": "integer"}}}}}
+    new = {"type": "object", "properties": {"v": {"type": "object", "properties": {"n": {"type": "integer", "minimum": 5}}}}}
+    change, = check_compatibility([old], new, "FULL").changes
+    assert change.breaking and change.proof == "proven" and change.witness_direction == "backward"
+    assert jsonschema.Draft202012Validator(old).is_valid(change.witness)
+    assert not jsonschema.Draft202012Validator(new).is_valid(change.witness)
+    assert change.to_dict()["witness"] == change.witness
+
+
+def test_a_direction_the_mode_does_not_require_proves_nothing():
+    # a lookahead is outside the patterns the checker compares: the backward break is only assumed
+    old, new = {"type": "string", "pattern": "^a(?=b)"}, {"type": "string", "pattern": "^a"}
+    change, = check_compatibility([old], new, "BACKWARD").changes
+    # the forward break has a witness, but under BACKWARD only the (assumed) backward break counts
+    assert (change.proof, change.witness) == ("assumed", None)
+    assert check_compatibility([old], new, "FORWARD").changes[0].proof == "proven"
+
+
+def test_no_witness_search_leaves_every_breaking_change_assumed_and_safe_changes_unmarked():
+    report = check_compatibility([V1], V3_NARROWER, "FULL", witness_budget=0)
+    assert {c.proof for c in report.changes if c.breaking} == {"assumed"}
+    assert all(c.proof is None for c in check_compatibility([V1], V2_WIDER, "BACKWARD").changes)

@@ -8,6 +8,7 @@ what the thin client returns.
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -108,6 +109,19 @@ def test_a_consumer_acknowledges_a_breaking_change_and_the_owner_publishes_it(wo
     expect(carol.locator('tr[data-team="analytics"] .review-status')).to_have_text("Acknowledged")
 
     publish_and_check_everywhere(alice, live_server, world["store"], request_id)
+
+
+def test_the_review_page_shows_the_document_that_proves_the_break(world, person, live_server):
+    alice, carol = claim_and_consume(person, world["dataset"])
+    request_id = propose_breaking_version(alice)
+
+    carol.goto(f"/change-requests/{request_id}/")
+    row = carol.locator("#report tr.change.breaking", has_text="required_added")
+    expect(row.locator(".witness .tag")).to_have_text("proven")
+    expect(row.locator(".witness")).to_contain_text("valid under the published version and fails the proposed one")
+    # an order written under 1.0 without a customer: valid then, refused by 2.0
+    witness = json.loads(row.locator(".witness-document").inner_text())
+    assert "order_id" in witness and "customer_id" not in witness
 
 
 def test_an_objection_holds_the_change_until_the_consumer_acknowledges(world, person, live_server):

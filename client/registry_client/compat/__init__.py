@@ -24,7 +24,8 @@ Public interface, used by the publish gate, the diff API and the CLI:
         in both directions whatever the mode),
         .verdict, .changes (list[Change]), .to_dict() in the CLI's JSON shape.
     Change: .path (JSON pointer), .kind, .breaks_backward, .breaks_forward, .reason,
-        .against (the version compared with, or None), .breaking (under the mode).
+        .against (the version compared with, or None), .breaking (under the mode),
+        .proof ("proven" | "assumed" for a breaking change), .witness, .witness_direction.
 
 How the checker reasons is written up in docs/compat.md.
 """
@@ -39,13 +40,14 @@ from .engine import compare as _compare_schemas
 from .engine.walk import BUDGET_ENV, DEFAULT_BUDGET
 from .model import Change, CompatibilityReport
 from .semver import suggested_bump, version_bump_problem
+from .witness import DEFAULT_WITNESS_BUDGET, attach_witnesses
 
 MODES = (
     "NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE",
 )
 
 __all__ = [
-    "BUDGET_ENV", "DEFAULT_BUDGET", "MODES", "Change", "CompatibilityReport", "DocumentError", "check_compatibility", "compare",
+    "BUDGET_ENV", "DEFAULT_BUDGET", "DEFAULT_WITNESS_BUDGET", "MODES", "Change", "CompatibilityReport", "DocumentError", "check_compatibility", "compare",
     "checks_backward", "checks_forward", "is_contract_document", "to_json_schema", "version_bump_problem",
 ]
 
@@ -100,14 +102,16 @@ def _verdict(mode: str, changes: list[Change]) -> str:
 
 
 def check_compatibility(previous: Sequence, proposed, mode: str = "BACKWARD",
-                        budget: float | None = None) -> CompatibilityReport:
+                        budget: float | None = None, witness_budget: float | None = None) -> CompatibilityReport:
     """Compare `proposed` with the earlier versions the mode requires and say which change breaks what.
 
     A failure inside the checker (or a schema it cannot read) is reported as a `checker_error`
     change breaking both ways ("the checker could not decide"), never raised; `budget` bounds each
     comparison in seconds (default $REGISTRY_COMPAT_BUDGET, else 0.5; past it the remaining paths
-    are a `budget_exceeded` change breaking both ways). DocumentError (an invalid contract
-    document) is still raised."""
+    are a `budget_exceeded` change breaking both ways). Each breaking change is then marked
+    proven (with a witness document) or assumed; that search has its own budget,
+    `witness_budget` seconds per comparison (default 0.3; 0 skips it and marks every breaking
+    change assumed). DocumentError (an invalid contract document) is still raised."""
     if mode not in MODES:
         raise ValueError(f"unknown compatibility mode {mode!r}; expected one of {', '.join(MODES)}")
     if not previous:
@@ -120,6 +124,7 @@ def check_compatibility(previous: Sequence, proposed, mode: str = "BACKWARD",
     latest: list[Change] = []
     for index, document in targets:
         label = document_version(document) or (f"previous[{index}]" if transitive else None)
+        old_schema = None
         try:
             old_schema = to_json_schema(document)
         except DocumentError:
@@ -130,6 +135,9 @@ def check_compatibility(previous: Sequence, proposed, mode: str = "BACKWARD",
             found = _compare_guarded(old_schema, new_schema, budget)
         found = [replace(c, against=label) for c in found]
         found = [replace(c, breaking=_is_breaking(c, mode)) for c in found]
+        if old_schema is not None:
+            required = tuple(d for d, on in (("backward", checks_backward(mode)), ("forward", checks_forward(mode))) if on)
+            found = attach_witnesses(old_schema, new_schema, found, witness_budget, required)
         if index == len(previous) - 1:
             latest = found
         changes += found

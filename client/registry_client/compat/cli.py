@@ -79,6 +79,12 @@ def render_text(report: CompatibilityReport, version_problem: str | None = None)
         breaks = "breaks " + " and ".join(directions) if directions else "safe"
         against = f" [against {c.against}]" if c.against else ""
         lines.append(f"{marker} {c.path or '/'}  {c.kind}  ({breaks}){against}: {c.reason}")
+        if c.proof == "proven":
+            lines.append(f"    proven {c.witness_direction}: {json.dumps(c.witness)} is valid under the "
+                         f"{'old' if c.witness_direction == 'backward' else 'new'} version and fails the "
+                         f"{'new' if c.witness_direction == 'backward' else 'old'} one")
+        elif c.proof == "assumed":
+            lines.append("    assumed: the checker could not prove this safe and found no witness document")
     lines.append(report.verdict)
     if version_problem:
         lines.append(f"version: {version_problem}")
@@ -86,17 +92,18 @@ def render_text(report: CompatibilityReport, version_problem: str | None = None)
 
 
 def run(old_path: str, new_path: str, mode: str = "BACKWARD", fmt: str = "text",
-        stdout: TextIO | None = None, stderr: TextIO | None = None, budget: float | None = None) -> int:
+        stdout: TextIO | None = None, stderr: TextIO | None = None, budget: float | None = None,
+        witness_budget: float | None = None) -> int:
     stderr = stderr or sys.stderr
     try:
-        return _run(old_path, new_path, mode, fmt, stdout or sys.stdout, stderr, budget)
+        return _run(old_path, new_path, mode, fmt, stdout or sys.stdout, stderr, budget, witness_budget)
     except Exception as exc:  # a failure is never a verdict
         stderr.write(f"error: the checker could not compare {old_path} and {new_path}: {type(exc).__name__}: {exc}\n")
         return EXIT_ERROR
 
 
 def _run(old_path: str, new_path: str, mode: str, fmt: str, stdout: TextIO, stderr: TextIO,
-         budget: float | None) -> int:
+         budget: float | None, witness_budget: float | None = None) -> int:
     mode = mode.upper()
     if mode not in MODES:
         stderr.write(f"error: unknown mode {mode!r}; expected one of {', '.join(MODES)}\n")
@@ -106,7 +113,7 @@ def _run(old_path: str, new_path: str, mode: str, fmt: str, stdout: TextIO, stde
     except InputError as exc:
         stderr.write(f"error: {exc}\n")
         return EXIT_INVALID
-    report = check_compatibility([old], new, mode, budget=budget)
+    report = check_compatibility([old], new, mode, budget=budget, witness_budget=witness_budget)
     problem = None
     old_version, new_version = document_version(old), document_version(new)
     if old_version and new_version:
@@ -138,5 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=None, metavar="SECONDS",
                         help="time budget per comparison (default $REGISTRY_COMPAT_BUDGET, else 0.5; 0: unbounded); "
                              "what is not decided within it counts as breaking both ways")
+    parser.add_argument("--witness-budget", type=float, default=None, metavar="SECONDS",
+                        help="time to look for a witness document per comparison (default 0.3; 0: none, every "
+                             "breaking change is then 'assumed')")
     args = parser.parse_args(argv)
-    return run(args.old, args.new, args.mode, args.fmt, budget=args.budget)
+    return run(args.old, args.new, args.mode, args.fmt, budget=args.budget, witness_budget=args.witness_budget)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -13,6 +14,9 @@ class Change:
     breaks_forward: a document valid under the new version can fail the old one.
     `breaking` is filled in by check_compatibility: does this change break a
     direction the mode requires? `against` names the version compared with.
+    `proof` is filled in for breaking changes: "proven" with a `witness` document (valid under
+    one version, invalid under the other, in `witness_direction`), or "assumed" when the checker
+    could not prove the direction safe and found no witness within its budget (see witness.py).
     """
 
     path: str
@@ -22,6 +26,9 @@ class Change:
     reason: str
     against: str | None = None
     breaking: bool | None = None
+    proof: str | None = None
+    witness: Any = None
+    witness_direction: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -1,4 +1,4 @@
-"""python manage.py check_compat OLD NEW [--mode MODE] [--format text|json] [--budget SECONDS]
+"""python manage.py check_compat OLD NEW [--mode MODE] [--format text|json] [--budget SECONDS] [--witness-budget SECONDS]
 
 Exit 0 when compatible under the mode, 1 when breaking, 2 when an input is invalid, 3 when the
 checker could not decide (it failed or cannot read a schema; the message names the files and path).
@@ -27,8 +27,11 @@ class Command(BaseCommand):
         parser.add_argument("--format", dest="fmt", choices=("text", "json"), default="text")
         parser.add_argument("--budget", type=float, default=None, metavar="SECONDS",
                             help="time budget per comparison (default $REGISTRY_COMPAT_BUDGET, else 0.5; 0: unbounded)")
+        parser.add_argument("--witness-budget", type=float, default=None, metavar="SECONDS", dest="witness_budget",
+                            help="time to look for a witness document per comparison (default 0.3; 0: none)")
 
-    def handle(self, *args, old, new, mode, fmt, budget=None, **options):
-        code = run(old, new, mode, fmt, stdout=self.stdout, stderr=self.stderr, budget=budget)
+    def handle(self, *args, old, new, mode, fmt, budget=None, witness_budget=None, **options):
+        code = run(old, new, mode, fmt, stdout=self.stdout, stderr=self.stderr, budget=budget,
+                   witness_budget=witness_budget)
         if code:
             sys.exit(code)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from .normalize import normalize
@@ -47,10 +48,10 @@ def is_false(s) -> bool:
     """True only when no document is valid under `s` (false, or a conjunct that is)."""
     if not isinstance(s, dict):
         return False
-    if "not" in s and is_true(s["not"]):
+    if "not" in s and admits_everything(s["not"]):
         return True
     one = s.get("oneOf")
-    if isinstance(one, list) and one and (sum(1 for b in one if is_true(b)) >= 2 or all(is_false(b) for b in one)):
+    if isinstance(one, list) and one and (sum(1 for b in one if admits_everything(b)) >= 2 or all(is_false(b) for b in one)):
         return True  # two branches everything matches: no document matches exactly one
     alternatives = s.get("anyOf")
     if isinstance(alternatives, list) and alternatives and all(is_false(b) for b in alternatives):
@@ -63,6 +64,33 @@ def is_false(s) -> bool:
 
 def is_true(s) -> bool:
     return s is True or (isinstance(s, dict) and all(k in ANNOTATIONS or k in DEFINITIONS for k in s))
+
+
+def admits_everything(s) -> bool:
+    """True only when every document is valid under `s`: every keyword it holds is trivially met
+    (`properties` whose schemas are all true, `required: []`, `minItems: 0` …)."""
+    return s is True or (isinstance(s, dict) and all(_trivial(k, v) for k, v in s.items()))
+
+
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "dependentSchemas")
+_SUBSCHEMAS = ("additionalProperties", "items", "propertyNames", "unevaluatedProperties", "unevaluatedItems")
+_ZERO_COUNTS = ("minLength", "minItems", "minProperties", "minContains")
+
+
+def _trivial(k: str, v) -> bool:
+    if k in ANNOTATIONS or k in DEFINITIONS:
+        return True
+    if k in _SUBSCHEMA_MAPS:
+        return isinstance(v, dict) and all(admits_everything(x) for x in v.values())
+    if k in _SUBSCHEMAS:
+        return admits_everything(v)
+    if k in ("allOf", "prefixItems"):
+        return isinstance(v, list) and all(admits_everything(x) for x in v)
+    if k in ("required",):
+        return v == []
+    if k in _ZERO_COUNTS:
+        return _num(v) and v == 0
+    return False
 
 
 def _ptr(path: str, *parts) -> str:
@@ -106,13 +134,16 @@ def atoms(s: dict) -> frozenset:
         return frozenset()
     out = _declared_atoms(s)
     excluded = s.get("not")
-    if isinstance(excluded, dict):
+    if isinstance(excluded, dict) and isinstance(excluded.get("not"), dict) and "$ref" not in excluded["not"] \
+            and all(k == "not" or k in ANNOTATIONS for k in excluded):
+        out &= atoms(excluded["not"])  # not (not X) is X
+    elif isinstance(excluded, dict):
         branches = [excluded]
         if isinstance(excluded.get("anyOf"), list) and all(k == "anyOf" or k in ANNOTATIONS for k in excluded):
             branches = excluded["anyOf"]
         for b in branches:
-            if isinstance(b, dict) and "type" in b and all(k == "type" or k in ANNOTATIONS for k in b):
-                out -= _declared_atoms(b)  # `not: {type: …}` removes those types
+            if isinstance(b, dict) and "type" in b:
+                out -= _pure_atoms(b)  # `not: {type: …}` removes the types it refuses whole
     if "const" in s:
         out &= _value_atoms(s["const"])
     if _is_int(s.get("multipleOf")):
@@ -132,6 +163,126 @@ def atoms(s: dict) -> frozenset:
             for b in branches:
                 found |= atoms(b)
             out &= found
+    return out - _contradicted(s)
+
+
+# The JSON types each keyword constrains; beside `type`, a keyword leaves the other types whole.
+_KEYWORD_DOMAINS = {
+    **dict.fromkeys(("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"), NUMERIC),
+    **dict.fromkeys(("minLength", "maxLength", "pattern", "format"), frozenset({"string"})),
+    **dict.fromkeys(("properties", "patternProperties", "additionalProperties", "required", "minProperties",
+                     "maxProperties", "dependentRequired", "dependentSchemas", "propertyNames"), frozenset({"object"})),
+    **dict.fromkeys(("items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains", "minContains",
+                     "maxContains"), frozenset({"array"})),
+}
+
+
+def _pure_atoms(b: dict) -> frozenset:
+    """The types `b` admits whole: named by its `type`, and constrained by none of its other keywords."""
+    out = _declared_atoms(b)
+    for k in b:
+        if k == "type" or k in ANNOTATIONS:
+            continue
+        domain = _KEYWORD_DOMAINS.get(k)
+        if domain is None:
+            return frozenset()  # a keyword that may constrain any type
+        out -= domain
+    return out
+
+
+def _contradicted(s: dict) -> frozenset:
+    """The JSON types for which `s` contradicts itself: bounds that cross, a required property
+    that can hold no value, a tuple shorter than its minimum. A document of such a type cannot
+    be valid, so the schema admits nothing of it (and nothing at all when every type is gone)."""
+    out: set = set()
+    lower, upper = _bound(s, "minimum", "exclusiveMinimum", max), _bound(s, "maximum", "exclusiveMaximum", min)
+    if lower is not None and upper is not None:
+        if upper[0] < lower[0] or (upper[0] == lower[0] and (upper[1] or lower[1])):
+            out |= NUMERIC
+        elif math.ceil(lower[0]) > math.floor(upper[0]) or (
+                # no integer strictly inside (l, u) when l and u are consecutive integers
+                _is_int(lower[0]) and _is_int(upper[0]) and upper[0] - lower[0] == 1 and lower[1] and upper[1]):
+            out.add("integer")
+    if _crossed(s, "minLength", "maxLength"):
+        out.add("string")
+    cap = array_cap(s)
+    if _crossed(s, "minItems", "maxItems") or (cap is not None and _count(s.get("minItems")) > cap):
+        out.add("array")
+    contains = s.get("contains")
+    if isinstance(contains, dict) and (is_false(contains) or not atoms(contains)) and s.get("minContains", 1) != 0:
+        out.add("array")  # an item must match a schema nothing matches
+    prefix = s.get("prefixItems") if isinstance(s.get("prefixItems"), list) else []
+    if any(is_false(p) for p in prefix[:_count(s.get("minItems"))]):
+        out.add("array")  # a position every array has, whose schema admits nothing
+    required = [r for r in s.get("required") or [] if isinstance(r, str)] if isinstance(s.get("required"), list) else []
+    if _crossed(s, "minProperties", "maxProperties") or (_num(s.get("maxProperties")) and len(set(required)) > s["maxProperties"]):
+        out.add("object")
+    props = s.get("properties") if isinstance(s.get("properties"), dict) else {}
+    for name in required:
+        if name in props:
+            if is_false(props[name]):
+                out.add("object")
+        elif not s.get("patternProperties") and is_false(s.get("additionalProperties", {})):
+            out.add("object")  # required, but undeclared names are refused
+    return frozenset(out)
+
+
+def _bound(s: dict, inclusive: str, exclusive: str, pick):
+    found = []
+    if _num(s.get(inclusive)):
+        found.append((s[inclusive], False))
+    if _num(s.get(exclusive)):
+        found.append((s[exclusive], True))
+    if not found:
+        return None
+    best = pick(v for v, _ in found)
+    return best, any(x for v, x in found if v == best)
+
+
+def _count(v) -> int:
+    return int(v) if _num(v) and v >= 0 else 0
+
+
+def _crossed(s: dict, lo: str, hi: str) -> bool:
+    return _num(s.get(lo)) and _num(s.get(hi)) and s[lo] > s[hi]
+
+
+def array_cap(s: dict) -> int | None:
+    """The most items an array valid under `s` can hold (maxItems, or the tuple's length when
+    `items` is false), or None when unbounded."""
+    caps = []
+    if _num(s.get("maxItems")) and s["maxItems"] >= 0:
+        caps.append(int(s["maxItems"]))
+    if "items" in s and is_false(s["items"]):
+        caps.append(len(s["prefixItems"]) if isinstance(s.get("prefixItems"), list) else 0)
+    return min(caps) if caps else None
+
+
+# In-place applicators: the keywords whose subschemas evaluate properties or items of the same
+# instance, which `unevaluated*` would have to see through. Without them, what `unevaluated*`
+# applies to is exactly what `additional*` would.
+_IN_PLACE = ("allOf", "anyOf", "oneOf", "if", "then", "else", "dependentSchemas", "$ref", "$dynamicRef", "$recursiveRef")
+
+
+def lower_unevaluated(s: dict) -> dict:
+    """`unevaluatedProperties`/`unevaluatedItems` rewritten where their meaning is local.
+
+    With no in-place applicator beside them, the properties left unevaluated are exactly those
+    `properties` and `patternProperties` do not name, as for `additionalProperties` (so the keyword
+    is `additionalProperties`, or has no effect when that is present); the items left unevaluated
+    are those past `prefixItems`, as for `items` (and `contains` evaluates items too, so it keeps
+    the keyword as it is)."""
+    if not isinstance(s, dict) or not ("unevaluatedProperties" in s or "unevaluatedItems" in s):
+        return s
+    if any(k in s for k in _IN_PLACE):
+        return s
+    out = dict(s)
+    if "unevaluatedProperties" in out:
+        value = out.pop("unevaluatedProperties")
+        out.setdefault("additionalProperties", value)
+    if "unevaluatedItems" in out and "contains" not in out:
+        value = out.pop("unevaluatedItems")
+        out.setdefault("items", value)
     return out
 
 

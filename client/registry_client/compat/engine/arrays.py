@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..model import Change
-from .algebra import _key, _ptr, _refless, is_false
+from .algebra import _key, _ptr, _refless, array_cap, is_false
 from .refs import Ctx
 from .scalars import _int_bound_changes
-from .verdicts import _summary
+from .verdicts import _mask, _summary
 
 
 def _array_changes(o: dict, n: dict, path: str, cx: Ctx, ao: frozenset, an: frozenset) -> list[Change]:
@@ -29,7 +29,7 @@ def _prefix_item_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
         eo = pre_o[k] if k < len(pre_o) else it_o
         en = pre_n[k] if k < len(pre_n) else it_n
         where = _ptr(path, "prefixItems", k) if k < len(pre_n) or k < len(pre_o) else _ptr(path, "items")
-        nested = cx.diff(eo, en, where, cx)
+        nested = _unreachable(cx.diff(eo, en, where, cx), k, o, n)
         if k < len(pre_o) and k < len(pre_n):
             out += nested
         elif nested:
@@ -38,9 +38,22 @@ def _prefix_item_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
     return out
 
 
+def _unreachable(changes: list[Change], position: int, o: dict, n: dict) -> list[Change]:
+    """A side whose arrays never reach `position` (maxItems, or a closed shorter tuple) cannot
+    break a direction through what it says there: `{items: false}` and `{maxItems: 0}` are the
+    same empty-array rule."""
+    if not changes:
+        return changes
+    cap_o, cap_n = array_cap(o), array_cap(n)
+    bb = cap_o is None or position < cap_o
+    bf = cap_n is None or position < cap_n
+    return changes if bb and bf else _mask(changes, bb, bf)
+
+
 def _items_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
     it_o, it_n = o.get("items", {}), n.get("items", {})
-    nested = cx.diff(it_o, it_n, _ptr(path, "items"), cx)
+    first = max(len(o.get("prefixItems") or []), len(n.get("prefixItems") or []))
+    nested = _unreachable(cx.diff(it_o, it_n, _ptr(path, "items"), cx), first, o, n)
     if nested and is_false(it_n) and not is_false(it_o):
         return [_summary(_ptr(path, "items"), "items_closed", nested, "no items beyond the listed positions are accepted any more")]
     if nested and is_false(it_o) and not is_false(it_n):
@@ -49,7 +62,14 @@ def _items_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
 
 
 def _item_count_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
-    return _int_bound_changes(o, n, path, "minItems", "maxItems", "number of items")
+    changes = _int_bound_changes(o, n, path, "minItems", "maxItems", "number of items")
+    if not any(c.kind.startswith("max_items") for c in changes):
+        return changes
+    # maxItems against the most items each side can really hold (a closed tuple caps it too)
+    inf = float("inf")
+    cap_o, cap_n = array_cap(o), array_cap(n)
+    cap_o, cap_n = inf if cap_o is None else cap_o, inf if cap_n is None else cap_n
+    return [_mask([c], cap_n < cap_o, cap_o < cap_n)[0] if c.kind.startswith("max_items") else c for c in changes]
 
 
 def _unique_items_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
@@ -71,6 +91,10 @@ def _contains_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
         return [Change(_ptr(path, "minContains"), "unsupported_keyword", True, True,
                        "`minContains`/`maxContains` is not a non-negative integer here; treated as breaking both ways")]
     mo, xo, mn, xn = counts
+    # a maximum no array can reach asserts nothing (maxContains 3 beside maxItems 3)
+    cap_o, cap_n = array_cap(o), array_cap(n)
+    xo = None if xo is not None and cap_o is not None and xo >= cap_o else xo
+    xn = None if xn is not None and cap_n is not None and xn >= cap_n else xn
     if co is not None and cn is not None and _key(co) == _key(cn) and _refless(_key(co)) and (mo, xo) == (mn, xn):
         return []
     inner_bb = inner_bf = None  # does every item matching the source's schema match the target's?

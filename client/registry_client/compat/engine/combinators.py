@@ -3,6 +3,8 @@ disjointness proofs that oneOf and not need."""
 
 from __future__ import annotations
 
+import math
+
 from ..model import Change
 from .algebra import (
     _finite_values,
@@ -14,10 +16,12 @@ from .algebra import (
     flatten,
     is_false,
     key_to_snake,
+    merge,
 )
 from .objects import _effective
 from .refs import Ctx, _resolve_refs
-from .scalars import _below, _lower, _upper
+from .scalars import _below, _int_lower, _int_upper, _lower, _upper
+from .verdicts import _mask
 from .vocabulary import GROUP_KEYS, NUMERIC
 
 
@@ -56,10 +60,27 @@ def _alternatives_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
     return out
 
 
+def _same_branches(bo, bn, cx: Ctx) -> bool:
+    """Each old branch equivalent to its own new branch (in any order): the same alternatives,
+    however much they overlap."""
+    if not isinstance(bo, list) or not isinstance(bn, list) or len(bo) != len(bn) or len(bo) > 12:
+        return False
+    left = list(range(len(bn)))
+    for a in bo:
+        match = next((j for j in left if cx.sub(a, bn[j], cx) and cx.sub(bn[j], a, cx.swapped())), None)
+        if match is None:
+            return False
+        left.remove(match)
+    return True
+
+
 def _branch_changes(o: dict, n: dict, key: str, path: str, cx: Ctx) -> list[Change]:
     out = []
     exclusive = key == "oneOf"
     bo, bn = o.get(key), n.get(key)
+    if _same_branches(bo, bn, cx):
+        return [Change(_ptr(path, key), f"{key_to_snake(key)}_restated", False, False,
+                       f"the {key} branches changed without changing which documents are valid")]
     if bn is not None:  # backward: every old alternative must land in the new ones
         units, source_key = _units(o)
         for i, u in enumerate(units):
@@ -104,7 +125,54 @@ def _lands(unit: dict, branches: list, exclusive: bool, cx: Ctx) -> bool:
             return True
         if all(_disjoint(unit, other, cx) for k, other in enumerate(branches) if k != j):
             return True
-    return False
+    return _covered_by_ranges(unit, branches, exclusive, cx)
+
+
+_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+
+
+def _covered_by_ranges(unit: dict, branches: list, exclusive: bool, cx: Ctx) -> bool:
+    """An integer alternative that no single branch holds may still lie in their union: branches
+    that hold it but for their bounds, whose integer ranges together cover its range (one
+    branch split in two, two adjacent ranges merged). For oneOf those ranges must not overlap
+    and every other branch must be disjoint from the alternative."""
+    if atoms(unit) != frozenset({"integer"}) or len(branches) < 2:
+        return False
+    if any(not isinstance(b, dict) or "$ref" in b for b in branches):
+        return False
+    ranges, others = [], []
+    for b in branches:
+        loose = {k: v for k, v in b.items() if k not in _BOUNDS}
+        if atoms(b) & NUMERIC and cx.sub(unit, loose, cx):
+            ranges.append((b, _int_range(b)))
+        else:
+            others.append(b)
+    if len(ranges) < 2:
+        return False
+    lo, hi = _int_range(unit)
+    reach = lo  # every integer below `reach` (from the unit's lowest) is covered
+    for b_lo, b_hi in sorted((r for _, r in ranges), key=lambda r: -math.inf if r[0] is None else r[0]):
+        if b_lo is not None and (reach is None or b_lo > reach):
+            break  # a gap
+        if b_hi is None:
+            reach = math.inf
+            break
+        reach = b_hi + 1 if reach is None else max(reach, b_hi + 1)
+    if reach is None or (hi is None and reach != math.inf) or (hi is not None and reach <= hi):
+        return False
+    if exclusive:
+        bs = [b for b, _ in ranges]
+        if not all(_disjoint(a, b, cx) for i, a in enumerate(bs) for b in bs[i + 1:]):
+            return False
+        if not all(_disjoint(unit, b, cx) for b in others):
+            return False
+    return True
+
+
+def _int_range(s: dict) -> tuple:
+    """The integers a schema's bounds admit, as (lowest, highest); None where unbounded."""
+    lo, hi = _int_lower(_lower(s)), _int_upper(_upper(s))
+    return (None if lo is None else lo[0]), (None if hi is None else hi[0])
 
 
 def _disjoint(a: dict, b: dict, cx: Ctx, depth: int = 0) -> bool:
@@ -196,19 +264,56 @@ def _conditional_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
     io, in_ = o.get("if"), n.get("if")
     then_o, then_n = o.get("then", {}), n.get("then", {})
     else_o, else_n = o.get("else", {}), n.get("else", {})
-    if io is not None and in_ is not None and _key(io) == _key(in_) and _refless(_key(io)):
-        return cx.diff(then_o, then_n, _ptr(path, "then"), cx) + cx.diff(else_o, else_n, _ptr(path, "else"), cx)
+    rest_o = {k: v for k, v in o.items() if k not in GROUP_KEYS}
+    rest_n = {k: v for k, v in n.items() if k not in GROUP_KEYS}
+    if io is not None and in_ is not None and _same_condition(io, in_, rest_o, rest_n, cx):
+        # The condition partitions the values: `then` is only ever applied where `if` holds (and
+        # the rest of the schema with it), `else` where it does not; each is compared on its part.
+        out = []
+        for key, part, so, sn in (("then", io, then_o, then_n), ("else", {"not": io}, else_o, else_n)):
+            found = cx.diff(so, sn, _ptr(path, key), cx)
+            if any(c.breaks_backward for c in found) and cx.sub(merge(merge(rest_o, part), so), sn, cx):
+                found = _mask(found, False, True)
+            if any(c.breaks_forward for c in found) and cx.sub(merge(merge(rest_n, part), sn), so, cx.swapped()):
+                found = _mask(found, True, False)
+            out += found
+        return out
     out = []
     if in_ is not None:
-        rest_o = {k: v for k, v in o.items() if k not in GROUP_KEYS}
         bb = not (cx.sub(rest_o, then_n, cx) and cx.sub(rest_o, else_n, cx))
+        bf = io is not None
         if io is not None:
-            bb = True
-        out.append(Change(_ptr(path, "if"), "conditional_added" if io is None else "conditional_changed", bb, io is not None,
-                          "an if/then/else condition was " + ("added" if io is None else "changed; differing conditions are treated as breaking both ways")))
+            # different conditions: safe when the source satisfies both outcomes whatever the
+            # condition, or as what the two mean, (if ∧ then) ∨ (¬if ∧ else)
+            bb = not (cx.sub(rest_o, then_n, cx) and cx.sub(rest_o, else_n, cx)) and not cx.sub(
+                _as_cases(rest_o, io, then_o, else_o), _as_cases(rest_n, in_, then_n, else_n), cx)
+            bf = not (cx.sub(rest_n, then_o, cx.swapped()) and cx.sub(rest_n, else_o, cx.swapped())) and not cx.sub(
+                _as_cases(rest_n, in_, then_n, else_n), _as_cases(rest_o, io, then_o, else_o), cx.swapped())
+            if not bb and not bf:
+                return [Change(_ptr(path, "if"), "conditional_restated", False, False,
+                               "the if/then/else condition was rewritten without changing which documents are valid")]
+        out.append(Change(_ptr(path, "if"), "conditional_added" if io is None else "conditional_changed", bb, bf,
+                          "an if/then/else condition was " + ("added" if io is None else "changed")))
         return out
     if io is not None:
-        rest_n = {k: v for k, v in n.items() if k not in GROUP_KEYS}
         bf = not (cx.sub(rest_n, then_o, cx.swapped()) and cx.sub(rest_n, else_o, cx.swapped()))
         out.append(Change(_ptr(path, "if"), "conditional_removed", False, bf, "an if/then/else condition was removed"))
     return out
+
+
+def _same_condition(io, in_, rest_o: dict, rest_n: dict, cx: Ctx) -> bool:
+    """Do the two conditions select the same documents, among those the rest of each schema
+    admits? (Equal texts do; so do conditions that differ only where the rest rules it out, as
+    an array keyword in the condition of an object schema.) Conditions with references are only
+    equal as texts."""
+    if _key(io) == _key(in_):
+        return _refless(_key(io))
+    if not (_refless(_key(io)) and _refless(_key(in_))):
+        return False
+    return all((cx.sub(merge(rest, a), b, cx) and cx.sub(merge(rest, b), a, cx))
+               for rest in (rest_o, rest_n) for a, b in ((io, in_),))
+
+
+def _as_cases(rest: dict, cond, then, otherwise) -> dict:
+    """if/then/else as the two cases it stands for, beside the rest of the schema."""
+    return merge(rest, {"anyOf": [merge(cond, then), merge({"not": cond}, otherwise)]})

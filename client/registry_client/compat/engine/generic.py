@@ -100,7 +100,10 @@ def _ignored_changes(io: dict, in_: dict, path: str) -> list[Change]:
     for k in dict.fromkeys([*io, *in_]):
         if _key(io.get(k)) == _key(in_.get(k)):
             continue
-        if k == "id":
+        if k == "format":
+            reason = (f"the format {_short([io.get(k) or in_.get(k)])} is not one the declared draft's validator checks, "
+                      "so it is an annotation there; it never changes which documents are valid")
+        elif k == "id":
             reason = "`id` names the schema (its base URI); it never changes which documents are valid"
         elif k == "required" and all(isinstance(x, bool | None) for x in (io.get(k), in_.get(k))):
             reason = ("a Draft 3 `required` flag on a property's schema: it is read as the parent object's "

@@ -12,6 +12,7 @@ from .vocabulary import (
     ANNOTATIONS,
     DRAFT_IDS,
     FALSE,
+    FORMATS,
     IGNORED,
     INTEGER_ONLY,
     LEGACY_REF,
@@ -209,6 +210,9 @@ def _rewrite_divisible_by(out: dict, key: str, value, node: dict, nx: Norm) -> N
 
 
 def _rewrite_format(out: dict, key: str, value, node: dict, nx: Norm) -> None:
+    if isinstance(value, str) and value not in FORMATS[nx.draft]:
+        out.setdefault(IGNORED, {})[key] = value  # this draft's validator does not check it
+        return
     out[key] = _DRAFT3_FORMATS.get(value, value) if nx.draft == "3" and isinstance(value, str) else value
 
 

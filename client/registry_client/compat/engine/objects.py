@@ -11,6 +11,7 @@ from .algebra import _ptr, is_false, merge
 from .refs import Ctx
 from .scalars import _int_bound_changes
 from .verdicts import _mask, _short, _summary
+from .vocabulary import FALSE
 
 
 def _effective(s: dict, name: str) -> dict:
@@ -73,6 +74,15 @@ def _property_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
     pn = n.get("properties") if isinstance(n.get("properties"), dict) else {}
     for name in list(dict.fromkeys([*po, *pn])):
         eo, en = _effective(o, name), _effective(n, name)
+        # a name the side's propertyNames refuses never occurs there, whatever its schema says
+        if "propertyNames" in o and cx.left.valid_or_none(name, o["propertyNames"]) is False:
+            eo = dict(FALSE)
+        if "propertyNames" in n and cx.right.valid_or_none(name, n["propertyNames"]) is False:
+            en = dict(FALSE)
+        if _presence_refused(o, name):
+            eo = dict(FALSE)
+        if _presence_refused(n, name):
+            en = dict(FALSE)
         where = _ptr(path, "properties", name)
         if "$unmatchable-pattern" in eo or "$unmatchable-pattern" in en:
             out.append(Change(where, "unsupported_keyword", True, True, "a patternProperties regular expression cannot be evaluated"))
@@ -126,6 +136,12 @@ def _additional_properties_changes(o: dict, n: dict, path: str, cx: Ctx) -> list
     if not nested:
         return []
     where = _ptr(path, "additionalProperties")
+    # Where a side can only hold names the other side declares (a closed object, or propertyNames
+    # as a finite list), the other side's additionalProperties never applies to its documents.
+    bb = not _only_declared(_possible_names(o), n)
+    bf = not _only_declared(_possible_names(n), o)
+    if not (bb and bf):
+        nested = _mask(nested, bb, bf)
     if is_false(ap_n) and not is_false(ap_o):
         return [_summary(where, "additional_properties_closed", nested, "the content model is now closed: properties not declared fail")]
     if is_false(ap_o) and not is_false(ap_n):
@@ -145,9 +161,9 @@ def _dependent_required_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Ch
         added = [x for x in sn if x not in so]
         removed = [x for x in so if x not in sn]
         where = _ptr(path, "dependentRequired", name)
-        if added:
+        if added and not _absent(o, name):
             out.append(Change(where, "dependent_required_added", True, False, f"when {name!r} is present, {_short(added)} must now be present too"))
-        if removed:
+        if removed and not _absent(n, name):
             out.append(Change(where, "dependent_required_removed", False, True, f"when {name!r} is present, {_short(removed)} no longer need be"))
     return out
 
@@ -160,9 +176,11 @@ def _dependent_schema_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Chan
         if name in dso and name in dsn:
             out += cx.diff(dso[name], dsn[name], where, cx)
         elif name in dsn:
-            out.append(Change(where, "dependent_schema_added", not cx.sub(o, dsn[name], cx), False, f"when {name!r} is present, the object must now also match a further schema"))
+            bb = not (_absent(o, name) or cx.sub(o, dsn[name], cx))
+            out.append(Change(where, "dependent_schema_added", bb, False, f"when {name!r} is present, the object must now also match a further schema"))
         else:
-            out.append(Change(where, "dependent_schema_removed", False, not cx.sub(n, dso[name], cx.swapped()), f"when {name!r} is present, a further schema no longer applies"))
+            bf = not (_absent(n, name) or cx.sub(n, dso[name], cx.swapped()))
+            out.append(Change(where, "dependent_schema_removed", False, bf, f"when {name!r} is present, a further schema no longer applies"))
     return out
 
 
@@ -171,11 +189,31 @@ def _property_names_changes(o: dict, n: dict, path: str, cx: Ctx) -> list[Change
         return []
     po, pn = o.get("propertyNames", {}), n.get("propertyNames", {})
     changes = cx.diff(po, pn, _ptr(path, "propertyNames"), cx)
+    # names are strings: what either schema says of other types never applies
+    if any(c.breaks_backward or c.breaks_forward for c in changes):
+        as_names = cx.diff(merge(_NAME, po), merge(_NAME, pn), _ptr(path, "propertyNames"), cx)
+        changes = _mask(changes, any(c.breaks_backward for c in as_names), any(c.breaks_forward for c in as_names))
     # A closed object can only hold its declared names: when each passes the target's
     # propertyNames (decided by the validator), that direction is safe whatever the schemas.
     bb_ok = any(c.breaks_backward for c in changes) and _names_pass(_closed_names(o), pn, cx.right)
     bf_ok = any(c.breaks_forward for c in changes) and _names_pass(_closed_names(n), po, cx.left)
     return _mask(changes, not bb_ok, not bf_ok) if bb_ok or bf_ok else changes
+
+
+_NAME = {"type": "string"}
+
+
+def _absent(s: dict, name: str) -> bool:
+    """Can no document valid under `s` hold the property `name`? (Its schema there is false,
+    or its presence requires a property `s` refuses.) A rule it triggers then never applies."""
+    return is_false(_effective(s, name)) or _presence_refused(s, name)
+
+
+def _presence_refused(s: dict, name: str) -> bool:
+    """Does the presence of `name` require (dependentRequired) a property `s` refuses?"""
+    deps = s.get("dependentRequired") if isinstance(s.get("dependentRequired"), dict) else {}
+    needed = deps.get(name) if isinstance(deps.get(name), list) else []
+    return any(isinstance(x, str) and x != name and is_false(_effective(s, x)) for x in needed)
 
 
 def _closed_names(s: dict) -> list | None:
@@ -184,6 +222,38 @@ def _closed_names(s: dict) -> list | None:
         return None
     props = s.get("properties")
     return list(props) if isinstance(props, dict) else []
+
+
+def _possible_names(s: dict) -> set | None:
+    """The property names a document valid under `s` can hold, when they are finitely many."""
+    found = _closed_names(s)
+    names = set(found) if found is not None else None
+    pn = s.get("propertyNames")
+    listed = None
+    if isinstance(pn, dict) and "const" in pn and isinstance(pn["const"], str):
+        listed = {pn["const"]}
+    elif isinstance(pn, dict) and isinstance(pn.get("enum"), list):
+        listed = {v for v in pn["enum"] if isinstance(v, str)}
+    if listed is not None:
+        names = listed if names is None else names & listed
+    return names
+
+
+def _only_declared(names: set | None, s: dict) -> bool:
+    """Is every one of `names` governed by `s`'s properties or patterns (never by additionalProperties)?"""
+    if names is None:
+        return False
+    props = s.get("properties") if isinstance(s.get("properties"), dict) else {}
+    for name in names:
+        if name in props:
+            continue
+        try:
+            if any(ecma.search(p, name) for p in s.get("patternProperties") or {}):
+                continue
+        except (ValueError, TypeError):
+            return False
+        return False
+    return True
 
 
 def _names_pass(names: list | None, schema, side) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from ..model import Change
+from . import patterns
 from .algebra import _is_int, _key, _num, _ptr, key_to_snake
 from .refs import Ctx
 from .vocabulary import NUMERIC
@@ -153,13 +154,7 @@ def _string_changes(o: dict, n: dict, path: str, cx: Ctx, ao: frozenset, an: fro
     out = _int_bound_changes(o, n, path, "minLength", "maxLength", "string length")
     po, pn = o.get("pattern"), n.get("pattern")
     if po != pn:
-        if po is None:
-            out.append(Change(_ptr(path, "pattern"), "pattern_added", True, False, f"strings must now match {pn!r}"))
-        elif pn is None:
-            out.append(Change(_ptr(path, "pattern"), "pattern_removed", False, True, f"strings no longer need to match {po!r}; readers on the old version reject the others"))
-        else:
-            out.append(Change(_ptr(path, "pattern"), "pattern_changed", True, True,
-                              f"the pattern changed from {po!r} to {pn!r}; two different regular expressions are not provably equal, so this is treated as breaking both ways"))
+        out.append(_pattern_change(po, pn, path))
     fo, fn = o.get("format"), n.get("format")
     if fo != fn:
         if fo is None:
@@ -169,6 +164,39 @@ def _string_changes(o: dict, n: dict, path: str, cx: Ctx, ao: frozenset, an: fro
         else:
             out.append(Change(_ptr(path, "format"), "format_changed", True, True, f"the format changed from {fo} to {fn}"))
     return out
+
+
+def _pattern_change(po, pn, path: str) -> Change:
+    """Patterns in the common subset (literals, classes, alternation, bounded repetition, edge
+    anchors) are compared as languages; any other pattern counts as breaking where it differs."""
+    where = _ptr(path, "pattern")
+    # no pattern accepts every string, as the empty pattern does
+    old_in_new = _contained("" if po is None else po, "" if pn is None else pn)
+    new_in_old = _contained("" if pn is None else pn, "" if po is None else po)
+    bb, bf = old_in_new is not True, new_in_old is not True
+    undecided = old_in_new is None or new_in_old is None
+    unsure = " (the checker cannot compare this regular expression, so it is treated as breaking)" if undecided else ""
+    if po is None:
+        return Change(where, "pattern_added", bb, bf, f"strings must now match {pn!r}" + unsure)
+    if pn is None:
+        return Change(where, "pattern_removed", bb, bf,
+                      f"strings no longer need to match {po!r}; readers on the old version reject the others" + unsure)
+    if not bb and not bf:
+        return Change(where, "pattern_restated", False, False, f"the pattern changed from {po!r} to {pn!r}, matching the same strings")
+    kind = "pattern_widened" if bf and not bb else "pattern_narrowed" if bb and not bf else "pattern_changed"
+    if undecided:
+        detail = "; two regular expressions the checker cannot compare, so this is treated as breaking both ways"
+    else:
+        detail = {"pattern_widened": "; it matches strings the old one refuses",
+                  "pattern_narrowed": "; it refuses strings the old one matched",
+                  "pattern_changed": "; each matches strings the other refuses"}[kind]
+    return Change(where, kind, bb, bf, f"the pattern changed from {po!r} to {pn!r}" + detail)
+
+
+def _contained(a, b) -> bool | None:
+    if not isinstance(a, str) or not isinstance(b, str):
+        return a == b or None
+    return patterns.contained(a, b)
 
 
 def _below(upper, lower) -> bool:

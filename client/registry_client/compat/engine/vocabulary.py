@@ -26,6 +26,9 @@ VOCABULARIES = {
     }[draft]
     for draft, cls in _VALIDATORS.items()
 }
+# The formats each draft's validator asserts (its format checker's; `regex` read as ECMA-262). A
+# format its draft does not know is not checked there: an annotation, like an unknown keyword.
+FORMATS = {draft: frozenset(cls.FORMAT_CHECKER.checkers) | {"regex"} for draft, cls in _VALIDATORS.items()}
 # Keywords of the registry's own (contract documents' whole-frame rules): they assert something
 # the checker does not reason about, in every draft.
 REGISTRY_PREFIX = "dataframe"

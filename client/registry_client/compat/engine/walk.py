@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from ..model import Change
 from . import arrays, generic, objects, scalars
-from .algebra import _key, _ptr, _refless, atoms, flatten, is_false
+from .algebra import _key, _ptr, _refless, atoms, flatten, is_false, lower_unevaluated
 from .combinators import _combinator_changes
 from .refs import Ctx, RefPair, Side, _resolve_refs
 from .verdicts import _exact_override, _gate, _implied_by_alternatives, _implied_by_conjunct
@@ -203,17 +203,18 @@ def _reference_changes(o: dict, n: dict, ko: str, kn: str, path: str, cx: Ctx) -
 
 
 def _diff_resolved(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
-    o, n = flatten(o), flatten(n)
+    o, n = lower_unevaluated(flatten(o)), lower_unevaluated(flatten(n))
     if "$ref" in o or "$ref" in n:  # a flattened allOf branch brought a $ref up
         return _diff(o, n, path, cx)
 
-    if is_false(o) and is_false(n):
+    ao, an = atoms(o), atoms(n)
+    # A schema that contradicts itself for every type admits nothing: it is false, whatever it says.
+    false_o, false_n = is_false(o) or not ao, is_false(n) or not an
+    if false_o and false_n:
         return []
-    if is_false(o):
+    if false_o:
         return [Change(path, "schema_opened", False, True, "nothing was valid here before; the new version accepts values the old one refuses")]
-    if is_false(n):
-        if not atoms(o):
-            return []
+    if false_n:
         return [Change(path, "schema_closed", True, False, "the new version accepts nothing here, so any value the old one allowed now fails")]
 
     for kw in UNSUPPORTED_WHEN_PRESENT:
@@ -221,7 +222,6 @@ def _diff_resolved(o: dict, n: dict, path: str, cx: Ctx) -> list[Change]:
             return [Change(_ptr(path, kw), "unsupported_keyword", True, True,
                            f"`{kw}` depends on every other keyword of the schema and the checker does not reason about it, so any change here is treated as breaking both ways")]
 
-    ao, an = atoms(o), atoms(n)
     changes: list[Change] = []
     for family, domain in FAMILIES:
         found = family(o, n, path, cx, ao, an)
