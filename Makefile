@@ -39,7 +39,7 @@ test: install-dev apt-packages services
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(SPECTACULAR)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 apt-packages:
 	@scripts/ensure-apt-packages $(APT_PACKAGES)
