@@ -135,34 +135,7 @@ class Graph:
             node = (datasets if kind == "dataset" else jobs).get(pk)
             if node:
                 node["data"].update(more)
-        # Each outEdges list first collects the destination nodes. Visiting the
-        # origins in id order, each with its destinations in id order, then
-        # fills every inEdges list in order too, without sorting the edges.
-        declared = set()
-        for direction, job_pk, dataset_pk, mark, _, _ in links:
-            if direction == "in":
-                datasets[dataset_pk]["outEdges"].append(jobs[job_pk])
-            else:
-                jobs[job_pk]["outEdges"].append(datasets[dataset_pk])
-            if mark == "declared":
-                declared.add((datasets[dataset_pk]["id"], jobs[job_pk]["id"]) if direction == "in"
-                             else (jobs[job_pk]["id"], datasets[dataset_pk]["id"]))
-        nodes = [*datasets.values(), *jobs.values()]
-        nodes.sort(key=_BY_ID)
-        for node in nodes:
-            destinations = node["outEdges"]
-            if destinations:
-                if len(destinations) > 1:
-                    destinations.sort(key=_BY_ID)
-                origin = node["id"]
-                edges = node["outEdges"] = []
-                for destination in destinations:
-                    edge = {"origin": origin, "destination": destination["id"]}
-                    if declared and (origin, destination["id"]) in declared:
-                        edge["declared"] = True  # static lineage: a JobEvent said so, no run showed it
-                    edges.append(edge)
-                    destination["inEdges"].append(edge)
-        return {"graph": nodes}
+        return {"graph": linked_nodes(datasets, jobs, links)}
 
     def columns(self) -> dict[tuple[str, int], int]:
         """Each node's signed distance from the start (upstream negative), for drawing."""
@@ -304,6 +277,41 @@ def neighbourhood_ctes(kind: str, direction: str, *, by_name: bool = False) -> s
     ctes.append(f"ds(id) AS ({' UNION '.join(dataset_sets)})")
     ctes.append(f"jb(id) AS ({' UNION '.join(job_sets)})")
     return f"WITH RECURSIVE {', '.join(ctes)}"
+
+
+def linked_nodes(datasets: dict[int, dict], jobs: dict[int, dict], links: list[tuple]) -> list[dict]:
+    """Marquez's node list: `datasets` and `jobs` ({pk: node with empty edge lists})
+    linked by the walk's edge rows (direction, job pk, dataset pk, "declared" or None, …),
+    nodes sorted by id and each node's edges by origin, then destination.
+
+    Each outEdges list first collects the destination nodes. Visiting the origins
+    in id order, each with its destinations in id order, then fills every inEdges
+    list in order too, without sorting the edges."""
+    declared = set()
+    for direction, job_pk, dataset_pk, mark, *_ in links:
+        if direction == "in":
+            datasets[dataset_pk]["outEdges"].append(jobs[job_pk])
+        else:
+            jobs[job_pk]["outEdges"].append(datasets[dataset_pk])
+        if mark == "declared":
+            declared.add((datasets[dataset_pk]["id"], jobs[job_pk]["id"]) if direction == "in"
+                         else (jobs[job_pk]["id"], datasets[dataset_pk]["id"]))
+    nodes = [*datasets.values(), *jobs.values()]
+    nodes.sort(key=_BY_ID)
+    for node in nodes:
+        destinations = node["outEdges"]
+        if destinations:
+            if len(destinations) > 1:
+                destinations.sort(key=_BY_ID)
+            origin = node["id"]
+            edges = node["outEdges"] = []
+            for destination in destinations:
+                edge = {"origin": origin, "destination": destination["id"]}
+                if declared and (origin, destination["id"]) in declared:
+                    edge["declared"] = True  # static lineage: a JobEvent said so, no run showed it
+                edges.append(edge)
+                destination["inEdges"].append(edge)
+    return nodes
 
 
 def check_request(direction: str, depth: int | str | None) -> tuple[str, int]:

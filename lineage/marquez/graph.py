@@ -21,7 +21,6 @@ statements and the payload comes from the endpoints' own reads (six queries).
 
 from __future__ import annotations
 
-from operator import itemgetter
 from typing import Any
 
 from django.db import connection
@@ -34,6 +33,7 @@ from lineage.graph import (
     NodeNotFound,
     check_request,
     lineage_graph,
+    linked_nodes,
     neighbourhood_ctes,
     parse_node_id,
 )
@@ -153,7 +153,6 @@ def linked(rows: list[tuple]) -> dict[str, Any]:
     datasets: dict[int, dict] = {}
     jobs: dict[int, dict] = {}
     links = []
-    declared: set[tuple[str, str]] = set()
     for row in rows:
         tag, pk, _ref, namespace, name, data = row
         if tag == "d":
@@ -179,33 +178,9 @@ def linked(rows: list[tuple]) -> dict[str, Any]:
             jobs[pk] = {"id": f"job:{namespace}:{name}", "type": "JOB", "data": data, "inEdges": [], "outEdges": []}
         elif tag == "in" or tag == "out":
             links.append(row)
-    for direction, job_pk, dataset_pk, mark, _, _ in links:
-        if direction == "in":
-            datasets[dataset_pk]["outEdges"].append(jobs[job_pk])
-        else:
-            jobs[job_pk]["outEdges"].append(datasets[dataset_pk])
-        if mark == "declared":
-            declared.add((datasets[dataset_pk]["id"], jobs[job_pk]["id"]) if direction == "in"
-                         else (jobs[job_pk]["id"], datasets[dataset_pk]["id"]))
-    nodes = [*datasets.values(), *jobs.values()]
-    nodes.sort(key=_BY_ID)
-    for node in nodes:
-        destinations = node["outEdges"]
-        if destinations:
-            if len(destinations) > 1:
-                destinations.sort(key=_BY_ID)
-            origin = node["id"]
-            edges = node["outEdges"] = []
-            for destination in destinations:
-                edge = {"origin": origin, "destination": destination["id"]}
-                if declared and (origin, destination["id"]) in declared:
-                    edge["declared"] = True  # static lineage: a JobEvent said so, no run showed it
-                edges.append(edge)
-                destination["inEdges"].append(edge)
-    return {"graph": nodes}
+    return {"graph": linked_nodes(datasets, jobs, links)}
 
 
-_BY_ID = itemgetter("id")
 _GRAPH_LEAVES_OUT = {"dataset": ("facets", "deleted"), "job": ("facets", "currentVersion")}
 
 
