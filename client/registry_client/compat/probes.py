@@ -22,6 +22,8 @@ import json
 import math
 from collections.abc import Iterable, Iterator
 
+from .engine.resources import follow_pointer
+
 BASE_VALUES = [
     None, True, False, 0, 1, 1.0, -1, 2, 3, 4, 5, 6, 7, 10, 11, 15, 50, 100, 2000, -5, 0.5, 1.5, 2.5, -0.5,
     "", "a", "b", "c", "x", "z", "A", "A1", "a1", "ab", "abc", "abcd", "abcde", "abcdefg", "123",
@@ -164,16 +166,7 @@ _FORMAT_SAMPLES = {"date": "2024-01-31", "date-time": "2024-01-31T10:00:00Z", "e
 def _pointer(root, ref: str):
     if not isinstance(ref, str) or not ref.startswith("#"):
         return None
-    node = root
-    for part in ref[1:].split("/")[1:] if ref != "#" else []:
-        part = part.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
+    return follow_pointer(root, ref[1:] if ref[1:].startswith("/") else "")
 
 
 def _first_type(s: dict):

@@ -11,6 +11,7 @@ again, so its references read as written (`#/$defs/a`).
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
 
 from .vocabulary import LEGACY_REF
@@ -102,12 +103,17 @@ class Index:
             return node
         if not fragment.startswith("/"):
             return self.anchors.get(uri + "#" + fragment)
-        for part in fragment[1:].split("/"):
-            part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            else:
-                return None
-        return node
+        return follow_pointer(node, fragment)
+
+
+def follow_pointer(node: Any, pointer: str) -> Any:
+    """What the JSON pointer `pointer` ("/defs/a/0", "" for the whole) names in `node`, or None."""
+    for part in pointer[1:].split("/") if pointer else []:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
