@@ -265,7 +265,8 @@ def storage_problems(event: dict, *, kind: str = EventKind.RUN, canonical: str |
                 problems.append(Problem(f"{path}.{field}", f"is {len(obj[field])} characters; the registry stores at most {NAME_LIMIT}"))
     if canonical is None:
         canonical = json.dumps(event, ensure_ascii=False)
-    if _ESCAPED_NUL.search(canonical):
+    # The substring test first: the regex costs a quarter of a millisecond on an ordinary event.
+    if "\\u0000" in canonical and _ESCAPED_NUL.search(canonical):
         problems.append(Problem("", "contains a NUL character (\\u0000), which the database cannot store"))
     return problems
 
