@@ -210,6 +210,7 @@ class ChangeRequest(models.Model):
             models.UniqueConstraint(
                 fields=["contract"], condition=Q(state__in=["open", "approved"]),
                 name="change_request_one_unfinished_per_contract",
+                violation_error_message="This contract already has an unfinished change request; publish, withdraw or reject it before proposing another.",
             ),
         ]
         indexes = [
@@ -451,7 +452,8 @@ class TeamReview(models.Model):
 
     class Meta:
         ordering = ["team__name"]
-        constraints = [models.UniqueConstraint(fields=["change_request", "team"], name="team_review_unique")]
+        constraints = [models.UniqueConstraint(fields=["change_request", "team"], name="team_review_unique",
+                                               violation_error_message="This team already answers this change request; its review is changed, not added again.")]
 
     def __str__(self) -> str:
         return f"{self.team} on #{self.change_request_id}: {self.status}"
@@ -473,7 +475,8 @@ class TeamAssessment(models.Model):
 
     class Meta:
         ordering = ["-affected", "team__name"]
-        constraints = [models.UniqueConstraint(fields=["change_request", "team"], name="team_assessment_unique")]
+        constraints = [models.UniqueConstraint(fields=["change_request", "team"], name="team_assessment_unique",
+                                               violation_error_message="This team is already assessed for this change request.")]
 
     def __str__(self) -> str:
         return f"{self.team} on #{self.change_request_id}: {'affected' if self.affected else 'not affected'}"
@@ -484,6 +487,9 @@ class ReviewPolicy(models.Model):
 
     dataset = models.OneToOneField("registry.Dataset", on_delete=models.CASCADE, related_name="review_policy")
     review_period = models.DurationField(help_text="How long consumer teams have to answer, e.g. 7 days.")
+
+    class Meta:
+        verbose_name_plural = "review policies"
 
     def __str__(self) -> str:
         return f"{self.dataset}: {self.review_period}"

@@ -138,7 +138,8 @@ class Notification(models.Model):
         ordering = ["created_at", "id"]
         constraints = [
             models.UniqueConstraint(fields=["change_request", "event", "channel", "recipient"],
-                                    name="notification_once_per_event_and_recipient"),
+                                    name="notification_once_per_event_and_recipient",
+                                    violation_error_message="This recipient is already notified of this event of the change request on this channel."),
         ]
         indexes = [models.Index(fields=["created_at"], condition=Q(sent_at__isnull=True, gave_up_at__isnull=True),
                                 name="notification_unsent")]

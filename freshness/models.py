@@ -55,12 +55,14 @@ class DatasetFreshness(models.Model):
         ]
         constraints = [
             models.CheckConstraint(condition=models.Q(max_age__isnull=True) | models.Q(max_age__gt=timedelta(0)),
-                                   name="freshness_max_age_positive"),
+                                   name="freshness_max_age_positive",
+                                   violation_error_message="The maximum age must be longer than zero; leave it empty for no freshness SLO."),
             models.CheckConstraint(
                 condition=models.Q(warn_after__isnull=True)
                 | (models.Q(max_age__isnull=False) & models.Q(warn_after__gt=timedelta(0))
                    & models.Q(warn_after__lt=models.F("max_age"))),
                 name="freshness_warn_before_max_age",
+                violation_error_message="The warning age needs a maximum age, and must be longer than zero and shorter than the maximum age.",
             ),
         ]
 

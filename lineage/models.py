@@ -51,7 +51,8 @@ class Job(models.Model):
 
     class Meta:
         ordering = ["namespace", "name"]
-        constraints = [models.UniqueConstraint(fields=["namespace", "name"], name="lineage_job_namespace_name_unique")]
+        constraints = [models.UniqueConstraint(fields=["namespace", "name"], name="lineage_job_namespace_name_unique",
+                                               violation_error_message="A job with this namespace and name is already recorded.")]
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}"
@@ -127,7 +128,8 @@ class JobDataset(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["job", "direction", "dataset"], name="lineage_jobdataset_unique"),
+            models.UniqueConstraint(fields=["job", "direction", "dataset"], name="lineage_jobdataset_unique",
+                                    violation_error_message="This job is already recorded reading or writing this dataset in this direction."),
         ]
         # The graph walk goes dataset -> jobs reading it (downstream) or writing
         # it (upstream); the unique index serves job -> datasets.
@@ -147,7 +149,8 @@ class RunDataset(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["run", "direction", "dataset"], name="lineage_rundataset_unique"),
+            models.UniqueConstraint(fields=["run", "direction", "dataset"], name="lineage_rundataset_unique",
+                                    violation_error_message="This run is already recorded reading or writing this dataset in this direction."),
         ]
         # With the run last, "the newest run that wrote this dataset" is one probe
         # (Marquez's currentVersion, updatedAt and lastModifiedAt read it per dataset).
@@ -227,7 +230,8 @@ class DeclaredEdge(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["job", "direction", "dataset"], name="lineage_declarededge_unique"),
+            models.UniqueConstraint(fields=["job", "direction", "dataset"], name="lineage_declarededge_unique",
+                                    violation_error_message="This job's edge to this dataset in this direction is already declared."),
         ]
         indexes = [models.Index(fields=["dataset", "direction", "job"], name="lineage_declared_dataset_idx")]
 
@@ -254,7 +258,8 @@ class DatasetFacet(models.Model):
 
     class Meta:
         ordering = ["name"]
-        constraints = [models.UniqueConstraint(fields=["dataset", "name"], name="lineage_datasetfacet_unique")]
+        constraints = [models.UniqueConstraint(fields=["dataset", "name"], name="lineage_datasetfacet_unique",
+                                               violation_error_message="This dataset already has a facet of this name.")]
 
     def __str__(self) -> str:
         return f"{self.name} of dataset #{self.dataset_id}"
@@ -272,8 +277,10 @@ class DatasetAlias(models.Model):
     first_seen_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name_plural = "dataset aliases"
         ordering = ["namespace", "name"]
-        constraints = [models.UniqueConstraint(fields=["namespace", "name"], name="lineage_datasetalias_unique")]
+        constraints = [models.UniqueConstraint(fields=["namespace", "name"], name="lineage_datasetalias_unique",
+                                               violation_error_message="This namespace and name are already an alias of a dataset.")]
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name} -> #{self.dataset_id}"
@@ -301,7 +308,8 @@ class QualityCheck(models.Model):
 
     class Meta:
         ordering = ["-event_time", "-id"]
-        constraints = [models.UniqueConstraint(fields=["dataset", "run_uuid"], name="lineage_qualitycheck_run_unique")]
+        constraints = [models.UniqueConstraint(fields=["dataset", "run_uuid"], name="lineage_qualitycheck_run_unique",
+                                               violation_error_message="This run's quality checks on this dataset are already recorded.")]
         indexes = [models.Index(fields=["dataset", "-event_time"], name="lineage_quality_recent_idx")]
 
     def __str__(self) -> str:
@@ -347,7 +355,8 @@ class FieldEdge(models.Model):
         constraints = [
             # Also the index of the upstream walk: a field -> the fields feeding it.
             models.UniqueConstraint(fields=["dataset", "field", "input_dataset", "input_field", "job", "kind"],
-                                    name="lineage_fieldedge_unique"),
+                                    name="lineage_fieldedge_unique",
+                                    violation_error_message="This column lineage edge is already recorded."),
         ]
         # The downstream walk: a field -> the fields it feeds. (No index on last_seen_at: the
         # daily prune can scan, the ingest would pay for it with every row.)

@@ -11,6 +11,11 @@ from registry.forms import ApiTokenForm
 from registry.models import ApiToken, AuditEvent, Consumer, Dataset, Membership, Team
 from registry.usage import ColumnRead, NamespaceTeam
 
+# Governance admins work here (SPEC.md, roles): the admin names the product, not Django.
+admin.site.site_header = "Dataset registry administration"
+admin.site.site_title = "Dataset registry"
+admin.site.index_title = "Governance"
+
 # Never copied into the audit log, wherever they appear in a deleted row.
 _SECRET_WORDS = ("secret", "password", "hash", "token")
 

@@ -96,7 +96,8 @@ class Membership(models.Model):
     joined_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["team", "user"], name="membership_unique")]
+        constraints = [models.UniqueConstraint(fields=["team", "user"], name="membership_unique",
+                                               violation_error_message="This person is already a member of this team.")]
 
     def __str__(self) -> str:
         return f"{self.user} in {self.team}"
@@ -133,7 +134,8 @@ class Dataset(models.Model):
 
     class Meta:
         ordering = ["namespace", "name"]
-        constraints = [models.UniqueConstraint(fields=["namespace", "name"], name="dataset_namespace_name_unique")]
+        constraints = [models.UniqueConstraint(fields=["namespace", "name"], name="dataset_namespace_name_unique",
+                                               violation_error_message="A dataset with this namespace and name is already registered.")]
         indexes = [models.Index(fields=["owner_team"], name="dataset_owner_team_idx")]
 
     def __str__(self) -> str:
@@ -271,7 +273,8 @@ class Consumer(models.Model):
         help_text="The columns the team says it reads (a list of names); empty: not declared.")
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["dataset", "team"], name="consumer_dataset_team_unique")]
+        constraints = [models.UniqueConstraint(fields=["dataset", "team"], name="consumer_dataset_team_unique",
+                                               violation_error_message="This team is already a registered consumer of this dataset.")]
 
     def __str__(self) -> str:
         return f"{self.team} consumes {self.dataset}"
@@ -395,11 +398,13 @@ class ApiToken(models.Model):
     objects = ApiTokenQuerySet.as_manager()
 
     class Meta:
+        verbose_name = "API token"
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(
                 condition=models.Q(user__isnull=False, team__isnull=True) | models.Q(user__isnull=True, team__isnull=False),
                 name="api_token_owned_by_user_or_team",
+                violation_error_message="A token belongs to exactly one of a user or a team: choose one and leave the other empty.",
             )
         ]
 

@@ -84,7 +84,8 @@ class ColumnRead(models.Model):
         # filters on (the age is then checked row by row). Without an index on
         # last_seen_at, refreshing a row's evidence is a HOT update.
         constraints = [models.UniqueConstraint(fields=["dataset", "job_namespace", "job_name", "column", "kind"],
-                                               name="column_read_unique")]
+                                               name="column_read_unique",
+                                               violation_error_message="This job's reading of this column of this dataset is already recorded.")]
 
     def __str__(self) -> str:
         return f"{self.job_namespace}/{self.job_name} reads {self.column or '*'} of dataset #{self.dataset_id}"

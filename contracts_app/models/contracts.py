@@ -361,7 +361,8 @@ class ContractVersion(models.Model):
 
     class Meta:
         ordering = ["contract__name", "published_at"]
-        constraints = [models.UniqueConstraint(fields=["contract", "version"], name="contract_version_unique")]
+        constraints = [models.UniqueConstraint(fields=["contract", "version"], name="contract_version_unique",
+                                               violation_error_message="This contract already has a version with this number; publish it under a new version number.")]
 
     def __str__(self) -> str:
         return f"{self.contract.name} {self.version}"
@@ -423,7 +424,8 @@ class IntegrationSpec(models.Model):
     uploaded_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["contract_version", "version"], name="integration_spec_unique")]
+        constraints = [models.UniqueConstraint(fields=["contract_version", "version"], name="integration_spec_unique",
+                                               violation_error_message="This contract version already has an integration spec with this version number.")]
 
     def __str__(self) -> str:
         return f"spec {self.version} of {self.contract_version}"

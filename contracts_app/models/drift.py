@@ -49,7 +49,8 @@ class SchemaDriftCheck(models.Model):
     class Meta:
         ordering = ["-checked_at", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["dataset", "run_uuid"], name="schema_drift_check_dataset_run_unique"),
+            models.UniqueConstraint(fields=["dataset", "run_uuid"], name="schema_drift_check_dataset_run_unique",
+                                    violation_error_message="This run's schema is already checked for drift on this dataset."),
         ]
         indexes = [models.Index(fields=["dataset", "-id"], name="drift_dataset_recent_idx")]
 
