@@ -1,14 +1,28 @@
 import json
+from dataclasses import dataclass
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models, transaction
+from django.template.defaultfilters import pluralize
+from django.template.response import TemplateResponse
 
 from registry.constants import AuditAction
 from registry.forms import ApiTokenForm
-from registry.models import ApiToken, AuditEvent, Consumer, Dataset, Membership, Team
+from registry.models import (
+    ApiToken,
+    AuditEvent,
+    Consumer,
+    Dataset,
+    Membership,
+    Team,
+    is_governance_admin,
+)
 from registry.usage import ColumnRead, NamespaceTeam
 
 # Governance admins work here (SPEC.md, roles): the admin names the product, not Django.
@@ -127,31 +141,113 @@ class ConsumerInline(admin.TabularInline):
         return False
 
 
+class ReasonForm(forms.Form):
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}), max_length=2000,
+        error_messages={"required": "Say why the ownership changes; the audit log keeps the reason."},
+        help_text="Why, for the audit log: the teams involved read it there.")
+
+
+class OwnerForm(ReasonForm):
+    team = forms.ModelChoiceField(queryset=Team.objects.all(), help_text="The team that will own the datasets.")
+    owner = forms.ModelChoiceField(
+        queryset=get_user_model().objects.filter(memberships__isnull=False).distinct().order_by("username"),
+        required=False, help_text="The owner person: a member of that team.")
+    field_order = ["team", "owner", "reason"]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        team, owner = cleaned.get("team"), cleaned.get("owner")
+        if team and owner and not Membership.objects.filter(team=team, user=owner).exists():
+            self.add_error("owner", f"{owner.get_username()} is not a member of team {team.slug}; "
+                                    "the owner must belong to the owning team.")
+        return cleaned
+
+
+@dataclass(frozen=True)
+class OwnershipAction:
+    """One of the admin's ownership actions: which datasets it applies to and what it asks."""
+
+    title: str
+    verb: str
+    form: type[ReasonForm]
+    wants_owned: bool
+    refusal: str
+
+
+ASSIGN = OwnershipAction(
+    "Assign an owner", "Assign", OwnerForm, wants_owned=False,
+    refusal="Dataset {dataset} is already owned by team {team}: transfer it instead.")
+TRANSFER = OwnershipAction(
+    "Transfer to another owner", "Transfer", OwnerForm, wants_owned=True,
+    refusal="Dataset {dataset} has no owner to transfer from: assign one instead.")
+UNCLAIM = OwnershipAction(
+    "Unclaim (leave without an owner)", "Unclaim", ReasonForm, wants_owned=True,
+    refusal="Dataset {dataset} has no owner already.")
+
+
 @admin.register(Dataset)
 class DatasetAdmin(AuditedDeleteAdmin):
-    """Admins assign ownership here; the change goes through Dataset.assign_owner
-    so it is audited like any other."""
+    """Ownership changes only through the assign, transfer and unclaim actions: each asks
+    for a reason and goes through Dataset.assign_owner, so it is audited with it."""
 
     list_display = ["namespace", "name", "owner_team", "owner", "compatibility_mode"]
     list_filter = ["owner_team", "compatibility_mode"]
     search_fields = ["namespace", "name"]
     list_select_related = ["owner_team", "owner"]
-    autocomplete_fields = ["owner_team", "owner"]
+    readonly_fields = ["owner_team", "owner"]
     inlines = [ConsumerInline]
+    actions = ["assign_owner", "transfer_owner", "unclaim"]
+    ownership_template = "admin/registry/dataset/ownership_action.html"
 
-    def save_model(self, request, obj, form, change):
-        ownership_changed = change and ({"owner_team", "owner"} & set(form.changed_data))
-        if not ownership_changed:
-            super().save_model(request, obj, form, change)
-            return
-        team, owner = obj.owner_team, obj.owner
-        original = Dataset.objects.get(pk=obj.pk)
-        obj.owner_team, obj.owner = original.owner_team, original.owner
-        super().save_model(request, obj, form, change)
-        try:
-            obj.assign_owner(team, owner=owner, by=request.user)
-        except (ValidationError, PermissionDenied) as exc:
-            messages.error(request, " ".join(getattr(exc, "messages", [str(exc)])))
+    def has_governance_permission(self, request) -> bool:
+        return is_governance_admin(request.user) and self.has_change_permission(request)
+
+    @admin.action(description="Assign an owner to the selected unowned datasets", permissions=["governance"])
+    def assign_owner(self, request, queryset):
+        return self._change_ownership(request, queryset, ASSIGN)
+
+    @admin.action(description="Transfer the selected datasets to another owner", permissions=["governance"])
+    def transfer_owner(self, request, queryset):
+        return self._change_ownership(request, queryset, TRANSFER)
+
+    @admin.action(description="Unclaim the selected datasets (leave them without an owner)",
+                  permissions=["governance"])
+    def unclaim(self, request, queryset):
+        return self._change_ownership(request, queryset, UNCLAIM)
+
+    def _change_ownership(self, request, queryset, action: OwnershipAction):
+        """1. Refuse the whole selection if one dataset does not fit the action (an owned one
+        to assign, an unowned one to transfer or unclaim): nothing changes half-way.
+        2. Without a submitted form, show the form page (the selection rides along).
+        3. With a valid form, change every dataset through assign_owner in one transaction."""
+        datasets = list(queryset.select_related("owner_team", "owner").order_by("namespace", "name"))
+        misfits = [d for d in datasets if d.is_owned != action.wants_owned]
+        if misfits:
+            for d in misfits:
+                self.message_user(request, action.refusal.format(
+                    dataset=d, team=d.owner_team.slug if d.owner_team_id else ""), messages.ERROR)
+            return None
+        form = action.form(request.POST if "apply" in request.POST else None)
+        if form.is_bound and form.is_valid():
+            team, owner = form.cleaned_data.get("team"), form.cleaned_data.get("owner")
+            try:
+                with transaction.atomic():
+                    for dataset in datasets:
+                        dataset.assign_owner(team, owner=owner, by=request.user, reason=form.cleaned_data["reason"])
+            except (ValidationError, PermissionDenied) as exc:
+                form.add_error(None, " ".join(getattr(exc, "messages", [str(exc)])))
+            else:
+                outcome = f"now owned by team {team.slug}" if team else "now without an owner"
+                self.message_user(request, f"{len(datasets)} dataset{pluralize(len(datasets))} {outcome}: "
+                                           f"{', '.join(map(str, datasets))}.", messages.SUCCESS)
+                return None
+        return TemplateResponse(request, self.ownership_template, {
+            **self.admin_site.each_context(request),
+            "title": action.title, "verb": action.verb, "form": form, "datasets": datasets,
+            "action_name": request.POST.get("action"), "opts": self.model._meta,
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+        })
 
 
 @admin.register(ApiToken)

@@ -183,8 +183,9 @@ class Dataset(models.Model):
             AuditEvent.record(by, AuditAction.DATASET_CLAIMED, locked, before=before, after=locked._ownership_snapshot())
         self.owner_team, self.owner = team, owner
 
-    def assign_owner(self, team: Team | None, *, owner=None, by) -> None:
-        """An admin sets or changes the owner team and person (None makes it unowned)."""
+    def assign_owner(self, team: Team | None, *, owner=None, by, reason: str = "") -> None:
+        """An admin sets or changes the owner team and person (None makes it unowned);
+        the reason given, if any, is kept in the audit row."""
         if not is_governance_admin(by):
             raise PermissionDenied("Changing a dataset's owner is for admins only.")
         if team is None and owner is not None:
@@ -196,9 +197,10 @@ class Dataset(models.Model):
             before = locked._ownership_snapshot()
             locked.owner_team, locked.owner = team, owner
             locked.save(update_fields=["owner_team", "owner"])
-            AuditEvent.record(
-                by, AuditAction.DATASET_OWNER_CHANGED, locked, before=before, after=locked._ownership_snapshot()
-            )
+            after = locked._ownership_snapshot()
+            if reason.strip():
+                after["reason"] = reason.strip()
+            AuditEvent.record(by, AuditAction.DATASET_OWNER_CHANGED, locked, before=before, after=after)
         self.owner_team, self.owner = team, owner
 
     def register_consumer(self, team: Team, *, by, columns: list[str] | None = None) -> Consumer:

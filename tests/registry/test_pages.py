@@ -96,18 +96,6 @@ def test_admin_token_creation_shows_the_secret_once(admin_client_, owner):
     assert ("dr_" + secret) not in admin_client_.get(f"/admin/registry/apitoken/{token.pk}/change/").content.decode()
 
 
-def test_admin_assigns_ownership_through_the_audited_path(admin_client_, unowned_dataset, owner_team, owner):
-    admin_client_.post(f"/admin/registry/dataset/{unowned_dataset.pk}/change/", {
-        "namespace": unowned_dataset.namespace, "name": unowned_dataset.name, "description": "",
-        "owner_team": owner_team.pk, "owner": owner.pk, "compatibility_mode": "BACKWARD",
-        "created_at_0": "2026-01-01", "created_at_1": "00:00:00",
-        "consumers-TOTAL_FORMS": "0", "consumers-INITIAL_FORMS": "0",
-    })
-    unowned_dataset.refresh_from_db()
-    assert unowned_dataset.owner_team == owner_team
-    assert AuditEvent.objects.filter(action="dataset.owner_changed", object_id=str(unowned_dataset.pk)).count() == 1
-
-
 def test_audit_events_are_read_only_in_the_admin(admin_client_, unowned_dataset, owner_team, owner):
     unowned_dataset.claim(owner_team, owner=owner, by=owner)
     event = AuditEvent.objects.get()
