@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_prometheus",
+    "django_fsm",  # its admin integration (change_requests/admin.py) asks to be installed
     "registry",
     "contracts_app",
     "change_requests",
