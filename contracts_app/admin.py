@@ -4,10 +4,69 @@ by publish_contracts (or a change request), never edited here."""
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import CharField, Q
+from django.db.models.functions import Cast
 
-from contracts_app.models import Contract, ContractVersion, DatasetBinding, IntegrationSpec
+from contracts_app.models import (
+    AuditAction,
+    Contract,
+    ContractVersion,
+    DatasetBinding,
+    IntegrationSpec,
+)
 from contracts_app.publishing import delete_spec, delete_version
+from registry import admin as registry_admin
 from registry.admin import AuditedDeleteAdmin, ReadOnlyAdmin
+from registry.models import AuditEvent, Dataset, audit_type
+
+
+def _keys(queryset):
+    """The primary keys of `queryset` as the audit log's text object ids (a subquery)."""
+    return queryset.order_by().annotate(key=Cast("pk", CharField())).values("key")
+
+
+def rows_about_contract(contract: Contract) -> Q:
+    """The audit rows about a contract: the contract itself, its versions and their specs,
+    the rows of whatever points at it by a foreign key (change requests, from the app built
+    on this one, without this app naming it), and the datasets bound to or unbound from it."""
+    bindings = (Q(object_type=audit_type(Dataset), action__in=[AuditAction.DATASET_BOUND, AuditAction.DATASET_UNBOUND])
+                & (Q(after__contract=contract.name) | Q(before__contract=contract.name)))
+    about = (Q(object_type=audit_type(Contract), object_id=str(contract.pk))
+             | Q(object_type=audit_type(IntegrationSpec),
+                 object_id__in=_keys(IntegrationSpec.objects.filter(contract_version__contract=contract)))
+             | bindings)
+    for relation in Contract._meta.related_objects:
+        if relation.many_to_many or relation.related_model is DatasetBinding:
+            continue
+        model = relation.related_model
+        about |= Q(object_type=audit_type(model),
+                   object_id__in=_keys(model._default_manager.filter(**{relation.field.name: contract})))
+    return about
+
+
+class ContractAuditFilter(admin.SimpleListFilter):
+    title = "contract"
+    parameter_name = "contract"
+
+    def lookups(self, request, model_admin):
+        return [(str(pk), name) for pk, name in Contract.objects.order_by("name").values_list("pk", "name")]
+
+    def queryset(self, request, queryset):
+        contract = Contract.objects.filter(pk=self.value()).first() if (self.value() or "").isdigit() else None
+        if contract is None:
+            return queryset
+        return queryset.filter(rows_about_contract(contract))
+
+
+admin.site.unregister(AuditEvent)
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(registry_admin.AuditEventAdmin):
+    """The core's audit log admin, filterable by contract as well."""
+
+    list_filter = [*registry_admin.AuditEventAdmin.list_filter[:2], ContractAuditFilter,
+                   *registry_admin.AuditEventAdmin.list_filter[2:]]
 
 
 class VersionInline(admin.TabularInline):

@@ -21,6 +21,7 @@ from registry.models import (
     Dataset,
     Membership,
     Team,
+    audit_type,
     is_governance_admin,
 )
 from registry.usage import ColumnRead, NamespaceTeam
@@ -280,12 +281,63 @@ class ApiTokenAdmin(AuditedDeleteAdmin):
             token.revoke(by=request.user)
 
 
+class ActorFilter(admin.SimpleListFilter):
+    """Who acted, by the label the row keeps (people, team tokens and "system" alike,
+    and people since removed)."""
+
+    title = "actor"
+    parameter_name = "actor"
+
+    def lookups(self, request, model_admin):
+        labels = AuditEvent.objects.order_by("actor_label").values_list("actor_label", flat=True).distinct()
+        return [(label, label) for label in labels]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(actor_label=self.value()) if self.value() else queryset
+
+
+class ActionFilter(admin.SimpleListFilter):
+    title = "action"
+    parameter_name = "action"
+
+    def lookups(self, request, model_admin):
+        actions = AuditEvent.objects.order_by("action").values_list("action", flat=True).distinct()
+        return [(action, action) for action in actions]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(action=self.value()) if self.value() else queryset
+
+
+class DatasetFilter(admin.SimpleListFilter):
+    """The rows about one dataset: its ownership, consumers, SLO, bindings and deletion
+    (each recorded on the dataset itself). Deleted datasets stay listed: the log outlives them."""
+
+    title = "dataset"
+    parameter_name = "dataset"
+
+    def lookups(self, request, model_admin):
+        rows = AuditEvent.objects.filter(object_type=audit_type(Dataset)).order_by().values_list(
+            "object_id", "object_repr").distinct()
+        names = dict(rows)  # one name per dataset, should its namespace or name have been edited
+        return sorted(names.items(), key=lambda item: item[1])
+
+    def queryset(self, request, queryset):
+        if not self.value():
+            return queryset
+        return queryset.filter(object_type=audit_type(Dataset), object_id=self.value())
+
+
 @admin.register(AuditEvent)
 class AuditEventAdmin(AppendOnlyAdmin):
+    """The audit log: append-only in the database, read-only here. The apps built on the
+    core add filters of their own (contracts_app.admin adds the contract)."""
+
     list_display = ["at", "actor_label", "action", "object_type", "object_repr"]
-    list_filter = ["action", "object_type"]
+    list_filter = [ActorFilter, DatasetFilter, ActionFilter, "object_type"]
     search_fields = ["object_repr", "actor_label"]
     date_hierarchy = "at"
+    readonly_fields = ["at", "actor", "actor_label", "action", "object_type", "object_id", "object_repr",
+                       "before", "after"]
 
 
 @admin.register(NamespaceTeam)
