@@ -65,7 +65,8 @@ STEPS: dict[str, Step] = {
     "_publish": Step("Publish", "the owner team, once approved", PublishForm,
                      lambda cr, user: cr.publish(by=user)),
     "_approve_by_acknowledgement": Step(
-        "Approved", "nobody: it follows when every required team acknowledges", PublishForm, lambda cr, user: None),
+        "Approval by acknowledgement", "nobody: it follows the last required team's acknowledgement",
+        PublishForm, lambda cr, user: None),
 }
 OFFERED = {name for name in STEPS if name != "_approve_by_acknowledgement"}
 
@@ -91,8 +92,8 @@ class ChangeRequestAdmin(FSMAdminMixin, admin.ModelAdmin):
     search_fields = ["contract__name", "proposed_version"]
     list_select_related = ["contract"]
     inlines = [TeamReviewInline]
-    fields = ["state", "next_steps", *(f.name for f in ChangeRequest._meta.concrete_fields
-                                       if f.name not in {"id", "state"})]
+    # The state heads the page (the template), with the steps open to the viewer.
+    fields = ["next_steps", *(f.name for f in ChangeRequest._meta.concrete_fields if f.name not in {"id", "state"})]
     readonly_fields = fields
     fsm_fields = ["state"]
     fsm_forms = {name: step.form for name, step in STEPS.items()}
