@@ -18,7 +18,9 @@ from django_prometheus.exports import ExportToDjangoView
 
 from registry.forms import ClaimForm, ConsumeForm
 from registry.hooks import (
+    Badge,
     annotate_dataset_list,
+    dataset_list_badge,
     dataset_page_sections,
     nav_items,
     render_dataset_list_table,
@@ -40,6 +42,22 @@ docs_csp = csp_replace({
 
 def site_context(request: HttpRequest) -> dict:
     return {"site_name": settings.SITE_NAME, "nav_items": nav_items()}
+
+
+def _annotate_unregistered_readers(datasets):
+    return datasets.with_unregistered_readers()
+
+
+def _unregistered_readers_badge(dataset) -> Badge | None:
+    n = getattr(dataset, "unregistered_readers", 0)
+    if not n:
+        return None
+    return Badge(f"{n} unregistered reader{'s' if n != 1 else ''}", "warn",
+                 "Jobs read this dataset whose team is not a registered consumer: a breaking change would not ask them",
+                 anchor="readers")
+
+
+dataset_list_badge(_annotate_unregistered_readers, _unregistered_readers_badge)
 
 
 @login_required
