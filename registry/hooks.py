@@ -36,7 +36,7 @@ _list_tables: list[Callable] = []
 
 
 def dataset_list_table(fn: Callable) -> Callable:
-    """Register a renderer for the dataset list's table, e.g. grouped by status.
+    """Register a renderer for the dataset list's table, e.g. with freshness columns.
 
     `fn(request, datasets)` gets the filtered listing queryset and returns HTML,
     or None to leave the plain table. The last one registered wins.
