@@ -11,7 +11,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import Prefetch
+from django.db.models import Count, OuterRef, Prefetch, Subquery
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -28,7 +28,7 @@ from change_requests.workflows import submit_version
 from contracts_app.models import Contract
 from contracts_app.publishing import BREAKING, PUBLISHED, REFUSED, UNCHANGED
 from contracts_app.yamlio import dump_plain_yaml
-from registry.hooks import dataset_page_section
+from registry.hooks import Badge, dataset_list_badge, dataset_page_section
 from registry.models import AuditEvent, Dataset, Team, audit_type
 from registry.pagination import page_of
 from registry.views import act_and_redirect
@@ -275,3 +275,22 @@ def change_requests_section(request: HttpRequest, dataset) -> str:
         return ""
     return render_to_string("change_requests/_dataset_section.html",
                             {"change_requests": unfinished}, request=request)
+
+
+def _annotate_open_change_requests(datasets):
+    """The listing's unfinished change requests to the contract each dataset is bound to (a subquery)."""
+    waiting = (ChangeRequest.objects.unfinished().filter(contract__bindings__dataset=OuterRef("pk")).order_by()
+               .values("contract__bindings__dataset").annotate(n=Count("pk", distinct=True)).values("n"))
+    return datasets.annotate(open_change_requests=Subquery(waiting[:1]))
+
+
+def _open_change_requests_badge(dataset) -> Badge | None:
+    n = getattr(dataset, "open_change_requests", None)
+    if not n:
+        return None
+    return Badge(f"{n} open change request{'s' if n != 1 else ''}", "warn",
+                 "A breaking version of its contract waits for consumer teams' acknowledgements",
+                 anchor="dataset-change-requests")
+
+
+dataset_list_badge(_annotate_open_change_requests, _open_change_requests_badge)

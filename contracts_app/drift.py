@@ -28,6 +28,7 @@ import re
 from typing import Any
 
 from django.db import DatabaseError, connection
+from django.db.models import OuterRef, Subquery
 from django.dispatch import receiver
 from django.template.loader import render_to_string
 from registry_client.versions import latest_release
@@ -41,7 +42,7 @@ from contracts_app.models import (
 )
 from contracts_app.models.drift import DriftSeverity
 from lineage.signals import dataset_flag, dataset_written
-from registry.hooks import dataset_page_section
+from registry.hooks import Badge, dataset_list_badge, dataset_page_section
 
 log = logging.getLogger(__name__)
 
@@ -301,6 +302,24 @@ def drift_section(request, dataset) -> str:
         return ""
     return render_to_string("contracts_app/_drift_section.html",
                             {"latest": checks[0], "history": checks}, request=request)
+
+
+def _annotate_drift(datasets):
+    """The listing's drift: the findings of each dataset's latest schema check (a subquery)."""
+    latest = SchemaDriftCheck.objects.filter(dataset=OuterRef("pk")).order_by("-checked_at", "-id")
+    return datasets.annotate(drift_findings=Subquery(latest.values("drift_count")[:1]))
+
+
+def _drift_badge(dataset) -> Badge | None:
+    findings = getattr(dataset, "drift_findings", None)
+    if not findings:
+        return None
+    return Badge("schema drift", "bad",
+                 f"The latest run's output schema differs from the contract: {findings} "
+                 f"finding{'s' if findings != 1 else ''}", anchor="schema-drift")
+
+
+dataset_list_badge(_annotate_drift, _drift_badge)
 
 
 # --- Prometheus -----------------------------------------------------------------------

@@ -3,6 +3,8 @@ mode and bindings, set by its owner team on its page and on the dataset page."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Prefetch
@@ -15,10 +17,17 @@ from registry_client.resolution import latest_release, semantic_sort
 
 from contracts_app.diff import structural_diff
 from contracts_app.forms import BindByNameForm, BindToContractForm, ModeForm
-from contracts_app.models import Contract, ContractVersion, DatasetBinding, is_weaker
+from contracts_app.models import (
+    Contract,
+    ContractVersion,
+    DatasetBinding,
+    SchemaType,
+    field_names,
+    is_weaker,
+)
 from contracts_app.publishing import check_in_required_modes
 from registry.hooks import dataset_page_section
-from registry.models import Dataset
+from registry.models import Dataset, Team
 from registry.views import act_and_redirect
 
 
@@ -29,36 +38,92 @@ def _versions_by_semver(contract: Contract) -> list[ContractVersion]:
 
 @login_required
 def catalogue(request: HttpRequest, path: str = "") -> HttpResponse:
-    """Contracts under a path prefix (domain, then subdomains), grouped by the next path part."""
+    """Contracts under a path prefix (domain, then subdomains), grouped by the next path
+    part; searched (name, description, field names) and filtered (tier, kind, owner team)."""
     parts = [p for p in path.strip("/").split("/") if p]
-    contracts = Contract.objects.select_related("owner_team").prefetch_related(
+    wanted = CatalogueFilters.of(request)
+    contracts = wanted.apply(Contract.objects.select_related("owner_team").prefetch_related(
         Prefetch("versions", queryset=ContractVersion.objects.only("id", "contract_id", "version", "published_at"))
-    ).order_by("name")
+    ).order_by("name"))
     if parts:
         contracts = contracts.filter(domain=parts[0])
-    tier = request.GET.get("tier", "")
-    if tier:
-        contracts = contracts.filter(meta__tier=tier)
     under = [c for c in contracts if c.path_parts[: len(parts)] == parts and len(c.path_parts) > len(parts)]
-    if parts and not under:
+    if parts and not under and not wanted:
         raise Http404(f"No contracts under {'/'.join(parts)}.")
-    groups: dict[str, list[dict]] = {}
+    entries = []
     for contract in under:
-        versions = semantic_sort(v.version for v in contract.versions.all())
-        child = contract.path_parts[len(parts)]
-        leaf = len(contract.path_parts) == len(parts) + 1
-        groups.setdefault(child, []).append({
-            "contract": contract, "latest": latest_release(versions) or (versions[-1] if versions else None),
-            "versions": versions, "leaf": leaf,
-        })
+        ids = {v.version: v.pk for v in contract.versions.all()}
+        versions = semantic_sort(ids)
+        latest = latest_release(versions) or (versions[-1] if versions else None)
+        entries.append({"contract": contract, "latest": latest, "latest_id": ids.get(latest), "versions": versions,
+                        "leaf": len(contract.path_parts) == len(parts) + 1})
+    if wanted.q:
+        entries = wanted.search(entries)
+    groups: dict[str, list[dict]] = {}
+    for entry in entries:
+        groups.setdefault(entry["contract"].path_parts[len(parts)], []).append(entry)
     crumbs = [{"label": part, "path": "/".join(parts[: i + 1])} for i, part in enumerate(parts)]
     ctx = {
         "groups": [{"child": child, "child_path": "/".join([*parts, child]), "entries": entries}
                    for child, entries in sorted(groups.items())],
-        "parts": parts, "crumbs": crumbs, "path": "/".join(parts), "tier": tier,
-        "count": len(under),
+        "parts": parts, "crumbs": crumbs, "path": "/".join(parts), "filters": wanted,
+        "tier": wanted.tier, "count": len(entries),
+        "kinds": SchemaType.choices, "tiers": CATALOGUE_TIERS,
+        # The teams that own a contract: the owner filter's choices.
+        "owner_teams": Team.objects.filter(contracts__isnull=False).distinct().order_by("name"),
     }
     return render(request, "contracts_app/catalogue.html", ctx)
+
+
+CATALOGUE_TIERS = ("bronze", "silver", "gold")
+
+
+@dataclass
+class CatalogueFilters:
+    """What the catalogue's form asks for; empty strings ask for nothing."""
+
+    q: str = ""
+    tier: str = ""
+    kind: str = ""
+    owner: str = ""
+
+    @classmethod
+    def of(cls, request: HttpRequest) -> CatalogueFilters:
+        return cls(**{name: request.GET.get(name, "").strip() for name in ("q", "tier", "kind", "owner")})
+
+    def __bool__(self) -> bool:
+        return any((self.q, self.tier, self.kind, self.owner))
+
+    def apply(self, contracts):
+        if self.tier:
+            contracts = contracts.filter(meta__tier=self.tier)
+        if self.kind:
+            contracts = contracts.filter(schema_type=self.kind)
+        if self.owner:
+            contracts = contracts.filter(owner_team__slug=self.owner)
+        return contracts
+
+    def search(self, entries: list[dict]) -> list[dict]:
+        """The entries whose name or description holds the words, or whose latest version
+        has a field whose name holds them (one query, for the documents that mention the
+        text at all). Each keeps the fields that matched, for the page to show."""
+        needle = self.q.casefold()
+        by_text = {e["contract"].pk for e in entries
+                   if needle in e["contract"].name.casefold() or needle in e["contract"].description.casefold()}
+        latest_ids = [e["latest_id"] for e in entries if e["latest_id"] and e["contract"].pk not in by_text]
+        matched_fields = {}
+        if latest_ids:
+            for contract_id, document in (ContractVersion.objects.filter(pk__in=latest_ids, document__icontains=self.q)
+                                          .values_list("contract_id", "document")):
+                found = [name for name in field_names(document) if needle in name.casefold()]
+                if found:
+                    matched_fields[contract_id] = found
+        kept = []
+        for entry in entries:
+            pk = entry["contract"].pk
+            if pk in by_text or pk in matched_fields:
+                kept.append({**entry, "matched_fields": matched_fields.get(pk, [])})
+        return kept
 
 
 def client_snippet(contract: Contract, version: str | None) -> str:

@@ -1,5 +1,5 @@
 """What freshness adds to the core's pages: a section on the dataset page and
-the dataset list grouped by status; and the SLOs the core asks for on behalf of
+the dataset list's table, most urgent first; and the SLOs the core asks for on behalf of
 exports (registry.hooks.service_levels_of)."""
 
 from __future__ import annotations
@@ -46,22 +46,22 @@ def most_urgent_first(datasets):
 
 
 @dataset_list_table
-def grouped_by_status(request, datasets) -> str:
-    """One page of the datasets, most urgent first (`most_urgent_first`), grouped by
-    status. A count and one query, whatever the rows."""
+def by_urgency(request, datasets) -> str:
+    """One page of the datasets in one table, most urgent first (`most_urgent_first`),
+    with each one's status, age and deadline. A count and one query, whatever the rows."""
     now = timezone.now()
-    groups = {status: [] for status in STATUS_ORDER}
     page = page_of(request, most_urgent_first(datasets))
+    seen: set[str] = set()
     for dataset in page.object_list:
         row = row_of(dataset)
         dataset.fresh_row = row
         dataset.fresh_age = row.age_at(now) if row else None
-        groups[row.status if row else FreshnessStatus.NO_SLO].append(dataset)
-    return render_to_string("freshness/_dataset_groups.html", {
-        "groups": [{"status": s, "label": FreshnessStatus(s).label, "css": STATUS_CSS.get(s, ""), "datasets": groups[s]}
-                   for s in STATUS_ORDER if groups[s]],
-        "page": page,
-    }, request=request)
+        dataset.fresh_status = row.status if row else FreshnessStatus.NO_SLO
+        dataset.fresh_css = STATUS_CSS.get(dataset.fresh_status, "")
+        # The overview links to the first dataset of each status (/#status-stale).
+        dataset.first_of_status = dataset.fresh_status not in seen
+        seen.add(dataset.fresh_status)
+    return render_to_string("freshness/_dataset_groups.html", {"page": page}, request=request)
 
 
 def row_of(dataset) -> DatasetFreshness | None:

@@ -55,3 +55,22 @@ def load_core_demo(path: Path = DEMO_FILE) -> dict:
             for u in users.values()
         ],
     }
+
+
+def demo_logins(path: Path = DEMO_FILE) -> dict | None:
+    """The demo users the login page names, with their password and what each can do
+    (their teams, or governance admin), or None when the demo is not loaded here.
+    One query: which of the demo's users exist."""
+    data = yaml.safe_load(path.read_text())
+    loaded = set(get_user_model().objects.filter(username__in=[u["username"] for u in data["users"]])
+                 .values_list("username", flat=True))
+    if not loaded:
+        return None
+    teams_of: dict[str, list[str]] = {}
+    for team in data["teams"]:
+        for member in team.get("members", []):
+            teams_of.setdefault(member, []).append(team["name"])
+    users = [{"username": u["username"], "name": " ".join(filter(None, (u.get("first_name"), u.get("last_name")))),
+              "role": "governance admin" if u.get("staff") else ", ".join(teams_of.get(u["username"], [])) or "no team"}
+             for u in data["users"] if u["username"] in loaded]
+    return {"password": data["password"], "users": users}

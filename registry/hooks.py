@@ -11,6 +11,7 @@ pages and react to its events without the core importing them.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from django.utils.safestring import SafeString, mark_safe
 
@@ -35,7 +36,7 @@ _list_tables: list[Callable] = []
 
 
 def dataset_list_table(fn: Callable) -> Callable:
-    """Register a renderer for the dataset list's table, e.g. grouped by status.
+    """Register a renderer for the dataset list's table, e.g. with freshness columns.
 
     `fn(request, datasets)` gets the filtered listing queryset and returns HTML,
     or None to leave the plain table. The last one registered wins.
@@ -56,12 +57,23 @@ _list_annotations: list[Callable] = []
 _list_badges: list[Callable] = []
 
 
+@dataclass(frozen=True)
+class Badge:
+    """A badge beside a dataset's name in the dataset list. `anchor`: the id of the
+    dataset page's section that explains it, so the badge links there."""
+
+    text: str
+    css: str
+    title: str
+    anchor: str = ""
+
+
 def dataset_list_badge(annotate: Callable, badge: Callable) -> None:
     """Add a badge beside each dataset's name in the dataset list.
 
     `annotate(queryset)` adds what the badge needs to the listing queryset as
     annotations (subqueries: the list stays one query whatever the rows);
-    `badge(dataset)` returns (text, css class, title) or None."""
+    `badge(dataset)` returns a Badge (or a (text, css class, title) tuple) or None."""
     if annotate not in _list_annotations:
         _list_annotations.append(annotate)
         _list_badges.append(badge)
@@ -73,8 +85,9 @@ def annotate_dataset_list(datasets):
     return datasets
 
 
-def dataset_badges(dataset) -> list[tuple[str, str, str]]:
-    return [found for badge in _list_badges if (found := badge(dataset))]
+def dataset_badges(dataset) -> list[Badge]:
+    found = (badge(dataset) for badge in _list_badges)
+    return [b if isinstance(b, Badge) else Badge(*b) for b in found if b]
 
 
 _nav: list[tuple[int, str, str]] = []

@@ -1,7 +1,21 @@
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.db import models
-from django.db.models import Count, Q
+from django.db.models import (
+    BigIntegerField,
+    Count,
+    Exists,
+    IntegerField,
+    OuterRef,
+    Q,
+    Subquery,
+    Value,
+)
+from django.db.models.functions import Coalesce, Concat
+
+from registry.usage import ColumnRead, NamespaceTeam
 
 
 class DatasetQuerySet(models.QuerySet):
@@ -14,6 +28,27 @@ class DatasetQuerySet(models.QuerySet):
     def for_listing(self) -> DatasetQuerySet:
         """Owner and consumer count in the same query, whatever the number of rows."""
         return self.select_related("owner_team", "owner").annotate(consumer_count=Count("consumers", distinct=True))
+
+    def with_unregistered_readers(self, now: datetime | None = None) -> DatasetQuerySet:
+        """Annotate `unregistered_readers`: how many jobs read each dataset now (within
+        COLUMN_USAGE_WINDOW) whose team is neither a registered consumer nor the owner
+        team, or is unknown. A job's team is its namespace's team, else the team of the
+        token that posted its events (registry.usage.attribute); a job with any evidence
+        from a registered team counts as registered. One subquery, no query of its own."""
+        consumer_teams = self.model._meta.get_field("consumers").related_model.objects.filter(
+            dataset=OuterRef("dataset")).values("team")
+        attributed = Coalesce(
+            Subquery(NamespaceTeam.objects.filter(namespace=OuterRef("job_namespace")).values("team_id")[:1]),
+            "token_team_id", output_field=BigIntegerField())
+        registered_evidence = (
+            ColumnRead.objects.current(now)
+            .filter(dataset=OuterRef("dataset"), job_namespace=OuterRef("job_namespace"), job_name=OuterRef("job_name"))
+            .annotate(reader_team=attributed)
+            .filter(Q(reader_team=OuterRef(OuterRef("owner_team"))) | Q(reader_team__in=consumer_teams)))
+        jobs = (ColumnRead.objects.current(now).filter(dataset=OuterRef("pk")).filter(~Exists(registered_evidence))
+                .order_by().values("dataset")
+                .annotate(n=Count(Concat("job_namespace", Value(" "), "job_name"), distinct=True)).values("n"))
+        return self.annotate(unregistered_readers=Coalesce(Subquery(jobs[:1]), 0, output_field=IntegerField()))
 
 
 class TeamQuerySet(models.QuerySet):

@@ -15,9 +15,10 @@ urlpatterns = [
     path("datasets/<int:pk>/claim/", views.dataset_claim, name="dataset-claim"),
     path("datasets/<int:pk>/consume/", views.dataset_consume, name="dataset-consume"),
     path("datasets/<int:pk>/unconsume/", views.dataset_unconsume, name="dataset-unconsume"),
-    path("login/", auth_views.LoginView.as_view(template_name="registry/login.html"), name="login"),
+    path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", views.healthz, name="healthz"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The docs pages' own inline styles and Redoc's start-up script and worker need a looser policy.

@@ -7,18 +7,23 @@ from collections.abc import Callable
 from csp.decorators import csp_replace
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection
 from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.templatetags.static import static
 from django.views.decorators.http import require_GET, require_POST
 from django_prometheus.exports import ExportToDjangoView
 
+from registry.demo import demo_logins
 from registry.forms import ClaimForm, ConsumeForm
 from registry.hooks import (
+    Badge,
     annotate_dataset_list,
+    dataset_list_badge,
     dataset_page_sections,
     nav_items,
     render_dataset_list_table,
@@ -39,7 +44,44 @@ docs_csp = csp_replace({
 
 
 def site_context(request: HttpRequest) -> dict:
-    return {"site_name": settings.SITE_NAME, "nav_items": nav_items()}
+    # base.html names the product `product_name`: Django's auth views put their own
+    # `site_name` (the request's host name) in the context, over this processor's.
+    return {"product_name": settings.SITE_NAME, "site_name": settings.SITE_NAME, "nav_items": nav_items()}
+
+
+class LoginView(auth_views.LoginView):
+    """The login page; in the embedded demo (DEBUG on) it names the demo's users and
+    their password, which `load_demo` prints, so that nobody has to find the terminal."""
+
+    template_name = "registry/login.html"
+
+    def get_context_data(self, **kwargs) -> dict:
+        ctx = super().get_context_data(**kwargs)
+        ctx["site_name"] = settings.SITE_NAME  # not the host name Django's view puts here
+        ctx["demo"] = demo_logins() if settings.DEBUG else None
+        return ctx
+
+
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico whatever the page links: the site's icon is an SVG."""
+    return redirect(static("favicon.svg"), permanent=True)
+
+
+def _annotate_unregistered_readers(datasets):
+    return datasets.with_unregistered_readers()
+
+
+def _unregistered_readers_badge(dataset) -> Badge | None:
+    n = getattr(dataset, "unregistered_readers", 0)
+    if not n:
+        return None
+    return Badge(f"{n} unregistered reader{'s' if n != 1 else ''}", "warn",
+                 "Jobs read this dataset whose team is not a registered consumer: a breaking change would not ask them",
+                 anchor="readers")
+
+
+dataset_list_badge(_annotate_unregistered_readers, _unregistered_readers_badge)
 
 
 @login_required

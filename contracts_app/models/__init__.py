@@ -11,6 +11,7 @@ from contracts_app.models.contracts import (
     VersionInUse,
     datasets_named_in,
     document_checksum,
+    field_names,
     is_weaker,
     mode_requirements,
     owner_named_in,
@@ -22,5 +23,5 @@ from contracts_app.models.drift import SchemaDriftCheck
 __all__ = [
     "AuditAction", "ContentChanged", "Contract", "ContractVersion", "DatasetBinding", "DatasetBoundElsewhere",
     "IntegrationSpec", "SchemaDriftCheck", "SchemaType", "UnknownOwner", "VersionInUse", "datasets_named_in",
-    "document_checksum", "is_weaker", "mode_requirements", "owner_named_in", "publisher_refusal", "version_of",
+    "document_checksum", "field_names", "is_weaker", "mode_requirements", "owner_named_in", "publisher_refusal", "version_of",
 ]

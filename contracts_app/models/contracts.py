@@ -124,6 +124,43 @@ def datasets_named_in(document: dict) -> list[tuple[str, str]]:
     return [(str(d["namespace"]), str(d["name"])) for d in (document.get("datasets") or [])]
 
 
+# The parts of event and api documents that are JSON Schemas of their fields.
+SCHEMA_PARTS = ("payload", "request", "response")
+
+
+def field_names(document: dict) -> list[str]:
+    """The names of a contract document's fields, as the catalogue searches them: a
+    dataframe's columns; an event's or api's properties, nested ones too (callbacks
+    included), each once, in document order."""
+    names: dict[str, None] = {}
+
+    def walk(schema) -> None:
+        if isinstance(schema, list):
+            for item in schema:
+                walk(item)
+            return
+        if not isinstance(schema, dict):
+            return
+        properties = schema.get("properties")
+        if isinstance(properties, dict):
+            for name, spec in properties.items():
+                names.setdefault(str(name), None)
+                walk(spec)
+        for key in ("items", "additionalProperties", "allOf", "anyOf", "oneOf", "$defs", "definitions"):
+            part = schema.get(key)
+            walk(list(part.values()) if key in ("$defs", "definitions") and isinstance(part, dict) else part)
+
+    for column in document.get("columns") or []:
+        if isinstance(column, dict) and "name" in column:
+            names.setdefault(str(column["name"]), None)
+    for part in SCHEMA_PARTS:
+        walk(document.get(part))
+    callbacks = document.get("callbacks")
+    if isinstance(callbacks, dict):
+        walk(list(callbacks.values()))
+    return list(names)
+
+
 def document_checksum(document: dict) -> str:
     """SHA-256 of the document's canonical JSON form (keys sorted), so key order
     and YAML formatting never make identical content look different."""

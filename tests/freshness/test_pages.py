@@ -1,4 +1,4 @@
-"""The dataset list grouped by freshness status, the dataset page's freshness section, the overview."""
+"""The dataset list, most urgent first, with each dataset's freshness status; the dataset page's freshness section, the overview."""
 
 from __future__ import annotations
 
@@ -23,19 +23,38 @@ def _world(owner_team, owner):
     return made
 
 
-def test_the_dataset_list_groups_by_status_stale_first(client, owner_team, owner, clock, django_assert_num_queries):
+def test_the_dataset_list_is_one_table_most_urgent_first(client, owner_team, owner, clock, django_assert_num_queries):
     _world(owner_team, owner)
     client.force_login(owner)
     # 1. the session, 2. the user, 3. the teams of the filter,
-    # 4. the datasets with owner team, owner, consumer count and freshness row (one query)
+    # 4. the datasets with owner team, owner, consumer count, freshness row and badges (one query)
     with django_assert_num_queries(5):  # and the page's count
         page = client.get("/").content.decode()
-    groups = re.findall(r'id="status-(\w+)"', page)
-    assert groups == ["stale", "warning", "unknown", "fresh", "no_slo"]
-    rows = re.findall(r'<tr data-status="(\w+)">\s*<td><a href="[^"]+">retail\.public\.(\w+)</a>', page)
+    assert page.count("<table") == 1 and page.count("<thead>") == 1
+    rows = re.findall(r'<tr data-status="(\w+)"[^>]*>\s*<td class="dataset"><a href="[^"]+">retail\.public\.(\w+)</a>', page)
     assert rows == [("stale", "orders"), ("warning", "returns"), ("unknown", "carts"),
                     ("fresh", "payments"), ("no_slo", "refunds")]
-    assert "7h" in page and "2026-03-02 08:00" in page  # orders' age, and returns' deadline (04:00 + 6 h)
+    # The overview's links (/#status-stale) land on the first row of each status.
+    assert re.findall(r'id="status-(\w+)"', page) == ["stale", "warning", "unknown", "fresh", "no_slo"]
+    assert "7h" in page  # orders' age
+    # returns (warning, written 04:00) goes stale at 04:00 + 6 h; payments (fresh, 08:00) warns at 08:00 + 4 h
+    assert "2026-03-02 10:00 UTC</time>, then Stale" in page
+    assert "2026-03-02 12:00 UTC</time>, then Warning" in page
+
+
+def test_deadline_says_the_same_on_the_list_and_the_dataset_page(client, owner_team, owner, clock):
+    made = _world(owner_team, owner)
+    client.force_login(owner)
+    listed = client.get("/").content.decode()
+    row = re.search(r'<tr data-status="fresh"[^>]*>.*?</tr>', listed, re.S).group(0)
+    header = re.search(r'<th title="([^"]+)">Deadline</th>', listed).group(1)
+    on_list = re.search(r"<td>(<time[^>]*>[^<]+</time>, then \w+)</td>\s*</tr>", row).group(1)
+
+    page = client.get(made["payments"].get_absolute_url()).content.decode()
+    term, value = re.search(r'<dt title="([^"]+)">Deadline</dt><dd>(.*?)</dd>', page).groups()
+    assert (term, value) == (header, on_list) == (
+        "When the status next changes if nothing is written",
+        '<time datetime="2026-03-02T12:00:00+00:00">2026-03-02 12:00 UTC</time>, then Warning')
 
 
 def test_the_number_of_list_queries_does_not_grow_with_the_datasets(client, owner_team, owner, clock,

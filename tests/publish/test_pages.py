@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from contracts_app.publishing import publish_document, record_version
@@ -26,11 +28,46 @@ def browser(client, consumer):
 
 
 def test_the_catalogue_groups_contracts_by_domain(browser, published, django_assert_num_queries):
-    # 1: session, 2: user, 3: contracts with owner team, 4: their versions
-    with django_assert_num_queries(4):
+    # 1: session, 2: user, 3: contracts with owner team, 4: their versions, 5: the owner filter's teams
+    with django_assert_num_queries(5):
         page = browser.get("/contracts/").content.decode()
     assert 'href="/contracts/browse/lab"' in page and 'href="/contracts/browse/retail"' in page
     assert "lab.analytics.cell_count" in page and "1.0, 2.0" in page
+
+
+def _listed(page: str) -> list[str]:
+    return re.findall(r'<tr data-contract="([^"]+)">', page)
+
+
+def test_the_catalogue_searches_names_descriptions_and_column_names(browser, published, django_assert_num_queries):
+    assert _listed(browser.get("/contracts/?q=REFUND").content.decode()) == ["retail.payments.refund_api"]
+    assert _listed(browser.get("/contracts/?q=cell+count+assay").content.decode()) == ["lab.analytics.cell_count"]
+    # A column of the latest version (2.0 added vcd): one more query, for the documents that mention it
+    with django_assert_num_queries(6):
+        page = browser.get("/contracts/?q=VCD").content.decode()
+    assert _listed(page) == ["lab.analytics.cell_count"]
+    assert 'Matching column: <code>vcd</code>' in page
+    # an event's payload property, an api's response and callback properties
+    assert _listed(browser.get("/contracts/?q=order_id").content.decode()) == ["retail.checkout.order_placed"]
+    assert _listed(browser.get("/contracts/?q=settled_at").content.decode()) == ["retail.payments.refund_api"]
+    # a word of a document (its meta: source_system eln) in no name, description or field finds nothing
+    empty = browser.get("/contracts/?q=eln").content.decode()
+    assert _listed(empty) == [] and "No contract matches “eln”" in empty
+
+
+def test_the_catalogue_filters_by_tier_kind_and_owner_team(browser, published, other_team):
+    assert _listed(browser.get("/contracts/?kind=event").content.decode()) == ["retail.checkout.order_placed"]
+    assert _listed(browser.get("/contracts/?kind=api&tier=gold").content.decode()) == ["retail.payments.refund_api"]
+    assert _listed(browser.get("/contracts/?kind=api&tier=bronze").content.decode()) == []
+    page = browser.get("/contracts/?owner=checkout").content.decode()
+    assert len(_listed(page)) == 3 and "3 contracts" in page
+    assert '<option value="checkout" selected>Checkout</option>' in page
+    assert 'value="warehouse"' not in page  # a team that owns no contract is no choice
+    assert _listed(browser.get("/contracts/?owner=warehouse").content.decode()) == []
+    # filters hold inside a domain, and a filter that empties it is no 404
+    assert _listed(browser.get("/contracts/browse/retail?kind=event").content.decode()) == [
+        "retail.checkout.order_placed"]
+    assert browser.get("/contracts/browse/lab?kind=api").status_code == 200
 
 
 def test_browsing_a_domain_groups_by_subdomain_and_links_entities(browser, published):
