@@ -31,7 +31,7 @@ give the verdicts of the reference validator with format checks on
 from __future__ import annotations
 
 import json
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -50,7 +50,16 @@ _UUID_DASHES = (8, 13, 18, 23)
 
 
 def is_uri(value: str) -> bool:
+    # Producers send the same few URIs (`producer`, `_schemaURL`) in every
+    # event: short ones are remembered (a long one would only fill memory).
+    return _remembered_uri(value) if len(value) <= 256 else _uri(value)
+
+
+def _uri(value: str) -> bool:
     return bool(validate_rfc3986(value, rule="URI"))
+
+
+_remembered_uri = lru_cache(maxsize=2048)(_uri)
 
 
 def is_date_time(value: str) -> bool:
@@ -124,13 +133,14 @@ def facet_schemas() -> dict[str, list[FacetSchema]]:
     return found
 
 
-def schemas_for(key: str, place: str) -> list[FacetSchema]:
+@lru_cache(maxsize=1024)
+def schemas_for(key: str, place: str) -> tuple[FacetSchema, ...]:
     """The schemas a facet under `key` at `place` must meet one of (none: not a standard key)."""
     candidates = facet_schemas().get(key)
     if not candidates:
-        return []
-    made_for_place = [s for s in candidates if place in s.places]
-    return made_for_place or candidates
+        return ()
+    made_for_place = tuple(s for s in candidates if place in s.places)
+    return made_for_place or tuple(candidates)
 
 
 def _where(base: str, instance_path: list) -> str:

@@ -45,6 +45,10 @@ class Problem:
         return {"path": self.path, "message": self.message}
 
 
+def _at(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
 class _Checker:
     def __init__(self) -> None:
         self.problems: list[Problem] = []
@@ -54,21 +58,23 @@ class _Checker:
 
     # -- scalar rules -------------------------------------------------------
     def string(self, obj: dict, key: str, path: str, *, required: bool, fmt: str | None = None) -> None:
-        where = f"{path}.{key}" if path else key
         if key not in obj:
             if required:
                 self.fail(path, f"'{key}' is required")
             return
         value = obj[key]
+        # Every event passes through here a few dozen times: the path of a
+        # problem is only spelled out when there is one.
         if not isinstance(value, str):
-            self.fail(where, f"must be a string, got {_kind(value)}")
+            self.fail(_at(path, key), f"must be a string, got {_kind(value)}")
+        elif fmt is None:
             return
-        if fmt == "uri" and not is_uri(value):
-            self.fail(where, f"{_short(value)} is not a URI (an absolute URI with a scheme, e.g. https://…)")
+        elif fmt == "uri" and not is_uri(value):
+            self.fail(_at(path, key), f"{_short(value)} is not a URI (an absolute URI with a scheme, e.g. https://…)")
         elif fmt == "date-time" and not is_date_time(value):
-            self.fail(where, f"{_short(value)} is not an RFC 3339 date-time with a time zone (e.g. 2024-05-01T12:00:00Z)")
+            self.fail(_at(path, key), f"{_short(value)} is not an RFC 3339 date-time with a time zone (e.g. 2024-05-01T12:00:00Z)")
         elif fmt == "uuid" and not is_uuid(value):
-            self.fail(where, f"{_short(value)} is not a UUID (8-4-4-4-12 hex digits)")
+            self.fail(_at(path, key), f"{_short(value)} is not a UUID (8-4-4-4-12 hex digits)")
 
     # -- structures -----------------------------------------------------------
     def facets(self, obj: dict, key: str, path: str, *, deletable: bool) -> None:

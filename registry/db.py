@@ -34,16 +34,30 @@ def use_prepared() -> bool:
 
 def prepared_cursor():
     """A Django-wrapped cursor (logged, counted, errors translated) whose
-    statements are prepared; Django's own cursor where that does not apply."""
+    statements are prepared; Django's own cursor where that does not apply.
+
+    The hot statements run one after another (an event's three, a page's
+    one), so a connection keeps one such cursor and lends it again rather than
+    build a new one each time (a psycopg cursor costs a copy of the
+    connection's adapters); a cursor asked for while the spare one is out is
+    a new one, closed as usual."""
     db = connections[DEFAULT_DB_ALIAS]  # once: each use of the `connection` proxy costs a look-up
     if not use_prepared():
         return db.cursor()
     db.ensure_connection()
     pg = db.connection
+    spare = getattr(db, "_spare_prepared_cursor", None)
+    if spare is not None and spare.connection is pg and not spare.lent and not spare.closed:
+        spare.lent = True
+        return db._prepare_cursor(spare)
     if pg.prepare_threshold is None:
         # ClientCursor, Django's default, never prepares whatever this says.
         pg.prepare_threshold = _PREPARE_THRESHOLD
-    return db._prepare_cursor(prepared_cursor_class()(pg))
+    cursor = prepared_cursor_class()(pg)
+    if spare is None or spare.connection is not pg or spare.closed:
+        cursor.spare = cursor.lent = True
+        db._spare_prepared_cursor = cursor
+    return db._prepare_cursor(cursor)
 
 
 @cache
@@ -51,8 +65,18 @@ def prepared_cursor_class():
     from django.db.backends.postgresql.base import ServerBindingCursor
 
     class PreparedCursor(ServerBindingCursor):
+        spare = lent = False
+
         def execute(self, query, params=None, *, prepare=None, binary=None):
             return super().execute(query, params, prepare=True, binary=binary)
+
+        def close(self) -> None:
+            # The spare cursor goes back to its connection; its last result
+            # is dropped by the next execute (or with the connection).
+            if self.spare:
+                self.lent = False
+            else:
+                super().close()
 
     return PreparedCursor
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import wraps
 from typing import Any
 
@@ -254,8 +254,9 @@ def _over_limits(event: Any, where: str = "The event") -> IngestRefused | None:
         return None
     limit = settings.LINEAGE_MAX_DATASETS_PER_EVENT
     named = sum(len(event[key]) for key in ("inputs", "outputs") if isinstance(event.get(key), list))
-    if named <= limit and isinstance(event.get("outputs"), list):
-        # A columnLineage facet's sources are created too (first seen, unowned).
+    if named <= limit and isinstance(event.get("outputs"), list) and named + _column_lineage_entries(event["outputs"]) > limit:
+        # A columnLineage facet's sources are created too (first seen, unowned);
+        # only when their entries could pass the limit are they told apart.
         sources = _column_lineage_sources(event["outputs"])
         if sources:
             named = len(sources | _dataset_keys([d for key in ("inputs", "outputs") for d in event.get(key) or []]))
@@ -266,14 +267,32 @@ def _over_limits(event: Any, where: str = "The event") -> IngestRefused | None:
     return None
 
 
-def _column_lineage_sources(outputs: list) -> set:
-    """The (namespace, name) of every dataset the outputs' columnLineage facets name."""
-    sources = set()
+def _column_lineage_facets(outputs: list) -> Iterator[dict]:
     for out in outputs:
         facets = out.get("facets") if isinstance(out, dict) else None
         facet = facets.get("columnLineage") if isinstance(facets, dict) else None
-        if not isinstance(facet, dict):
-            continue
+        if isinstance(facet, dict):
+            yield facet
+
+
+def _column_lineage_entries(outputs: list) -> int:
+    """How many source entries the outputs' columnLineage facets have: the
+    most datasets they can name (counting is cheaper than telling them apart)."""
+    entries = 0
+    for facet in _column_lineage_facets(outputs):
+        if isinstance(facet.get("dataset"), list):
+            entries += len(facet["dataset"])
+        fields = facet.get("fields")
+        if isinstance(fields, dict):
+            entries += sum(len(f["inputFields"]) for f in fields.values()
+                           if isinstance(f, dict) and isinstance(f.get("inputFields"), list))
+    return entries
+
+
+def _column_lineage_sources(outputs: list) -> set:
+    """The (namespace, name) of every dataset the outputs' columnLineage facets name."""
+    sources = set()
+    for facet in _column_lineage_facets(outputs):
         fields = facet.get("fields")
         entries = [*(facet.get("dataset") or [])] if isinstance(facet.get("dataset"), list) else []
         if isinstance(fields, dict):
