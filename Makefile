@@ -43,12 +43,27 @@ DEMO_ENV := DEBUG=1 SITE_URL=http://127.0.0.1:$(PORT) \
 demo-env:
 	@$(PYTHON) scripts/write-demo-env --file .env $(DEMO_ENV)
 
-# Everything `make demo` does but serving (scripts/run-doc-commands starts from it).
-demo-setup: install demo-env
+# The demo database is migrated and loaded again only when something those read changed (a
+# migration, a demo loader, the fixtures, the .env) or the database is gone: each is a
+# process start of the whole project. The stamp keeps the last load's report, whose list
+# of demo users every `make demo` prints (delete it to load again; rm -rf var starts afresh).
+DEMO_DB := var/registry.sqlite3
+DEMO_LOADED := var/demo-loaded.txt
+DEMO_INPUTS := $(wildcard */migrations/*.py */demo.py registry/management/commands/load_demo.py .env) \
+	$(shell find fixtures -type f -not -path '*/__pycache__/*' 2>/dev/null)
+$(DEMO_LOADED): $(DEMO_INPUTS) $(if $(wildcard $(DEMO_DB)),,FORCE) | install
+	mkdir -p var
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py load_demo
+	set -o pipefail; $(BIN)/python manage.py load_demo | tee $@.part
+	mv $@.part $@
+
+FORCE:
+
+# Everything `make demo` does but serving (scripts/run-doc-commands starts from it).
+demo-setup: install demo-env $(DEMO_LOADED)
 
 demo: demo-setup
+	@sed -n '/Log in as/,$$p' $(DEMO_LOADED)
 	@echo "Serving http://127.0.0.1:$(PORT)  (Ctrl-C stops it); demo e-mails go to var/mail/"
 	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
