@@ -2,7 +2,7 @@
 pipelines as OpenLineage RunEvents, stored through the same path as the API.
 
 The runs happened in the hour and a half before the demo was first loaded, ten
-minutes apart, the last still going; a later load places them from the runs it
+minutes apart, one still going; a later load places them from the runs it
 finds, so with fixed run ids it stores nothing new."""
 
 from __future__ import annotations
