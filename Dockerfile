@@ -1,5 +1,7 @@
 FROM python:3.11-slim
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+# ENV_FILE empty: manage.py reads no .env here, even one mounted in; settings come from the
+# container's environment only (docs/configuration.md).
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 ENV_FILE=""
 WORKDIR /app
 COPY client/ client/
 COPY pyproject.toml ./

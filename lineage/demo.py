@@ -1,13 +1,19 @@
 """Demo lineage for `manage.py load_demo`: the retailer's and the lab's
 pipelines as OpenLineage RunEvents, stored through the same path as the API.
-Idempotent: fixed run ids and times, so a second load stores nothing new."""
+
+The runs happened in the hour and a half before the demo was first loaded, ten
+minutes apart, one still going; a later load places them from the runs it
+finds, so with fixed run ids it stores nothing new."""
 
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
+
+from django.utils import timezone
 
 from lineage.ingest import store_event
+from lineage.models import Run
 from registry.hooks import demo_step
 
 PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.20.0/integration/airflow"
@@ -50,7 +56,10 @@ PIPELINES = [
          ("feed_events", "ARRAY<VARCHAR>"), ("operator", "VARCHAR")])], "COMPLETE"),
 ]
 
-DEMO_DAY = datetime(2026, 1, 15, 2, 0, tzinfo=UTC)
+# Pipeline i starts RUN_GAP * i after the first and ends RUN_LENGTH later; the first
+# started FIRST_RUN_BEFORE the moment of loading, the last ended three minutes before it.
+RUN_GAP, RUN_LENGTH = timedelta(minutes=10), timedelta(minutes=7)
+FIRST_RUN_BEFORE = RUN_GAP * len(PIPELINES)
 
 # The SQL two of the retailer's jobs run (an `sql` job facet): column usage reads it.
 SQL = {
@@ -74,12 +83,28 @@ SQL = {
 SQL_FACET = {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-1-0/SQLJobFacet.json"}
 
 
-def demo_events() -> list[dict]:
+def demo_run_id(job_namespace: str, job_name: str) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"demo-run:{job_namespace}:{job_name}"))
+
+
+def demo_loaded_at() -> datetime:
+    """The moment the demo lineage was first loaded: read back from its first run's
+    start when it is stored, else now (to the second, so it reads back exactly)."""
+    job_ns, job_name = PIPELINES[0][:2]
+    started = Run.objects.filter(run_uuid=demo_run_id(job_ns, job_name)).values_list("started_at", flat=True).first()
+    if started is not None:
+        return started + FIRST_RUN_BEFORE
+    return timezone.now().replace(microsecond=0)
+
+
+def demo_events(loaded_at: datetime | None = None) -> list[dict]:
+    """The demo's RunEvents, timed before `loaded_at` (default: now)."""
+    loaded_at = loaded_at or timezone.now().replace(microsecond=0)
     events = []
     for i, (job_ns, job_name, inputs, outputs, final) in enumerate(PIPELINES):
-        run_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"demo-run:{job_ns}:{job_name}"))
-        started = DEMO_DAY + timedelta(minutes=10 * i)
-        for state, at in (("START", started), (final, started + timedelta(minutes=7))):
+        run_id = demo_run_id(job_ns, job_name)
+        started = loaded_at - FIRST_RUN_BEFORE + RUN_GAP * i
+        for state, at in (("START", started), (final, started + RUN_LENGTH)):
             outs = []
             for ns, name, fields in outputs:
                 out = {"namespace": ns, "name": name}
@@ -102,7 +127,7 @@ def demo_events() -> list[dict]:
 # After the contracts' step (40), so runs of bound datasets get their drift checks.
 @demo_step("lineage (OpenLineage runs of the retailer's and the lab's pipelines)", order=60)
 def load_lineage_demo(stdout=None) -> None:
-    results = [store_event(event, by="demo") for event in demo_events()]
+    results = [store_event(event, by="demo") for event in demo_events(demo_loaded_at())]
     stored = sum(r.stored for r in results)
     if stdout is not None:
         stdout.write(f"  {stored} events stored ({len(results) - stored} already there), "

@@ -19,6 +19,50 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
+def read_env_file(path: Path) -> dict[str, str]:
+    """The KEY=VALUE lines of a local settings file (`.env`, written by `make demo`).
+
+    Blank lines and `# comments` are skipped; `export KEY=VALUE` and a value in
+    matching single or double quotes are accepted, as shells write them. Any other
+    line stops start-up naming the file and line, like a bad variable would."""
+    values: dict[str, str] = {}
+    for number, raw in enumerate(path.read_text().splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, sep, value = line.removeprefix("export ").partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not key.isidentifier():
+            raise ImproperlyConfigured(f"{path}:{number}: {raw!r} is not a KEY=VALUE line")
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        values[key] = value
+    return values
+
+
+def load_env_file(path: Path) -> list[str]:
+    """Set the variables of `path` that the environment does not set already (the real
+    environment always wins); return their names. A missing file sets nothing."""
+    if not path.is_file():
+        return []
+    loaded = []
+    for key, value in read_env_file(path).items():
+        if key not in os.environ:
+            os.environ[key] = value
+            loaded.append(key)
+    return loaded
+
+
+def load_local_settings(base_dir: Path) -> list[str]:
+    """The checkout's local settings, for `manage.py`: `ENV_FILE` (default `.env` in
+    `base_dir`; empty: none), only under the project's own settings module. The test
+    settings bring their own environment, and the Docker image sets ENV_FILE empty."""
+    if os.environ.get("DJANGO_SETTINGS_MODULE") != "registry.settings":
+        return []
+    name = os.environ.get("ENV_FILE", ".env")
+    return load_env_file(base_dir / name) if name else []
+
+
 def env_str(name: str, default: str = "") -> str:
     return os.environ.get(name, default)
 
