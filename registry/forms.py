@@ -29,9 +29,10 @@ class ConsumeForm(forms.Form):
         text = self.cleaned_data["columns"].strip()
         return [c.strip() for c in text.split(",") if c.strip()] if text else None
 
-    def __init__(self, *args, user, **kwargs):
+    def __init__(self, *args, user, dataset, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["team"].queryset = Team.objects.of_user(user)
+        # The owner team is not offered: it does not consume its own dataset (Dataset.register_consumer).
+        self.fields["team"].queryset = Team.objects.of_user(user).exclude(pk=dataset.owner_team_id or 0)
         self.fields["team"].empty_label = None
 
 

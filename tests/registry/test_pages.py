@@ -1,6 +1,6 @@
 import pytest
 
-from registry.models import ApiToken, AuditEvent, Dataset
+from registry.models import ApiToken, AuditEvent, Dataset, Membership
 
 
 def test_pages_need_a_login(client, db):
@@ -114,3 +114,37 @@ def test_audit_events_are_read_only_in_the_admin(admin_client_, unowned_dataset,
     assert admin_client_.get("/admin/registry/auditevent/").status_code == 200
     assert admin_client_.get("/admin/registry/auditevent/add/").status_code == 403
     assert admin_client_.post(f"/admin/registry/auditevent/{event.pk}/delete/", {"post": "yes"}).status_code == 403
+
+
+def test_the_owner_team_is_not_offered_to_register_as_consumer_of_its_own_dataset(client, dataset, owner):
+    client.force_login(owner)
+    page = client.get(dataset.get_absolute_url()).content.decode()
+    assert 'id="consume-form"' not in page
+    assert "Checkout owns this dataset, so it is not one of its consumers" in page
+
+
+def test_a_member_of_the_owner_team_and_another_is_offered_only_the_other(client, dataset, owner, other_team):
+    Membership.objects.create(team=other_team, user=owner)
+    client.force_login(owner)
+    page = client.get(dataset.get_absolute_url()).content.decode()
+    form = page[page.index('id="consume-form"'):page.index("</form>", page.index('id="consume-form"'))]
+    assert ">Warehouse</option>" in form and ">Checkout</option>" not in form
+
+
+def test_the_owner_team_posting_the_consume_form_is_refused(client, dataset, owner, owner_team):
+    client.force_login(owner)
+    response = client.post(f"/datasets/{dataset.pk}/consume/", {"team": owner_team.pk}, follow=True)
+    assert b"other than the owner team" in response.content
+    assert not dataset.consumers.filter(team=owner_team).exists()
+
+
+def test_the_owner_teams_own_reading_job_gets_no_register_button(client, dataset, owner, owner_team):
+    from django.utils import timezone
+
+    from registry.usage import ColumnRead, UsageSource
+
+    ColumnRead.objects.create(dataset=dataset, job_namespace="airflow", job_name="orders_selfcheck", column="order_id",
+                              source=UsageSource.SQL, last_seen_at=timezone.now(), token_team=owner_team)
+    client.force_login(owner)
+    page = client.get(dataset.get_absolute_url()).content.decode()
+    assert "airflow/orders_selfcheck" in page and "Register Checkout" not in page
