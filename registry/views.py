@@ -107,7 +107,8 @@ def dataset_claim(request: HttpRequest, pk: int) -> HttpResponse:
     dataset = get_object_or_404(Dataset, pk=pk)
     form = ClaimForm(request.POST, user=request.user)
     if not form.is_valid():
-        messages.error(request, "Choose one of your teams and an owner from it.")
+        said = " ".join(form.errors.get("owner", []))
+        messages.error(request, f"Choose one of your teams and an owner from it. {said}".strip())
         return redirect(dataset)
     team, owner = form.cleaned_data["team"], form.cleaned_data["owner"]
     return act_and_redirect(request, dataset, lambda: dataset.claim(team, owner=owner, by=request.user),

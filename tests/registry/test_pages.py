@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from registry.models import ApiToken, AuditEvent, Dataset, Membership
@@ -148,3 +150,27 @@ def test_the_owner_teams_own_reading_job_gets_no_register_button(client, dataset
     client.force_login(owner)
     page = client.get(dataset.get_absolute_url()).content.decode()
     assert "airflow/orders_selfcheck" in page and "Register Checkout" not in page
+
+
+def test_the_claim_form_tells_each_owner_option_which_teams_its_person_is_in(client, unowned_dataset, owner, owner_team,
+                                                                              other_team, outsider):
+    Membership.objects.create(team=other_team, user=owner)  # alice: Checkout and Warehouse; dave: Warehouse
+    client.force_login(owner)
+    page = client.get(unowned_dataset.get_absolute_url()).content.decode()
+    owners = page[page.index('<select name="owner"'):]
+    owners = owners[:owners.index("</select>")]
+    assert f'<option value="{outsider.pk}" data-teams="{other_team.pk}">dave</option>' in owners
+    alice = re.search(rf'<option value="{owner.pk}" selected data-teams="([\d ]+)">alice</option>', owners)
+    assert alice and sorted(alice.group(1).split()) == sorted([str(owner_team.pk), str(other_team.pk)]), owners
+    assert "js/claim.js" in page
+
+
+def test_claiming_with_an_owner_outside_the_chosen_team_is_refused(client, unowned_dataset, owner, owner_team,
+                                                                 other_team, outsider):
+    Membership.objects.create(team=other_team, user=owner)
+    client.force_login(owner)
+    response = client.post(f"/datasets/{unowned_dataset.pk}/claim/", {"team": owner_team.pk, "owner": outsider.pk},
+                           follow=True)
+    assert "dave is not a member of Checkout" in response.content.decode()
+    unowned_dataset.refresh_from_db()
+    assert unowned_dataset.owner_team is None
