@@ -45,8 +45,7 @@
   const render = (answer) => {
     const verdict = document.getElementById("preview-verdict");
     const tag = answer.compatible ? element("span", "compatible", "tag good") : element("span", "breaking", "tag bad");
-    const mode = answer.mode ? ` under ${answer.mode}` : "";
-    verdict.replaceChildren(tag, document.createTextNode(`${mode}: ${answer.verdict}`));
+    verdict.replaceChildren(tag, document.createTextNode(` ${answer.verdict}`));
 
     const version = document.getElementById("preview-version");
     version.replaceChildren();
