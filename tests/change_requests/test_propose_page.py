@@ -124,3 +124,16 @@ def test_every_contract_page_links_to_the_propose_page(client, contract, consume
     client.force_login(consumer)
     page = client.get(contract.get_absolute_url()).content.decode()
     assert f'href="{PROPOSE}?contract={contract.name}">Propose a new version</a>' in page
+
+
+@pytest.mark.parametrize("text", [
+    "", "- a list", "schema: x", "schema: {name: retail.checkout.order_placed}",
+    "schema: {name: retail.checkout.order_placed, version: [1], schema_type: event}",
+    "schema: {name: retail.checkout.order_placed, version: 'not.a.version', schema_type: event}\npayload: {}",
+    "\x00", "a: &a [*a]",
+])
+def test_whatever_is_typed_the_preview_answers_without_a_server_error(client, contract, owner, text):
+    client.force_login(owner)
+    response = client.post(PREVIEW, {"document": text})
+    assert response.status_code in (200, 400)
+    assert response.status_code == 200 or response.json()["detail"]  # a 400 says why
