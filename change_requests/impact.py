@@ -327,7 +327,8 @@ def preview(document: Any, *, now: datetime | None = None) -> dict[str, Any]:
     effects = column_effects(report.to_dict(), contract.schema_type) if touched else None
     impact = assess(contract, touched, effects=effects, now=now)
     return {**answer, "compatible": report.compatible, "mode": report.mode, "verdict": report.verdict,
-            "latest_published": latest, "suggested_version": suggested_version(latest, report.suggested_bump),
+            "latest_published": latest, "suggested_bump": report.suggested_bump,
+            "suggested_version": suggested_version(latest, report.suggested_bump),
             "version_problem": version_bump_problem(latest, version, report) if latest else None,
             "changes": [c.to_dict() for c in report.changes], **impact.to_dict()}
 

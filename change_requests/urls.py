@@ -5,6 +5,8 @@ from change_requests import views
 urlpatterns = [
     path("change-requests/", views.change_request_list, name="change-request-list"),
     path("change-requests/new/", views.change_request_propose, name="change-request-propose"),
+    path("change-requests/new/start/", views.change_request_start, name="change-request-start"),
+    path("change-requests/new/preview/", views.change_request_preview, name="change-request-preview"),
     path("change-requests/<int:pk>/", views.change_request_detail, name="change-request-detail"),
     path("change-requests/<int:pk>/review/", views.change_request_review, name="change-request-review"),
     path("change-requests/<int:pk>/publish/", views.change_request_publish, name="change-request-publish"),

@@ -12,11 +12,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count, OuterRef, Prefetch, Subquery
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
+from change_requests.impact import PreviewError, preview
 from change_requests.models import (
     ChangeRequest,
     ChangeRequestState,
@@ -216,7 +217,21 @@ def change_request_approve(request: HttpRequest, pk: int) -> HttpResponse:
                 "Approved over the teams that did not answer.")
 
 
+def parse_document(text: str) -> dict:
+    """The contract document typed on the propose page, or ValidationError saying why not."""
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValidationError(f"This is not valid YAML: {exc}") from None
+    if not isinstance(document, dict):
+        raise ValidationError("The document must be a YAML mapping with schema:, meta: and the sections of its schema_type.")
+    return document
+
+
 class ProposeForm(forms.Form):
+    contract = forms.ModelChoiceField(
+        queryset=Contract.objects.none(), required=False, empty_label="— a new contract —",
+        help_text="Picking one starts the document from its latest version.")
     document = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 24, "cols": 100, "spellcheck": "false"}),
         help_text="The whole contract document, in YAML, with the new schema.version.",
@@ -224,22 +239,54 @@ class ProposeForm(forms.Form):
     summary = forms.CharField(required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 3}),
                               help_text="Why the change is needed (shown to the consumer teams if it is breaking).")
 
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        # The contracts the user may publish: its teams' contracts, or all for a governance admin.
+        self.fields["contract"].queryset = Contract.objects.manageable_by(user).order_by("name")
+
     def clean_document(self) -> dict:
-        try:
-            document = yaml.safe_load(self.cleaned_data["document"])
-        except yaml.YAMLError as exc:
-            raise ValidationError(f"This is not valid YAML: {exc}") from None
-        if not isinstance(document, dict):
-            raise ValidationError("The document must be a YAML mapping with schema:, meta: and the sections of its schema_type.")
-        return document
+        return parse_document(self.cleaned_data["document"])
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        contract, document = cleaned.get("contract"), cleaned.get("document")
+        if contract is not None and isinstance(document, dict):
+            named = (document.get("schema") or {}).get("name") if isinstance(document.get("schema"), dict) else None
+            if named != contract.name:
+                self.add_error("document", f"The document's schema.name is {named!r}, not {contract.name} (the contract "
+                                           f"picked): pick {named} or start again from {contract.name}.")
+        return cleaned
+
+
+def contract_named(value: str) -> Contract | None:
+    """`?contract=` on the propose page: a contract's id or its dotted name."""
+    value = value.strip()
+    if not value:
+        return None
+    contracts = Contract.objects.select_related("owner_team")  # the page says who may publish it
+    if value.isdigit():
+        return contracts.filter(pk=int(value)).first()
+    return contracts.filter(name=value).first()
+
+
+def latest_document_text(contract: Contract) -> tuple[str | None, str]:
+    """(its latest version, that version's document as YAML); (None, "") before any version."""
+    latest = contract.latest_version()
+    if latest is None:
+        return None, ""
+    return latest.version, latest.yaml_text or dump_plain_yaml(latest.document)
 
 
 @login_required
 def change_request_propose(request: HttpRequest) -> HttpResponse:
-    """Publish a new version through the gate: compatible -> published, breaking -> a request opens."""
+    """Publish a new version through the gate: compatible -> published, breaking -> a request opens.
+
+    The page previews the impact as the document is typed (change_request_preview,
+    called by static/js/propose.js); submitting runs the gate for real."""
     errors: list[str] = []
+    start = None
     if request.method == "POST":
-        form = ProposeForm(request.POST)
+        form = ProposeForm(request.POST, user=request.user)
         if form.is_valid():
             try:
                 outcome = submit_version(form.cleaned_data["document"], by=request.user, summary=form.cleaned_data["summary"])
@@ -256,13 +303,45 @@ def change_request_propose(request: HttpRequest) -> HttpResponse:
                 errors = [outcome.message, *outcome.errors] if outcome.status == REFUSED else [outcome.message]
     else:
         initial = {}
-        contract = Contract.objects.filter(name=request.GET.get("contract", "")).first()
-        if contract is not None:
-            latest = contract.latest_version()
-            if latest is not None:
-                initial["document"] = latest.yaml_text or dump_plain_yaml(latest.document)
-        form = ProposeForm(initial=initial)
-    return render(request, "change_requests/propose.html", {"form": form, "errors": errors})
+        start = contract_named(request.GET.get("contract", ""))
+        if start is not None:
+            _version, initial["document"] = latest_document_text(start)
+            initial["contract"] = start.pk
+        form = ProposeForm(initial=initial, user=request.user)
+    can_publish = start is None or start.can_be_managed_by(request.user)
+    return render(request, "change_requests/propose.html",
+                  {"form": form, "errors": errors, "start": start, "can_publish": can_publish})
+
+
+@login_required
+@require_GET
+def change_request_start(request: HttpRequest) -> JsonResponse:
+    """The latest version's document of `?contract=` (id or name), for the propose page's editor."""
+    contract = contract_named(request.GET.get("contract", ""))
+    if contract is None:
+        return JsonResponse({"detail": f"No contract {request.GET.get('contract', '')!r}.", "code": "not_found"},
+                            status=404)
+    version, text = latest_document_text(contract)
+    return JsonResponse({"contract": contract.name, "id": contract.pk, "version": version, "document": text})
+
+
+@login_required
+@require_POST
+def change_request_preview(request: HttpRequest) -> JsonResponse:
+    """What submitting the propose page's `document` (YAML) would do, opening nothing:
+    change_requests.impact.preview's answer, or 400 saying why it cannot be previewed yet."""
+    try:
+        document = parse_document(request.POST.get("document", ""))
+    except ValidationError as exc:
+        return JsonResponse({"detail": " ".join(exc.messages), "code": "bad_document", "errors": []}, status=400)
+    try:
+        answer = preview(document)
+    except PreviewError as exc:
+        return JsonResponse({"detail": f"The document fails the publish gates: {'; '.join(exc.errors)}",
+                             "code": "gate_refused", "errors": exc.errors}, status=400)
+    except ValueError as exc:  # a half-typed version number and the like, while the owner types
+        return JsonResponse({"detail": str(exc), "code": "bad_document", "errors": []}, status=400)
+    return JsonResponse(answer)
 
 
 @dataset_page_section(order=35)

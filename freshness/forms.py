@@ -4,7 +4,7 @@ from datetime import timedelta
 
 from django import forms
 
-from freshness.rules import human_duration
+from freshness.rules import exact_duration
 from registry.env import parse_duration
 
 
@@ -21,7 +21,7 @@ class DurationText(forms.CharField):
             raise forms.ValidationError(str(exc)) from None
 
     def prepare_value(self, value):
-        return human_duration(value).replace(" ", "") if isinstance(value, timedelta) else value
+        return exact_duration(value) if isinstance(value, timedelta) else value
 
 
 class SLOForm(forms.Form):

@@ -47,15 +47,29 @@ def reason_for(status: str, max_age: timedelta | None, warn_after: timedelta | N
 
 
 def human_duration(value: timedelta | None) -> str:
-    """'2d 3h', '6h', '15m', '42s'."""
+    """'2d 3h', '6h', '1m 30s', '42s': the largest unit, and the next one when it is not zero.
+
+    Seconds are a unit like the others: a 90 s SLO is "1m 30s", never "1m"; an age
+    of six hours and three seconds is "6h", as a person would say it."""
     if value is None:
         return "—"
     seconds = int(value.total_seconds())
-    if seconds < 60:
-        return f"{seconds}s"
-    parts = []
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        amount, seconds = divmod(seconds, size)
-        if amount:
-            parts.append(f"{amount}{unit}")
-    return " ".join(parts[:2])
+    units = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
+    for i, (unit, size) in enumerate(units[:-1]):
+        if seconds >= size:
+            next_unit, next_size = units[i + 1]
+            rest = seconds % size // next_size
+            return f"{seconds // size}{unit}" + (f" {rest}{next_unit}" if rest else "")
+    return f"{seconds}s"
+
+
+def exact_duration(value: timedelta) -> str:
+    """The duration in the largest single unit that holds it exactly ('90s', '27h', '2w'),
+    as parse_duration reads it back: an edit form shows it and saves it unchanged."""
+    if value.total_seconds() != int(value.total_seconds()):
+        return f"{value.total_seconds():g}s"
+    seconds = int(value.total_seconds())
+    for unit, size in (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds and seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"

@@ -1,5 +1,11 @@
 """Server-side layout of a lineage graph as SVG: columns by distance from the
-start node (upstream left, downstream right), no JavaScript."""
+start node (upstream left, downstream right), no JavaScript.
+
+The drawing keeps its size: labels stay 12 px at any depth, and a wide graph
+scrolls sideways inside its card (static/js/lineage.js brings the start node
+into view). An edge pointing back (a cycle: a dataset both upstream and
+downstream of the start) runs in a lane of its own below every node, so it is
+never mistaken for an edge between the nodes it would otherwise cross."""
 
 from __future__ import annotations
 
@@ -12,10 +18,8 @@ from lineage.graph import Graph
 NODE_W, NODE_H = 180, 34
 COL_GAP, ROW_GAP, PAD = 225, 46, 12
 MAX_LABEL = 26
-# Scaled to the page width when that keeps text at least this large; wider
-# drawings keep their size and scroll sideways.
-MIN_SCALE = 0.55
-PAGE_WIDTH = 1110
+LANE_GAP = 10  # between the lanes of the edges pointing back
+SIDE = PAD + (COL_GAP - NODE_W) // 2  # room left and right for those edges' turns
 
 
 @dataclass
@@ -39,13 +43,10 @@ class Drawing:
     node_w: int = NODE_W
     node_h: int = NODE_H
 
-    @property
-    def fits(self) -> bool:
-        return self.width * MIN_SCALE <= PAGE_WIDTH
-
 
 def _label(text: str) -> str:
-    return text if len(text) <= MAX_LABEL else "…" + text[-(MAX_LABEL - 1):]
+    """Cut at the end: "retail.sales.ord…" keeps the part a person reads first (the title has it all)."""
+    return text if len(text) <= MAX_LABEL else text[:MAX_LABEL - 1] + "…"
 
 
 def _order_rows(graph: Graph, columns: dict, by_column: dict) -> dict:
@@ -86,11 +87,14 @@ def layout(graph: Graph) -> Drawing:
         for row, (_kind, _ns, _name, key, node) in enumerate(sorted(members, key=lambda m: rows[m[3]])):
             url = reverse("dataset-detail", args=[node.pk]) if node.kind == "dataset" else reverse("lineage-job-detail", args=[node.pk])
             placed[key] = PlacedNode(
-                x=PAD + (column - lowest) * COL_GAP, y=PAD + offset + row * ROW_GAP,
+                x=SIDE + (column - lowest) * COL_GAP, y=PAD + offset + row * ROW_GAP,
                 label=_label(node.name), title=node.node_id, url=url, kind=node.kind, is_start=key == start_key,
             )
     edges, declared = [], []
     static = graph.declared
+    nodes_bottom = PAD + (tallest - 1) * ROW_GAP + NODE_H
+    half_gap = (COL_GAP - NODE_W) // 2
+    lanes = 0
     for job_pk, dataset_pk, direction in graph.edges:
         drawn = declared if (job_pk, dataset_pk, direction) in static else edges
         job, dataset = placed.get(("job", job_pk)), placed.get(("dataset", dataset_pk))
@@ -99,14 +103,15 @@ def layout(graph: Graph) -> Drawing:
         origin, destination = (dataset, job) if direction == "in" else (job, dataset)
         x1, y1 = origin.x + NODE_W, origin.y + NODE_H // 2
         x2, y2 = destination.x, destination.y + NODE_H // 2
-        if x2 <= x1:  # an edge pointing back (a cycle): loop below the nodes
-            x1, x2 = origin.x + NODE_W // 2, destination.x + NODE_W // 2
-            y1, y2 = origin.y + NODE_H, destination.y + NODE_H
-            low = max(y1, y2) + ROW_GAP // 2
-            drawn.append(f"M{x1},{y1} C{x1},{low} {x2},{low} {x2},{y2}")
+        if x2 <= x1:
+            # Pointing back: out of the origin's right side, down the gap to a lane below
+            # every node, along it, and up the gap into the destination's left side.
+            lanes += 1
+            lane = nodes_bottom + lanes * LANE_GAP
+            drawn.append(f"M{x1},{y1} H{x1 + half_gap} V{lane} H{x2 - half_gap} V{y2} H{x2}")
             continue
         mid = (x1 + x2) // 2
         drawn.append(f"M{x1},{y1} C{mid},{y1} {mid},{y2} {x2},{y2}")
-    width = PAD * 2 + (max(columns.values(), default=0) - lowest) * COL_GAP + NODE_W
-    height = PAD * 2 + (tallest - 1) * ROW_GAP + NODE_H + ROW_GAP // 2
+    width = SIDE * 2 + (max(columns.values(), default=0) - lowest) * COL_GAP + NODE_W
+    height = nodes_bottom + max(ROW_GAP // 2, lanes * LANE_GAP + LANE_GAP) + PAD
     return Drawing(width=width, height=height, nodes=list(placed.values()), edges=edges, declared=declared)

@@ -37,8 +37,8 @@ MAX_DRAWN_NODES = 300
 
 
 def _graph_choice(request: HttpRequest) -> tuple[int, str]:
-    # Depth 1 both ways (five columns) fits the page at full size; deeper
-    # graphs are scaled down or scroll sideways.
+    # Depth 1 both ways (five columns) fits the page; deeper graphs keep their
+    # size and scroll sideways inside their card (lineage.svg).
     try:
         depth = int(request.GET.get("depth", DEFAULT_PAGE_DEPTH))
     except ValueError:

@@ -29,6 +29,10 @@ class AlreadyOwned(RegistryError):
     pass
 
 
+class OwnerCannotConsume(RegistryError):
+    """The owner team asked to consume its own dataset: it is asked about nothing it changes."""
+
+
 class InUse(RegistryError):
     """A row others depend on: deleting it would drop their dependency without a word."""
 
@@ -213,6 +217,11 @@ class Dataset(models.Model):
             if locked.owner_team_id is None:
                 raise DatasetUnowned(
                     f"{self} has no owner yet; a team must claim it before anyone can register as its consumer."
+                )
+            if locked.owner_team_id == team.pk:
+                raise OwnerCannotConsume(
+                    f"Team {team.slug} owns {self}: an owner team does not register as a consumer of its own "
+                    f"dataset (its changes never wait for itself). Register another of your teams instead."
                 )
             declared = normalized_columns(columns)
             consumer, created = Consumer.objects.get_or_create(

@@ -113,15 +113,18 @@ def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
     consumers = list(dataset.consumers.all())
     consuming = {c.team_id for c in consumers}
     readers = readers_of(dataset, consumers)
-    my_team_ids = {t.pk for t in my_teams}
+    # The owner team never consumes its own dataset: it is offered neither button.
+    can_consume = [t for t in my_teams if t.pk != dataset.owner_team_id]
+    can_consume_ids = {t.pk for t in can_consume}
     ctx = {
         "dataset": dataset,
         "readers": readers,
         "usage_window_days": settings.COLUMN_USAGE_WINDOW.days,
         # One click registers a team whose jobs read the data, for the members of that team.
-        "registrable": {r.team_id: r for r in readers if not r.registered and r.team_id in my_team_ids},
+        "registrable": {r.team_id: r for r in readers if not r.registered and r.team_id in can_consume_ids},
         "claim_form": ClaimForm(user=request.user) if not dataset.is_owned and my_teams else None,
-        "consume_form": ConsumeForm(user=request.user) if dataset.is_owned and my_teams else None,
+        "consume_form": ConsumeForm(user=request.user, dataset=dataset) if dataset.is_owned and can_consume else None,
+        "owns_it": dataset.is_owned and any(t.pk == dataset.owner_team_id for t in my_teams),
         "my_consuming_teams": [t for t in my_teams if t.pk in consuming],
         "sections": dataset_page_sections(request, dataset),
     }
@@ -146,7 +149,8 @@ def dataset_claim(request: HttpRequest, pk: int) -> HttpResponse:
     dataset = get_object_or_404(Dataset, pk=pk)
     form = ClaimForm(request.POST, user=request.user)
     if not form.is_valid():
-        messages.error(request, "Choose one of your teams and an owner from it.")
+        said = " ".join(form.errors.get("owner", []))
+        messages.error(request, f"Choose one of your teams and an owner from it. {said}".strip())
         return redirect(dataset)
     team, owner = form.cleaned_data["team"], form.cleaned_data["owner"]
     return act_and_redirect(request, dataset, lambda: dataset.claim(team, owner=owner, by=request.user),
@@ -157,9 +161,9 @@ def dataset_claim(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def dataset_consume(request: HttpRequest, pk: int) -> HttpResponse:
     dataset = get_object_or_404(Dataset, pk=pk)
-    form = ConsumeForm(request.POST, user=request.user)
+    form = ConsumeForm(request.POST, user=request.user, dataset=dataset)
     if not form.is_valid():
-        messages.error(request, "Choose one of your teams.")
+        messages.error(request, "Choose one of your teams other than the owner team.")
         return redirect(dataset)
     team, columns = form.cleaned_data["team"], form.cleaned_data["columns"]
     said = f" reading {', '.join(columns)}" if columns else ""

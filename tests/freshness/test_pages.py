@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 from freshness.evaluation import evaluate, record_write, set_slo
 from registry.models import Dataset
@@ -98,3 +99,16 @@ def test_the_overview_needs_the_same_queries_whatever_the_number_of_transitions(
     # 6. the latest 50 transitions with their datasets
     with django_assert_num_queries(6):
         client.get("/freshness/")
+
+
+def test_a_ninety_second_slo_reads_one_minute_thirty_on_the_dataset_page(client, dataset, owner, clock):
+    set_slo(dataset, max_age=timedelta(seconds=90), warn_after=None, by=owner, now=T0)
+    record_write(dataset, at=T0, row_count=1, now=T0)
+    evaluate(T0 + timedelta(seconds=200))
+    client.force_login(owner)
+    section = client.get(dataset.get_absolute_url()).content.decode()
+    section = section[section.index('id="freshness"'):]
+    assert "at most 1m 30s since the last successful write" in section
+    assert 'value="90s"' in section  # the edit form keeps it too
+    # the reason the set-based pass wrote (the SQL rule)
+    assert "last successful write 3m 20s ago; the SLO allows 1m 30s" in section

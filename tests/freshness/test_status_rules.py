@@ -147,3 +147,17 @@ def test_a_routine_write_with_a_near_deadline_still_gets_its_deadline_task(
     with django_capture_on_commit_callbacks(execute=True):
         record_write(dataset, at=T0, row_count=1)  # the routine path: fresh stays fresh
     assert published == [([dataset.pk], T0 + timedelta(seconds=30))]
+
+
+def test_durations_keep_their_seconds():
+    assert [human_duration(timedelta(seconds=s)) for s in (90, 59, 60, 3600 + 2 * 60 + 5, 6 * 3600 + 3)] == [
+        "1m 30s", "59s", "1m", "1h 2m", "6h"]
+
+
+def test_the_slo_form_shows_a_duration_it_reads_back_unchanged():
+    from freshness.forms import SLOForm
+
+    for value in (timedelta(seconds=90), 27 * HOUR, timedelta(weeks=2), timedelta(seconds=1.5)):
+        shown = SLOForm.base_fields["max_age"].prepare_value(value)
+        form = SLOForm({"max_age": shown})
+        assert form.is_valid() and form.cleaned_data["max_age"] == value, shown

@@ -45,7 +45,7 @@ def test_the_page_shows_one_job_either_way_by_default(chain, client, owner, data
     page = client.get(dataset.get_absolute_url()).content.decode()
     svg = page[page.index("<svg"):page.index("</svg>")]
     assert "raw.orders" in svg and "mart.totals" in svg and "out.report" not in svg
-    assert 'class="lineage-graph fits"' in svg  # five columns fit the page
+    assert 'class="lineage-graph"' in svg and 'width="' in svg  # drawn at its own size, never scaled down
 
 
 def test_the_depth_selector_narrows_the_graph(chain, client, owner, dataset):
@@ -174,3 +174,38 @@ def test_the_column_usage_section_is_three_queries(readers, rf, owner, dataset, 
 def test_a_dataset_nobody_is_seen_reading_has_no_column_usage_section(client, owner, dataset):
     client.force_login(owner)
     assert 'id="column-usage"' not in client.get(dataset.get_absolute_url()).content.decode()
+
+
+@pytest.fixture
+def cycle(dataset):
+    """retail.public.orders -> [enrich] -> retail.sales.orders_enriched_daily -> [feedback] -> retail.public.orders:
+    the enriched dataset is both downstream and upstream of the orders; [audit] reads the orders too."""
+    own = {"namespace": dataset.namespace, "name": dataset.name}
+    store_event(run_event("COMPLETE", job="enrich", inputs=[own], outputs=["retail.sales.orders_enriched_daily"]))
+    store_event(run_event("COMPLETE", job="feedback", inputs=["retail.sales.orders_enriched_daily"], outputs=[own]))
+    store_event(run_event("COMPLETE", job="audit", inputs=[own], outputs=["retail.sales.audit_log"]))
+
+
+def test_an_edge_back_to_the_start_runs_below_every_node_not_between_datasets(cycle, dataset):
+    from lineage.graph import Node, graph_around
+    from lineage.svg import NODE_H, NODE_W, layout
+
+    drawing = layout(graph_around(Node("dataset", dataset.pk, dataset.namespace, dataset.name), depth=3))
+    by_name = {n.title.rsplit(":", 1)[-1]: n for n in drawing.nodes}
+    back = [path for path in drawing.edges if " V" in path]
+    assert len(back) == 1  # feedback writes the orders, to the left of it
+    feedback, orders = by_name["feedback"], by_name[dataset.name]
+    lane = int(re.search(r"V(\d+) H", back[0]).group(1))
+    assert lane > max(n.y + NODE_H for n in drawing.nodes)
+    # it leaves the job's right side and enters the dataset's left side: job -> dataset, like every edge
+    assert back[0].startswith(f"M{feedback.x + NODE_W},{feedback.y + NODE_H // 2} ")
+    assert back[0].endswith(f"V{orders.y + NODE_H // 2} H{orders.x}")
+    assert drawing.height > lane
+
+
+def test_long_labels_are_cut_at_the_end(cycle, client, owner, dataset):
+    client.force_login(owner)
+    page = client.get(dataset.get_absolute_url(), {"depth": 2}).content.decode()
+    svg = page[page.index("<svg"):page.index("</svg>")]
+    assert ">retail.sales.orders_enric…</text>" in svg
+    assert ":retail.sales.orders_enriched_daily</title>" in svg  # the whole name on hover

@@ -89,6 +89,16 @@ def test_registering_a_consumer_on_an_unowned_dataset_is_refused_with_a_clear_er
     assert "must claim it" in response.json()["detail"]
 
 
+def test_the_owner_team_registering_as_consumer_of_its_own_dataset_is_refused_saying_why(client, dataset, owner):
+    client.force_login(owner)
+    response = client.post(f"/api/datasets/{dataset.pk}/consumers/", {"team": "checkout"},
+                           content_type="application/json")
+    assert response.status_code == 409
+    assert response.json()["code"] == "owner_cannot_consume"
+    assert "Team checkout owns postgres://retail-db:5432/retail.public.orders" in response.json()["detail"]
+    assert not dataset.consumers.filter(team__slug="checkout").exists()
+
+
 def test_register_and_unregister_a_consumer_over_the_api(client, dataset, other_team, outsider):
     client.force_login(outsider)
     created = client.post(f"/api/datasets/{dataset.pk}/consumers/", {"team": "warehouse"}, content_type="application/json")

@@ -1,7 +1,14 @@
 import pytest
 from django.core.exceptions import PermissionDenied
 
-from registry.models import AlreadyOwned, AuditEvent, Consumer, DatasetUnowned, RegistryError
+from registry.models import (
+    AlreadyOwned,
+    AuditEvent,
+    Consumer,
+    DatasetUnowned,
+    OwnerCannotConsume,
+    RegistryError,
+)
 
 
 def audit_rows(dataset):
@@ -93,3 +100,9 @@ def test_an_outsider_cannot_unregister_another_team(dataset, consumer_team, outs
     with pytest.raises(PermissionDenied):
         dataset.unregister_consumer(consumer_team, by=outsider)
     assert dataset.consumers.count() == 1
+
+
+def test_the_owner_team_is_not_a_consumer_of_its_own_dataset(dataset, owner_team, owner):
+    with pytest.raises(OwnerCannotConsume, match="does not register as a consumer of its own dataset"):
+        dataset.register_consumer(owner_team, by=owner)
+    assert not dataset.consumers.filter(team=owner_team).exists()

@@ -1,6 +1,8 @@
+import re
+
 import pytest
 
-from registry.models import ApiToken, AuditEvent, Dataset
+from registry.models import ApiToken, AuditEvent, Dataset, Membership
 
 
 def test_pages_need_a_login(client, db):
@@ -102,3 +104,61 @@ def test_audit_events_are_read_only_in_the_admin(admin_client_, unowned_dataset,
     assert admin_client_.get("/admin/registry/auditevent/").status_code == 200
     assert admin_client_.get("/admin/registry/auditevent/add/").status_code == 403
     assert admin_client_.post(f"/admin/registry/auditevent/{event.pk}/delete/", {"post": "yes"}).status_code == 403
+
+
+def test_the_owner_team_is_not_offered_to_register_as_consumer_of_its_own_dataset(client, dataset, owner):
+    client.force_login(owner)
+    page = client.get(dataset.get_absolute_url()).content.decode()
+    assert 'id="consume-form"' not in page
+    assert "Checkout owns this dataset, so it is not one of its consumers" in page
+
+
+def test_a_member_of_the_owner_team_and_another_is_offered_only_the_other(client, dataset, owner, other_team):
+    Membership.objects.create(team=other_team, user=owner)
+    client.force_login(owner)
+    page = client.get(dataset.get_absolute_url()).content.decode()
+    form = page[page.index('id="consume-form"'):page.index("</form>", page.index('id="consume-form"'))]
+    assert ">Warehouse</option>" in form and ">Checkout</option>" not in form
+
+
+def test_the_owner_team_posting_the_consume_form_is_refused(client, dataset, owner, owner_team):
+    client.force_login(owner)
+    response = client.post(f"/datasets/{dataset.pk}/consume/", {"team": owner_team.pk}, follow=True)
+    assert b"other than the owner team" in response.content
+    assert not dataset.consumers.filter(team=owner_team).exists()
+
+
+def test_the_owner_teams_own_reading_job_gets_no_register_button(client, dataset, owner, owner_team):
+    from django.utils import timezone
+
+    from registry.usage import ColumnRead, UsageSource
+
+    ColumnRead.objects.create(dataset=dataset, job_namespace="airflow", job_name="orders_selfcheck", column="order_id",
+                              source=UsageSource.SQL, last_seen_at=timezone.now(), token_team=owner_team)
+    client.force_login(owner)
+    page = client.get(dataset.get_absolute_url()).content.decode()
+    assert "airflow/orders_selfcheck" in page and "Register Checkout" not in page
+
+
+def test_the_claim_form_tells_each_owner_option_which_teams_its_person_is_in(client, unowned_dataset, owner, owner_team,
+                                                                              other_team, outsider):
+    Membership.objects.create(team=other_team, user=owner)  # alice: Checkout and Warehouse; dave: Warehouse
+    client.force_login(owner)
+    page = client.get(unowned_dataset.get_absolute_url()).content.decode()
+    owners = page[page.index('<select name="owner"'):]
+    owners = owners[:owners.index("</select>")]
+    assert f'<option value="{outsider.pk}" data-teams="{other_team.pk}">dave</option>' in owners
+    alice = re.search(rf'<option value="{owner.pk}" selected data-teams="([\d ]+)">alice</option>', owners)
+    assert alice and sorted(alice.group(1).split()) == sorted([str(owner_team.pk), str(other_team.pk)]), owners
+    assert "js/claim.js" in page
+
+
+def test_claiming_with_an_owner_outside_the_chosen_team_is_refused(client, unowned_dataset, owner, owner_team,
+                                                                 other_team, outsider):
+    Membership.objects.create(team=other_team, user=owner)
+    client.force_login(owner)
+    response = client.post(f"/datasets/{unowned_dataset.pk}/claim/", {"team": owner_team.pk, "owner": outsider.pk},
+                           follow=True)
+    assert "dave is not a member of Checkout" in response.content.decode()
+    unowned_dataset.refresh_from_db()
+    assert unowned_dataset.owner_team is None

@@ -1,0 +1,143 @@
+// The propose page. Picking a contract starts the editor from its latest version;
+// the impact preview (the checker's verdict, the suggested version, the teams a
+// breaking change would wait for) follows the document as it is typed, a moment
+// after the last keystroke. Nothing is stored until the form is submitted.
+(() => {
+  const form = document.getElementById("propose-form");
+  if (!form) return;
+  const picker = form.querySelector("select[name=contract]");
+  const editor = form.querySelector("textarea[name=document]");
+  const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
+  const panel = document.getElementById("impact-preview");
+  const status = document.getElementById("preview-status");
+  const body = document.getElementById("preview-body");
+  const errors = document.getElementById("preview-errors");
+  const WAIT_MS = 400;
+  let timer = null;
+  let asked = 0;
+
+  const element = (tag, text, className) => {
+    const node = document.createElement(tag);
+    if (text !== undefined) node.textContent = text;
+    if (className) node.className = className;
+    return node;
+  };
+
+  const fill = (id, items, build) => {
+    const list = document.getElementById(id);
+    list.replaceChildren(...items.map(build));
+    document.getElementById(`${id}-block`).hidden = items.length === 0;
+  };
+
+  const team = (impact) => {
+    const item = element("li");
+    item.dataset.team = impact.team;
+    item.append(element("strong", impact.team), document.createTextNode(`: ${impact.why}`));
+    return item;
+  };
+
+  const show = (state, message) => {
+    panel.dataset.state = state;
+    status.textContent = message;
+    status.hidden = !message;
+  };
+
+  const render = (answer) => {
+    const verdict = document.getElementById("preview-verdict");
+    const tag = answer.compatible ? element("span", "compatible", "tag good") : element("span", "breaking", "tag bad");
+    verdict.replaceChildren(tag, document.createTextNode(` ${answer.verdict}`));
+
+    const version = document.getElementById("preview-version");
+    version.replaceChildren();
+    if (answer.suggested_version) {
+      version.append("Suggested version ", element("strong", answer.suggested_version));
+      if (answer.suggested_bump && answer.suggested_bump !== "none") {
+        version.append(" ", element("span", answer.suggested_bump, "tag"));
+      }
+      if (answer.latest_published) version.append(` (latest published: ${answer.latest_published})`);
+    }
+    if (answer.version_problem) version.append(element("span", ` ${answer.version_problem}`, "preview-warning"));
+
+    const waiting = answer.affected.map((t) => t.team);
+    document.getElementById("preview-outcome").textContent = answer.compatible
+      ? "Submitting publishes it at once: no change request."
+      : `Submitting opens a change request that waits for ${waiting.length ? waiting.join(", ") : "no team (none is affected)"}.`;
+
+    const breaking = (answer.changes || []).filter((change) => change.breaking);
+    fill("preview-changes", breaking, (change) => {
+      const item = element("li");
+      item.append(element("code", change.path || "/"), document.createTextNode(` ${change.reason}`));
+      return item;
+    });
+    fill("preview-affected", answer.affected, team);
+    fill("preview-told", answer.not_affected, team);
+    fill("preview-unregistered", answer.unregistered_readers, (reader) =>
+      element("li", `${reader.job} (${reader.team || "team unknown"}) reads ${reader.reads ? reader.reads.join(", ") : "all columns"} of ${reader.dataset}`));
+    body.hidden = false;
+    errors.hidden = true;
+  };
+
+  const refuse = (answer) => {
+    body.hidden = true;
+    errors.replaceChildren(...(answer.errors || []).map((text) => element("li", text)));
+    errors.hidden = !(answer.errors || []).length;
+    show("refused", answer.errors && answer.errors.length ? "Not previewable yet: the publish gates refuse it." : `Not previewable yet: ${answer.detail}`);
+  };
+
+  const refresh = async () => {
+    const mine = ++asked;
+    if (!editor.value.trim()) {
+      body.hidden = true;
+      errors.hidden = true;
+      show("empty", "Pick a contract or paste a document: the preview follows what you type.");
+      return;
+    }
+    show("loading", "Checking…");
+    let response;
+    try {
+      response = await fetch(form.dataset.previewUrl, {
+        method: "POST", credentials: "same-origin",
+        headers: { "X-CSRFToken": csrf }, body: new URLSearchParams({ document: editor.value }),
+      });
+    } catch (failure) {
+      if (mine === asked) show("failed", "The preview could not be reached; submitting still runs the gate.");
+      return;
+    }
+    const answer = await response.json().catch(() => ({ detail: `the server answered ${response.status}` }));
+    if (mine !== asked) return; // a later keystroke's answer is on its way
+    if (response.ok) {
+      render(answer);
+      show("ready", "");
+    } else {
+      refuse(answer);
+    }
+  };
+
+  const soon = () => {
+    clearTimeout(timer);
+    timer = setTimeout(refresh, WAIT_MS);
+  };
+
+  editor.addEventListener("input", soon);
+
+  if (picker) {
+    picker.addEventListener("change", async () => {
+      if (!picker.value) return;
+      show("loading", "Loading its latest version…");
+      const response = await fetch(`${form.dataset.startUrl}?contract=${encodeURIComponent(picker.value)}`,
+                                   { credentials: "same-origin" });
+      if (!response.ok) {
+        show("failed", "That contract could not be loaded.");
+        return;
+      }
+      const start = await response.json();
+      editor.value = start.document;
+      const url = new URL(window.location.href);
+      url.searchParams.set("contract", start.contract);
+      window.history.replaceState(null, "", url);
+      refresh();
+    });
+  }
+
+  if (editor.value.trim()) refresh();
+})();
