@@ -66,15 +66,8 @@ def column_of(path: str, kind: str, reason: str, schema_type: str) -> str | None
 
 def touched_columns(report: dict, schema_type: str) -> list[str] | None:
     """The columns the report's breaking changes touch, sorted; None: every column."""
-    touched: set[str] = set()
-    for change in report.get("changes", []):
-        if not change.get("breaking"):
-            continue
-        column = column_of(change.get("path", ""), change.get("kind", ""), change.get("reason", ""), schema_type)
-        if column is None:
-            return None
-        touched.add(column)
-    return sorted(touched)
+    effects = column_effects(report, schema_type)
+    return None if effects is None else sorted(effects)
 
 
 Effects = dict[str, set[str]]  # touched column -> what the change does to it (registry.usage.Effect)
@@ -323,8 +316,9 @@ def preview(document: Any, *, now: datetime | None = None) -> dict[str, Any]:
     below = published_below(contract, version)
     report = check_in_required_modes(contract, [v.document for v in below], document)
     latest = below[-1].version if below else None
-    touched = touched_columns(report.to_dict(), contract.schema_type) if not report.compatible else []
-    effects = column_effects(report.to_dict(), contract.schema_type) if touched else None
+    effects = column_effects(report.to_dict(), contract.schema_type) if not report.compatible else {}
+    touched = None if effects is None else sorted(effects)
+    effects = effects or None
     impact = assess(contract, touched, effects=effects, now=now)
     return {**answer, "compatible": report.compatible, "mode": report.mode, "verdict": report.verdict,
             "latest_published": latest, "suggested_bump": report.suggested_bump,

@@ -20,7 +20,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from change_requests import notifications
-from change_requests.impact import Impact, TeamImpact, assess, column_effects, touched_columns
+from change_requests.impact import Impact, TeamImpact, assess, column_effects
 from change_requests.models import (
     ChangeRequest,
     ChangeRequestAction,
@@ -115,8 +115,9 @@ def open_change_request(
         )
     now = timezone.now()
     deadline_at = now + (deadline if deadline is not None else review_period(contract))
-    touched = touched_columns(report, contract.schema_type)
-    impact = assess(contract, touched, effects=column_effects(report, contract.schema_type),
+    effects = column_effects(report, contract.schema_type)
+    touched = None if effects is None else sorted(effects)
+    impact = assess(contract, touched, effects=effects,
                     owner_team_id=owner_team.pk if owner_team else None)
     teams_by_id = {t.pk: t for t in Team.objects.filter(pk__in=[t.team_id for t in impact.teams])}
     teams = [teams_by_id[t.team_id] for t in impact.affected]
