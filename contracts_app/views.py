@@ -15,7 +15,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from registry_client.resolution import latest_release, semantic_sort
 
-from contracts_app.diff import structural_diff
+from contracts_app.diff import column_changes, structural_diff
 from contracts_app.forms import BindByNameForm, BindToContractForm, ModeForm
 from contracts_app.models import (
     Contract,
@@ -188,8 +188,12 @@ def contract_diff(request: HttpRequest, name: str) -> HttpResponse:
     before, after = by_version[old], by_version[new]
     report = check_in_required_modes(contract, [before.document], after.document)
     ctx = {
-        "contract": contract, "versions": versions, "old": old, "new": new,
-        "changes": structural_diff(before.document, after.document), "report": report,
+        "contract": contract, "versions": versions, "old": old, "new": new, "report": report,
+        # A dataframe contract is read column by column; the checker's JSON-Schema findings
+        # about its row schema are folded into those lines.
+        "column_changes": column_changes(before.document, after.document, [c.to_dict() for c in report.changes])
+        if contract.schema_type == "dataframe" else None,
+        "changes": structural_diff(before.document, after.document),
     }
     return render(request, "contracts_app/contract_diff.html", ctx)
 
