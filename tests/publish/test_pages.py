@@ -115,10 +115,24 @@ def test_the_diff_page_of_an_event_contract_keeps_json_schema_paths(browser, pub
     assert "property_added" in page and 'id="column-changes"' not in page
 
 
-def test_an_event_contract_shows_its_payload_schema(browser, published):
+def test_an_event_contract_shows_its_payload_as_a_table_with_the_yaml_a_click_away(browser, published):
     page = browser.get("/contracts/retail.checkout.order_placed/").content.decode()
-    assert "<h2>payload</h2>" in page and "order_id" in page
+    assert "<h2>payload</h2>" in page and 'class="grid properties stacking"' in page
+    assert '<td data-label="Property" class="name"><code>total</code></td>' in page
+    assert '<td data-label="Constraints"><code>≥ 0</code></td>' in page
+    assert '<details class="raw-yaml"><summary>Raw YAML</summary><pre>type: object' in page
     assert "REGISTRY.get_schema" in page
+
+
+def test_an_api_contract_shows_a_table_per_request_response_and_callback(browser, published):
+    page = browser.get("/contracts/retail.payments.refund_api/").content.decode()
+    for heading in ("<h2>request</h2>", "<h2>response</h2>", "<h2>callback refund_settled</h2>"):
+        assert heading in page
+    assert '<td data-label="Constraints"><code>&gt; 0</code></td>' in page
+
+
+def test_a_dataframe_contract_has_no_property_tables(browser, published):
+    assert 'class="grid properties' not in browser.get("/contracts/lab.analytics.cell_count/").content.decode()
 
 
 def test_the_nav_links_to_the_catalogue(browser, published):
