@@ -93,6 +93,55 @@ def side_by_side(old: dict | None, new: dict) -> list[DiffRow]:
     return rows
 
 
+CONTEXT_LINES = 3
+SHORTEST_FOLD = 4  # folding fewer unchanged lines than this would save hardly any room
+
+
+@dataclass
+class DiffBlock:
+    """A run of diff rows: a hunk (changed lines and their context), or unchanged
+    lines folded away behind a "show" control."""
+
+    rows: list[DiffRow]
+    folded: bool = False
+
+    @property
+    def first_line(self) -> int | None:
+        return self.rows[0].left_no
+
+    @property
+    def last_line(self) -> int | None:
+        return self.rows[-1].left_no
+
+
+def in_hunks(rows: list[DiffRow], context: int | None = CONTEXT_LINES) -> list[DiffBlock]:
+    """The rows cut into hunks: each changed line with `context` unchanged lines either
+    side; longer unchanged runs between them are folded. `context=None` folds nothing."""
+    if context is None:
+        return [DiffBlock(rows)] if rows else []
+    changed = [i for i, row in enumerate(rows) if row.kind != "equal"]
+    shown = set()
+    for i in changed:
+        shown.update(range(max(0, i - context), min(len(rows), i + context + 1)))
+    blocks: list[DiffBlock] = []
+    for i, row in enumerate(rows):
+        folded = i not in shown
+        if blocks and blocks[-1].folded == folded:
+            blocks[-1].rows.append(row)
+        else:
+            blocks.append(DiffBlock([row], folded=folded))
+    # A short unchanged run is shown as it is, joined to the hunks around it.
+    merged: list[DiffBlock] = []
+    for block in blocks:
+        if block.folded and len(block.rows) < SHORTEST_FOLD:
+            block.folded = False
+        if merged and not merged[-1].folded and not block.folded:
+            merged[-1].rows.extend(block.rows)
+        else:
+            merged.append(block)
+    return merged
+
+
 def _direction(change: dict) -> str:
     backward, forward = change.get("breaks_backward"), change.get("breaks_forward")
     if backward and forward:
@@ -150,6 +199,7 @@ def change_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
     my_reviews = [r for r in reviews if r.team_id in my_team_ids]
     review_form = ReviewForm(teams=[r.team for r in my_reviews]) if can["review"] else None
     changes = [{**c, "direction": _direction(c), "witness_json": _witness_json(c)} for c in cr.report.get("changes", [])]
+    whole_file = request.GET.get("context") == "all"
     ctx = {
         "cr": cr,
         "reviews": reviews,
@@ -158,7 +208,11 @@ def change_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "late_teams": late_teams,
         "assessments": assessments,
         "datasets": datasets,
-        "diff": side_by_side(cr.base_version.document if cr.base_version else None, cr.proposed_document),
+        "diff": in_hunks(side_by_side(cr.base_version.document if cr.base_version else None, cr.proposed_document),
+                         context=None if whole_file else CONTEXT_LINES),
+        "whole_file": whole_file, "context_lines": CONTEXT_LINES,
+        # Only an open request waits for answers; once approved (or closed) its deadline no longer runs.
+        "waiting": cr.state == ChangeRequestState.OPEN,
         "changes": changes,
         "can": can,
         "review_form": review_form,

@@ -15,7 +15,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from registry_client.resolution import latest_release, semantic_sort
 
-from contracts_app.diff import structural_diff
+from contracts_app.diff import column_changes, structural_diff
 from contracts_app.forms import BindByNameForm, BindToContractForm, ModeForm
 from contracts_app.models import (
     Contract,
@@ -26,6 +26,8 @@ from contracts_app.models import (
     is_weaker,
 )
 from contracts_app.publishing import check_in_required_modes
+from contracts_app.schema_table import contract_tables
+from contracts_app.yamlio import ContractYamlError, load_yaml
 from registry.hooks import dataset_page_section
 from registry.models import Dataset, Team
 from registry.views import act_and_redirect
@@ -140,6 +142,19 @@ def client_snippet(contract: Contract, version: str | None) -> str:
     )
 
 
+def _as_authored(version: ContractVersion) -> dict:
+    """The version's document with its properties in the order they were written: the
+    database's JSON keeps no key order, the YAML published with it does."""
+    if version.yaml_text:
+        try:
+            authored = load_yaml(version.yaml_text)
+        except ContractYamlError:
+            authored = None
+        if authored == version.document:
+            return authored
+    return version.document
+
+
 @login_required
 def contract_detail(request: HttpRequest, name: str) -> HttpResponse:
     contract = get_object_or_404(
@@ -162,7 +177,8 @@ def contract_detail(request: HttpRequest, name: str) -> HttpResponse:
         "columns": document.get("columns") or [], "config": document.get("config") or {},
         "meta": {k: v for k, v in (contract.meta or {}).items() if v not in (None, "", [])},
         "snippet": client_snippet(contract, request.GET.get("version")),
-        "sections": {k: document[k] for k in ("payload", "request", "response", "callbacks") if k in document},
+        # An event or api contract's schemas as property tables (a dataframe's are its columns).
+        "schema_tables": contract_tables(_as_authored(current)) if current and contract.schema_type != "dataframe" else [],
         "crumbs": [{"label": part, "path": "/".join(contract.path_parts[: i + 1])} for i, part in enumerate(contract.path_parts[:-1])],
         "bindings": bindings,
         # Only the datasets' modes that ask for more than the contract's own are worth a mention.
@@ -188,8 +204,12 @@ def contract_diff(request: HttpRequest, name: str) -> HttpResponse:
     before, after = by_version[old], by_version[new]
     report = check_in_required_modes(contract, [before.document], after.document)
     ctx = {
-        "contract": contract, "versions": versions, "old": old, "new": new,
-        "changes": structural_diff(before.document, after.document), "report": report,
+        "contract": contract, "versions": versions, "old": old, "new": new, "report": report,
+        # A dataframe contract is read column by column; the checker's JSON-Schema findings
+        # about its row schema are folded into those lines.
+        "column_changes": column_changes(before.document, after.document, [c.to_dict() for c in report.changes])
+        if contract.schema_type == "dataframe" else None,
+        "changes": structural_diff(before.document, after.document),
     }
     return render(request, "contracts_app/contract_diff.html", ctx)
 

@@ -3,7 +3,10 @@ from __future__ import annotations
 from typing import Any
 
 from django import template
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
 
+from contracts_app.diff import check_text
 from contracts_app.yamlio import dump_plain_yaml
 
 register = template.Library()
@@ -16,19 +19,14 @@ def join_if_list(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+register.filter("check_text", check_text)
+
+
 @register.filter
-def check_text(check: Any) -> str:
-    """`{"ge": 0}` -> `ge 0`; `{"str_length": {"min_value": 1}}` -> `str_length min_value=1`."""
-    if not isinstance(check, dict):
-        return str(check)
-    parts = []
-    for kind, value in check.items():
-        if isinstance(value, dict):
-            value = " ".join(f"{k}={v}" for k, v in value.items() if v is not None)
-        elif isinstance(value, list):
-            value = "[" + ", ".join(str(v) for v in value) + "]"
-        parts.append(f"{kind} {value}")
-    return "; ".join(parts)
+def ticks_as_code(sentence: str) -> str:
+    """A diff sentence's `backticked` names as <code>, the rest escaped."""
+    parts = str(sentence).split("`")
+    return mark_safe("".join(f"<code>{escape(p)}</code>" if i % 2 else escape(p) for i, p in enumerate(parts)))
 
 
 @register.filter

@@ -94,16 +94,45 @@ def test_versions_are_listed_with_dates_and_latest_is_the_default(browser, publi
     assert browser.get("/contracts/lab.analytics.cell_count/?version=7.0").status_code == 404
 
 
-def test_the_diff_page_shows_each_change(browser, published):
-    page = browser.get("/contracts/lab.analytics.cell_count/diff/?from=1.0&to=2.0").content.decode()
-    assert "<code>/columns/vcd</code></td><td>added" in page
-    assert "breaking" in page
+def test_the_diff_page_of_a_dataframe_contract_speaks_columns(browser, published, django_assert_num_queries):
+    # 1: session, 2: user, 3: the contract, 4: its versions, 5: its bound datasets' modes (the checker's modes)
+    with django_assert_num_queries(5):
+        page = browser.get("/contracts/lab.analytics.cell_count/diff/?from=1.0&to=2.0").content.decode()
+    assert 'data-column="vcd"' in page
+    assert "column <code>vcd</code> added, required — rows written before it lack it" in page
+    assert '<td class="before" data-label="Before"><span class="absent">— absent</span></td>' in page
+    assert "<code>float64</code>, required, nullable" in page
+    assert "(breaks this mode; proven)" in page
+    assert "/columns/vcd" not in page and "additionalProperties" not in page and "null\n..." not in page
 
 
-def test_an_event_contract_shows_its_payload_schema(browser, published):
+def test_the_diff_page_of_an_event_contract_keeps_json_schema_paths(browser, published, owner, local_store):
+    record_version(order_placed("1.1") | {"payload": {**order_placed()["payload"], "properties": {
+        **order_placed()["payload"]["properties"], "coupon": {"type": "string"}}}}, by=owner, store=local_store)
+    page = browser.get("/contracts/retail.checkout.order_placed/diff/?from=1.0&to=1.1").content.decode()
+    assert "<code>/payload/properties/coupon</code>" in page
+    assert '<td class="before" data-label="Before"><span class="absent">— absent</span></td>' in page
+    assert "property_added" in page and 'id="column-changes"' not in page
+
+
+def test_an_event_contract_shows_its_payload_as_a_table_with_the_yaml_a_click_away(browser, published):
     page = browser.get("/contracts/retail.checkout.order_placed/").content.decode()
-    assert "<h2>payload</h2>" in page and "order_id" in page
+    assert "<h2>payload</h2>" in page and 'class="grid properties stacking"' in page
+    assert '<td data-label="Property" class="name"><code>total</code></td>' in page
+    assert '<td data-label="Constraints"><code>≥ 0</code></td>' in page
+    assert '<details class="raw-yaml"><summary>Raw YAML</summary><pre>type: object' in page
     assert "REGISTRY.get_schema" in page
+
+
+def test_an_api_contract_shows_a_table_per_request_response_and_callback(browser, published):
+    page = browser.get("/contracts/retail.payments.refund_api/").content.decode()
+    for heading in ("<h2>request</h2>", "<h2>response</h2>", "<h2>callback refund_settled</h2>"):
+        assert heading in page
+    assert '<td data-label="Constraints"><code>&gt; 0</code></td>' in page
+
+
+def test_a_dataframe_contract_has_no_property_tables(browser, published):
+    assert 'class="grid properties' not in browser.get("/contracts/lab.analytics.cell_count/").content.decode()
 
 
 def test_the_nav_links_to_the_catalogue(browser, published):
