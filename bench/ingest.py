@@ -568,7 +568,7 @@ def from_the_app(env: dict) -> tuple[str, str, int]:
     return secret, freshness_sql, team_id
 
 
-def wait_until_up(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
+def wait_until_up(port: int, proc: subprocess.Popen, timeout: float = 120) -> None:
     deadline = time.time() + timeout
     while time.time() < deadline:
         if proc.poll() is not None:
@@ -580,7 +580,7 @@ def wait_until_up(port: int, proc: subprocess.Popen, timeout: float = 30) -> Non
                 return
         except OSError:
             time.sleep(0.2)
-    raise SystemExit("the server did not answer /healthz in time")
+    raise SystemExit(f"the server did not answer /healthz within {timeout:.0f} s")
 
 
 def main() -> None:
@@ -680,7 +680,12 @@ def main() -> None:
     finally:
         for proc, _ in servers.values():
             os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=30)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                # A server that did not come up may not stop either; its workers must not outlive the run.
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
 
     with psycopg.connect(plain_url(url)) as conn:
         stored = set(conn.execute("SELECT run_uuid::text, event_type FROM lineage_runevent").fetchall())

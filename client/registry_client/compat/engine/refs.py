@@ -24,7 +24,7 @@ class Side:
         self.root = self.normalized(schema)
         if not isinstance(self.root, dict):
             raise ValueError(f"the {label} schema must be a JSON object or a boolean, not {type(schema).__name__}")
-        self._validator = _validator_class(self)(self.root, format_checker=ecma.FORMAT_CHECKER)
+        self._validator = None  # built on first use: a validator class costs more than most comparisons
 
     def normalized(self, raw):
         key = id(raw)
@@ -41,6 +41,8 @@ class Side:
 
     def valid_or_none(self, value, schema: dict) -> bool | None:
         """Is `value` valid under `schema` (a part of this document)? None when the validator cannot say."""
+        if self._validator is None:
+            self._validator = _validator_class(self)(self.root, format_checker=ecma.FORMAT_CHECKER)
         try:
             return self._validator.evolve(schema=schema).is_valid(value)
         except Exception:
