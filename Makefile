@@ -80,6 +80,11 @@ test: install-dev apt-packages services
 apt-packages:
 	@scripts/ensure-apt-packages $(APT_PACKAGES)
 
+## make screenshots: docs/screenshots/ again, from a fresh demo in a scratch database (see the script).
+.PHONY: screenshots
+screenshots: install-dev apt-packages
+	$(BIN)/python scripts/screenshots
+
 services:
 	@scripts/ensure-services
 

@@ -82,7 +82,7 @@ def column_usage_section(request: HttpRequest, dataset) -> str:
         return ""
     consumers = set(Consumer.objects.filter(dataset_id=dataset.pk).values_list("team_id", flat=True))
     return render_to_string("lineage/_column_usage.html", {
-        "readers": readers, "consumer_team_ids": consumers,
+        "readers": readers, "consumer_team_ids": consumers, "owner_team_id": dataset.owner_team_id,
         "column_lineage_url": reverse("api-column-lineage"),
         "dataset_node": f"dataset:{dataset.namespace}:{dataset.name}",
         "window": _duration_words(settings.COLUMN_USAGE_WINDOW),

@@ -172,21 +172,30 @@ class Reader:
     team_id: int | None
     team: str | None  # slug
     team_name: str | None
-    registered: bool
+    registered: bool  # its team is a registered consumer
+    owner_team: bool  # its team owns the dataset: it reads its own data, no registration needed
     columns: list[str] | None  # None: all or unknown
     kinds: dict[str, str]
     undeclared: list[str]  # read, though its team declared other columns
     last_seen_at: datetime | None
 
+    @property
+    def unregistered(self) -> bool:
+        """A breaking change would not ask this job's team: neither a consumer nor the owner
+        (as Dataset.objects.with_unregistered_readers and the change-request impact count)."""
+        return not self.registered and not self.owner_team
+
     def to_dict(self) -> dict:
-        return {"job": self.job, "team": self.team, "registered": self.registered, "columns": self.columns,
+        return {"job": self.job, "team": self.team, "registered": self.registered, "owner_team": self.owner_team,
+                "columns": self.columns,
                 "kinds": self.kinds, "undeclared": self.undeclared,
                 "last_seen_at": self.last_seen_at.isoformat() if self.last_seen_at else None}
 
 
 def readers_of(dataset, consumers: Iterable, *, now: datetime | None = None) -> list[Reader]:
     """The jobs reading `dataset` now, each with its team, whether that team is a registered
-    consumer, and what it reads beyond what its team declared (three queries)."""
+    consumer or the owner team, and what it reads beyond what its team declared (three
+    queries). The unregistered readers come first."""
     Team = NamespaceTeam._meta.get_field("team").related_model  # registry.models imports this module
     declared = {c.team_id: c.declared_columns for c in consumers}
     readings = readings_of([dataset.pk], now=now)
@@ -198,9 +207,10 @@ def readers_of(dataset, consumers: Iterable, *, now: datetime | None = None) -> 
         columns = None if r.columns is None else sorted(r.columns)
         undeclared = [c for c in columns or [] if said is not None and c.casefold() not in {d.casefold() for d in said}]
         rows.append(Reader(r.job, r.team_id, team.slug if team else None, team.name if team else None,
-                           r.team_id in declared, columns, dict(r.columns or {}), undeclared,
+                           r.team_id in declared, r.team_id is not None and r.team_id == dataset.owner_team_id,
+                           columns, dict(r.columns or {}), undeclared,
                            max((e.last_seen_at for e in r.evidence), default=None)))
-    rows.sort(key=lambda row: (row.registered, row.team or "", row.job))
+    rows.sort(key=lambda row: (not row.unregistered, row.team or "", row.job))
     return rows
 
 

@@ -121,7 +121,7 @@ def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "readers": readers,
         "usage_window_days": settings.COLUMN_USAGE_WINDOW.days,
         # One click registers a team whose jobs read the data, for the members of that team.
-        "registrable": {r.team_id: r for r in readers if not r.registered and r.team_id in can_consume_ids},
+        "registrable": {r.team_id: r for r in readers if r.unregistered and r.team_id in can_consume_ids},
         "claim_form": ClaimForm(user=request.user) if not dataset.is_owned and my_teams else None,
         "consume_form": ConsumeForm(user=request.user, dataset=dataset) if dataset.is_owned and can_consume else None,
         "owns_it": dataset.is_owned and any(t.pk == dataset.owner_team_id for t in my_teams),

@@ -36,7 +36,7 @@ class ConsumerSerializer(serializers.ModelSerializer):
 class DatasetDetailSerializer(DatasetSerializer):
     consumers = ConsumerSerializer(many=True, read_only=True)
     readers = serializers.SerializerMethodField(
-        help_text="Jobs seen in lineage reading the dataset: team, registered or not, the columns they read "
+        help_text="Jobs seen in lineage reading the dataset: team, registered or not, whether it is the owner team, the columns they read "
                   "(null: all or unknown) and any read beyond what the team declared.")
 
     class Meta(DatasetSerializer.Meta):

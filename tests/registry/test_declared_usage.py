@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
-from registry.models import ApiToken, AuditEvent, Consumer
+from registry.models import ApiToken, AuditEvent, Consumer, Dataset
 from registry.usage import ColumnRead, UsageSource
 from tests.conftest import bearer
 
@@ -102,3 +102,26 @@ def test_only_the_team_holding_a_namespace_or_an_admin_moves_it(client, dataset,
                            content_type="application/json")
     assert response.status_code == 403 and "belongs to team warehouse" in response.json()["detail"]
     assert consumer_team.map_job_namespace("shared-airflow", by=admin).team == consumer_team
+
+
+def test_the_owner_teams_own_job_is_no_unregistered_reader_of_its_dataset(client, dataset, owner_team, other_team,
+                                                                          owner):
+    seen_reading(dataset, owner_team, "reconcile", "order_id")
+    seen_reading(dataset, other_team, "warehouse_load")
+    client.force_login(owner)
+    page = client.get(f"/datasets/{dataset.pk}/").content.decode()
+    readers = page[page.index('id="readers"'):]
+    readers = readers[:readers.index("</section>")]
+    own = readers[readers.index('data-job="airflow/reconcile"'):]
+    own = own[:own.index("</tr>")]
+    assert "owner team" in own and "unregistered" not in own
+    # As many as the dataset list's badge counts, and change requests would leave unasked.
+    assert readers.count("unregistered reader") == Dataset.objects.with_unregistered_readers().get(
+        pk=dataset.pk).unregistered_readers == 1
+    usage = page[page.index('id="column-usage"'):]
+    usage = usage[:usage.index("</section>")]
+    assert "Checkout <span" in usage and usage.count(">unregistered<") == 1  # Warehouse's job only
+
+    readers = {r["job"]: r for r in client.get(f"/api/datasets/{dataset.pk}/").json()["readers"]}
+    assert (readers["airflow/reconcile"]["registered"], readers["airflow/reconcile"]["owner_team"]) == (False, True)
+    assert readers["airflow/warehouse_load"]["owner_team"] is False
