@@ -11,7 +11,10 @@ RUN DEBUG=1 python manage.py collectstatic --noinput -v0
 EXPOSE 8000
 # Granian: a Rust HTTP server; its WSGI workers cost the lineage ingest a
 # third less CPU per request than gunicorn's (docs/benchmarks.md). It also
-# serves the collected static files.
+# serves the collected static files. Its threads are kept for the longest
+# idle time it allows: each holds a database connection (conn_max_age), and a
+# thread ended after the default 30 idle seconds leaves its connection open
+# until garbage collection, while its successor opens another.
 CMD ["granian", "--interface", "wsgi", "registry.wsgi:application", "--host", "0.0.0.0", "--port", "8000", \
-     "--workers", "4", "--blocking-threads", "8", "--respawn-failed-workers", \
+     "--workers", "4", "--blocking-threads", "8", "--blocking-threads-idle-timeout", "600", "--respawn-failed-workers", \
      "--static-path-route", "/static", "--static-path-mount", "/app/var/static"]

@@ -619,7 +619,8 @@ def main() -> None:
         if args.server == "granian":
             command = [sys.executable, "-m", "granian", "--interface", "wsgi", "registry.wsgi:application",
                        "--host", "127.0.0.1", "--port", str(port), "--workers", str(args.workers),
-                       "--blocking-threads", str(args.threads), "--backlog", "2048", "--log-level", "warning"]
+                       "--blocking-threads", str(args.threads), "--blocking-threads-idle-timeout", "600",
+                       "--backlog", "2048", "--log-level", "warning"]
         else:
             command = [sys.executable, "-m", "gunicorn", "registry.wsgi:application", "--bind", f"127.0.0.1:{port}",
                        "--worker-class", "gthread", "--workers", str(args.workers), "--threads", str(args.threads),
