@@ -29,7 +29,7 @@ from change_requests.workflows import submit_version
 from contracts_app.models import Contract
 from contracts_app.publishing import BREAKING, PUBLISHED, REFUSED, UNCHANGED
 from contracts_app.yamlio import dump_plain_yaml
-from registry.hooks import Badge, dataset_list_badge, dataset_page_section
+from registry.hooks import count_badge, dataset_list_badge, dataset_page_section
 from registry.models import AuditEvent, Dataset, Team, audit_type
 from registry.pagination import page_of
 from registry.views import act_and_redirect
@@ -417,13 +417,9 @@ def _annotate_open_change_requests(datasets):
     return datasets.annotate(open_change_requests=Subquery(waiting[:1]))
 
 
-def _open_change_requests_badge(dataset) -> Badge | None:
-    n = getattr(dataset, "open_change_requests", None)
-    if not n:
-        return None
-    return Badge(f"{n} open change request{'s' if n != 1 else ''}", "warn",
-                 "A breaking version of its contract waits for consumer teams' acknowledgements",
-                 anchor="dataset-change-requests")
+_open_change_requests_badge = count_badge(
+    "open_change_requests", "open change request", "warn",
+    "A breaking version of its contract waits for consumer teams' acknowledgements", anchor="dataset-change-requests")
 
 
 dataset_list_badge(_annotate_open_change_requests, _open_change_requests_badge)

@@ -26,7 +26,7 @@ from lineage.models import (
     RunDataset,
 )
 from lineage.svg import layout
-from registry.hooks import Badge, dataset_list_badge, dataset_page_section
+from registry.hooks import count_badge, dataset_list_badge, dataset_page_section
 from registry.models import Consumer
 from registry.pagination import page_of
 from registry.usage import column_readers
@@ -176,13 +176,9 @@ def _annotate_failed_assertions(datasets):
     return datasets.annotate(failed_assertions=Subquery(total[:1]))
 
 
-def _failed_assertions_badge(dataset):
-    failed = getattr(dataset, "failed_assertions", None)
-    if not failed:
-        return None
-    return Badge(f"{failed} failed check{'s' if failed != 1 else ''}", "bad",
-                 "Failed data-quality assertions in the latest checks (dbt tests, Great Expectations, Soda)",
-                 anchor="data-quality")
+_failed_assertions_badge = count_badge(
+    "failed_assertions", "failed check", "bad",
+    "Failed data-quality assertions in the latest checks (dbt tests, Great Expectations, Soda)", anchor="data-quality")
 
 
 dataset_list_badge(_annotate_failed_assertions, _failed_assertions_badge)

@@ -68,6 +68,16 @@ class Badge:
     anchor: str = ""
 
 
+def count_badge(attribute: str, noun: str, css: str, title: str, anchor: str = "") -> Callable:
+    """The badge of a count the listing annotates as `attribute` ("3 failed checks"); none at zero."""
+    def badge(dataset) -> Badge | None:
+        n = getattr(dataset, attribute, None)
+        if not n:
+            return None
+        return Badge(f"{n} {noun}{'s' if n != 1 else ''}", css, title, anchor=anchor)
+    return badge
+
+
 def dataset_list_badge(annotate: Callable, badge: Callable) -> None:
     """Add a badge beside each dataset's name in the dataset list.
 

@@ -21,8 +21,8 @@ from django_prometheus.exports import ExportToDjangoView
 from registry.demo import demo_logins
 from registry.forms import ClaimForm, ConsumeForm
 from registry.hooks import (
-    Badge,
     annotate_dataset_list,
+    count_badge,
     dataset_list_badge,
     dataset_page_sections,
     nav_items,
@@ -72,13 +72,10 @@ def _annotate_unregistered_readers(datasets):
     return datasets.with_unregistered_readers()
 
 
-def _unregistered_readers_badge(dataset) -> Badge | None:
-    n = getattr(dataset, "unregistered_readers", 0)
-    if not n:
-        return None
-    return Badge(f"{n} unregistered reader{'s' if n != 1 else ''}", "warn",
-                 "Jobs read this dataset whose team is not a registered consumer: a breaking change would not ask them",
-                 anchor="readers")
+_unregistered_readers_badge = count_badge(
+    "unregistered_readers", "unregistered reader", "warn",
+    "Jobs read this dataset whose team is not a registered consumer: a breaking change would not ask them",
+    anchor="readers")
 
 
 dataset_list_badge(_annotate_unregistered_readers, _unregistered_readers_badge)
