@@ -118,7 +118,39 @@ def pandera_yaml(document: dict) -> str:
     return text
 
 
+_LIST_ITEM_TYPES = {"str": "string", "string": "string", "bool": "boolean", "boolean": "boolean"}
+
+
 def pandera_json_schema(document: dict) -> dict[str, Any]:
     """pandera's own JSON Schema (`DataFrameModel.to_json_schema`) of the rebuilt model:
-    the frame as records of columns, the shape FastAPI and OpenAPI tools read."""
-    return build_model(document).to_json_schema()
+    the frame as records of columns, the shape FastAPI and OpenAPI tools read.
+
+    pandera cannot write a list column there (0.35 casts an empty frame to each
+    dtype, and `list` is none): such columns are left out of what pandera writes
+    and added in the same shape, an array of each row's list."""
+    columns = document.get("columns") or []
+    lists = [c for c in columns if str(c.get("dtype", "")).startswith("List[")]
+    if not lists:
+        return build_model(document).to_json_schema()
+    schema = build_model({**document, "columns": [c for c in columns if c not in lists]}).to_json_schema()
+    written = schema.get("properties", {})
+    properties = {"index": written["index"]} if "index" in written else {}
+    for column in columns:
+        name = column["name"]
+        if column in lists:
+            properties[name] = {"type": "array", "items": {"type": "array", "items": _list_items(column["dtype"])}}
+        elif name in written:
+            properties[name] = written[name]
+    schema["properties"] = properties
+    return schema
+
+
+def _list_items(dtype: str) -> dict[str, str]:
+    inner = dtype[len("List["):-1].strip().lower()
+    if inner in _LIST_ITEM_TYPES:
+        return {"type": _LIST_ITEM_TYPES[inner]}
+    if inner.startswith(("int", "uint")):
+        return {"type": "integer"}
+    if inner.startswith("float"):
+        return {"type": "number"}
+    return {}

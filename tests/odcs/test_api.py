@@ -63,6 +63,16 @@ def test_json_schema_is_what_pandera_writes(api_client, published_demo):
     assert body["properties"]["item_count"] == {"type": "array", "items": {"type": "integer"}}
 
 
+def test_a_list_column_is_in_the_json_schema_as_an_array_of_lists(api_client, published_demo):
+    # pandera cannot write a list dtype there; inventory 2.0 has `tags: List[str]`.
+    response = api_client.get("/api/contracts/retail.warehouse.inventory/versions/2.0/", {"format": "json-schema"})
+    assert response.status_code == 200
+    properties = response.json()["properties"]
+    assert properties["tags"] == {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}
+    assert properties["sku"] == {"type": "array", "items": {"type": "string"}}
+    assert list(properties)[0] == "index"
+
+
 def test_pandera_formats_are_refused_for_an_event_contract(api_client, published_demo):
     response = api_client.get("/api/contracts/retail.checkout.order_placed/versions/1.0/", {"format": "json-schema"})
     assert response.status_code == 400
