@@ -29,6 +29,7 @@ doubt resolves to "".
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
@@ -94,6 +95,7 @@ class UsageRows:
     #  whether the facet is complete, [{name, type, description}] as JSON text)
     schemas: list[tuple[int, str, bool, bool, str]] = field(default_factory=list)
     inputs: list[int] = field(default_factory=list)  # every dataset read, listed by the event or not
+    input_keys: list[DatasetKey] = field(default_factory=list)  # the same, by (namespace, name)
 
     def __bool__(self) -> bool:
         return bool(self.column_reads or self.field_edges or self.schemas)
@@ -434,7 +436,7 @@ class UsagePlan:
                                      *(self.resolved[r] for r in self.sql_read if r in self.resolved),
                                      *(k for _, e in sources for k in sorted(e.sources()))]))
         inputs = [k for k in inputs if k in datasets]
-        rows = UsageRows(inputs=[datasets[k].pk for k in inputs])
+        rows = UsageRows(inputs=[datasets[k].pk for k in inputs], input_keys=inputs)
         reads: set[ColumnReadRow] = set()
         # Every source adds what it shows (a producer's facet is often partial: dbt-ol's
         # columnLineage leaves out filters and columns a CTE selects but does not pass on,
@@ -536,6 +538,12 @@ class RecentlyWritten:
     PostgreSQL CPU per event). A pipeline sends the same facts run after run,
     so in steady state its events write no usage at all.
 
+    It also remembers, by fingerprint (`usage_fingerprint`), the events whose
+    every row was fresh once committed, with the inputs they gave: an event
+    that says the same again (a run's COMPLETE after its START, the next run
+    of a scheduled job) is not read for usage at all while all those rows
+    stay fresh.
+
     Remembered only after the event commits (a rolled-back event's rows are
     not taken as written); at most `size` facts, the oldest forgotten first.
     An output's schema counts as written only if unchanged (its column list);
@@ -545,24 +553,43 @@ class RecentlyWritten:
     def __init__(self, refresh: float, size: int = 100_000) -> None:
         self.refresh, self.size = refresh, size
         self.facts: dict[tuple, float] = {}
+        # (job namespace, job name, fingerprint) -> (when its oldest row was written, its input keys)
+        self.events: dict[tuple, tuple[float, tuple[DatasetKey, ...]]] = {}
         self.lock = threading.Lock()
 
-    def _fresh(self, key: tuple, now: float) -> bool:
-        at = self.facts.get(key)
-        return at is not None and now - at < self.refresh
+    def repeated(self, job: tuple[str, str], fingerprint: bytes) -> tuple[DatasetKey, ...] | None:
+        """The input keys of an event that said the same within `refresh`, its rows all still fresh; else None."""
+        found = self.events.get((*job, fingerprint))
+        if found is None or time.monotonic() - found[0] >= self.refresh:
+            return None
+        return found[1]
 
-    def to_write(self, rows: UsageRows, job: tuple[str, str]) -> tuple[UsageRows, Callable[[], None] | None]:
+    def to_write(self, rows: UsageRows, job: tuple[str, str], fingerprint: bytes | None = None,
+                 ) -> tuple[UsageRows, Callable[[], None] | None]:
         """(the rows still to write, what to call once they are committed)."""
-        now = time.monotonic()
-        reads = [r for r in rows.column_reads if not self._fresh(("r", *job, r.dataset_id, r.column, r.kind), now)]
-        edges = [e for e in rows.field_edges if not self._fresh(("e", *job, *e[:5]), now)]
-        schemas = [s for s in rows.schemas
-                   if not self._fresh(("s", s[0], s[1], s[4]) if s[2] else ("s", s[0]), now)]
-        if not (reads or edges or schemas):
-            return replace(rows, column_reads=[], field_edges=[], schemas=[]), None
-        keys = ([("r", *job, r.dataset_id, r.column, r.kind) for r in reads]
-                + [("e", *job, *e[:5]) for e in edges]
-                + [k for s in schemas for k in (("s", s[0], s[1], s[4]), ("s", s[0]))])
+        now, facts, refresh = time.monotonic(), self.facts, self.refresh
+        # The oldest write among the rows left out: an event saying the same again is
+        # skipped only until the first of them is due again.
+        oldest = now
+
+        def due(key: tuple) -> bool:
+            nonlocal oldest
+            at = facts.get(key)
+            if at is not None and now - at < refresh:
+                oldest = min(oldest, at)
+                return False
+            return True
+
+        reads = [(r, k) for r in rows.column_reads if due(k := ("r", *job, r.dataset_id, r.column, r.kind))]
+        edges = [(e, k) for e in rows.field_edges if due(k := ("e", *job, *e[:5]))]
+        schemas = [(s, k) for s in rows.schemas if due(k := ("s", s[0], s[1], s[4]) if s[2] else ("s", s[0]))]
+        kept = replace(rows, column_reads=[r for r, _ in reads], field_edges=[e for e, _ in edges],
+                       schemas=[s for s, _ in schemas])
+        if not (reads or edges or schemas or fingerprint):
+            return kept, None
+        keys = ([k for _, k in reads] + [k for _, k in edges]
+                + [k for s, k in schemas for k in ((k, ("s", s[0])) if s[2] else (k,))])
+        event = ((*job, fingerprint), tuple(rows.input_keys)) if fingerprint is not None else None
 
         def remember() -> None:
             at = time.monotonic()
@@ -570,14 +597,35 @@ class RecentlyWritten:
                 for key in keys:
                     self.facts.pop(key, None)
                     self.facts[key] = at
+                if event is not None:
+                    self.events.pop(event[0], None)
+                    self.events[event[0]] = (min(oldest, at), event[1])
                 if len(self.facts) > self.size:
                     # Rebuilt at once, not trimmed one by one: deleting a dict's oldest
                     # entries leaves holes that every next look-up for the oldest scans.
-                    keep = [(k, t) for k, t in self.facts.items() if at - t < self.refresh]
-                    self.facts = dict(keep[-self.size // 2:])
+                    self.facts = dict([(k, t) for k, t in self.facts.items() if at - t < self.refresh][-self.size // 2:])
+                if len(self.events) > self.size // 4:
+                    self.events = dict([(k, v) for k, v in self.events.items()
+                                        if at - v[0] < self.refresh][-self.size // 8:])
 
-        return replace(rows, column_reads=reads, field_edges=edges, schemas=schemas), remember
+        return kept, remember
 
     def clear(self) -> None:
         with self.lock:
             self.facts.clear()
+            self.events.clear()
+
+
+def usage_fingerprint(parsed: ParsedEvent) -> bytes:
+    """A digest of everything an event's usage rows are read from: its job, its
+    datasets and their schema, lineage and columnLineage facets, and its sql and
+    lineage job facets. Two events with the same digest give the same rows."""
+    def facets(dataset: Any, *names: str) -> list:
+        found = dataset.get("facets") if isinstance(dataset, dict) else None
+        return [found.get(name) for name in names] if isinstance(found, dict) else []
+
+    said = [parsed.job_namespace, parsed.job_name, parsed.inputs,
+            [(o["namespace"], o["name"], facets(o, "schema", "columnLineage", "lineage")) for o in parsed.outputs],
+            [facets(i, "schema") for i in parsed.payload.get("inputs") or ()],
+            parsed.job_facets.get("sql"), parsed.job_facets.get("lineage")]
+    return hashlib.blake2b(json.dumps(said, default=str).encode(), digest_size=16).digest()

@@ -3,6 +3,8 @@ the field edges, written with the event (lineage.column_usage)."""
 
 from __future__ import annotations
 
+import time
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -535,6 +537,76 @@ def test_the_recently_written_facts_stay_bounded():
     assert len(recent.facts) <= 100
     fresh, remember = recent.to_write(UsageRows(column_reads=[ColumnReadRow(999, "", "DIRECT", "input")]), ("airflow", "job"))
     assert not fresh.column_reads and remember is None  # the newest are the ones kept
+
+
+def test_a_job_saying_the_same_again_keeps_the_inputs_only_its_sql_names(client, lineage_secret,
+                                                                        django_capture_on_commit_callbacks):
+    # The second run's event is not read for usage (its facts are all fresh), yet its
+    # run still reads the seed that only the SQL names.
+    from lineage.ingest import RECENT_USAGE
+    from lineage.models import RunDataset
+
+    event = shared_event("dbt__large-result__0f6304b__00.json")
+    event.update(eventType="COMPLETE")
+    event["job"]["facets"] = {"sql": sql_facet(DBT_STG_ORDERS, "snowflake")}
+    again = {**event, "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943cd7e2fd"}}
+    with django_capture_on_commit_callbacks(execute=True):
+        assert post(client, event, lineage_secret).status_code == 201
+    [(_, inputs)] = RECENT_USAGE.events.values()
+    assert ("snowflake://ASDF1234.eu-central-1", "DEMO_DB.public.raw_orders") in inputs
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        assert post(client, again, lineage_secret).status_code == 201
+    assert not callbacks  # nothing to remember: the event was not read for usage
+    seed = Dataset.objects.get(name="DEMO_DB.public.raw_orders")
+    assert set(RunDataset.objects.filter(dataset=seed, direction="in").values_list("run__run_uuid", flat=True)) == {
+        uuid.UUID(event["run"]["runId"]), uuid.UUID(again["run"]["runId"])}
+    assert ColumnRead.objects.filter(dataset=seed).count() == 4
+
+
+def test_an_event_saying_something_new_within_the_refresh_is_read_again(client, lineage_secret,
+                                                                       django_capture_on_commit_callbacks):
+    first = run_event("START", inputs=["raw.orders"], outputs=[dataset("mart.orders", columnLineage=column_lineage_facet(
+        {"id": [input_field("raw.orders", "id")]}))])
+    changed = run_event("COMPLETE", run_id=first["run"]["runId"], inputs=["raw.orders"], outputs=[dataset(
+        "mart.orders", columnLineage=column_lineage_facet({"id": [input_field("raw.orders", "id")],
+                                                            "amount": [input_field("raw.orders", "amount")]}))])
+    with django_capture_on_commit_callbacks(execute=True):
+        post(client, first, lineage_secret)
+        post(client, changed, lineage_secret)
+    assert {column for _, column, _, _ in reads()} == {"id", "amount"}
+
+
+def test_a_repeated_event_is_skipped_only_until_its_oldest_fact_is_due():
+    from lineage.column_usage import ColumnReadRow, RecentlyWritten, UsageRows
+
+    recent = RecentlyWritten(refresh=0.3)
+    job, old_read = ("airflow", "job"), ColumnReadRow(1, "id", "DIRECT", "sql")
+    recent.to_write(UsageRows(column_reads=[old_read]), job)[1]()
+    time.sleep(0.2)
+    rows = UsageRows(column_reads=[old_read, ColumnReadRow(1, "amount", "DIRECT", "sql")], input_keys=[("wh", "orders")])
+    fresh, remember = recent.to_write(rows, job, b"fingerprint")
+    assert [r.column for r in fresh.column_reads] == ["amount"]
+    remember()
+    assert recent.repeated(job, b"fingerprint") == (("wh", "orders"),)
+    assert recent.repeated(job, b"another") is None and recent.repeated(("airflow", "other"), b"fingerprint") is None
+    time.sleep(0.15)  # `id` is due again, though `amount` is not
+    assert recent.repeated(job, b"fingerprint") is None
+
+
+def test_the_fingerprint_changes_with_what_usage_is_read_from_only():
+    from lineage.column_usage import usage_fingerprint
+    from lineage.ingest import ParsedEvent
+
+    base = run_event("START", inputs=["raw.orders"], outputs=["mart.orders"], job_facets={"sql": sql_facet("select 1")})
+    same = {**run_event("COMPLETE", inputs=["raw.orders"], outputs=["mart.orders"], row_count=5,
+                        event_time="2026-12-01T00:00:00Z", job_facets={"sql": sql_facet("select 1")})}
+    other_sql = run_event("START", inputs=["raw.orders"], outputs=["mart.orders"], job_facets={"sql": sql_facet("select 2")})
+    other_input = run_event("START", inputs=["raw.items"], outputs=["mart.orders"], job_facets={"sql": sql_facet("select 1")})
+    with_schema = run_event("START", inputs=[dataset("raw.orders", schema=ORDERS_SCHEMA)], outputs=["mart.orders"],
+                            job_facets={"sql": sql_facet("select 1")})
+    prints = [usage_fingerprint(ParsedEvent.of(e)) for e in (base, same, other_sql, other_input, with_schema)]
+    assert prints[0] == prints[1]
+    assert len(set(prints)) == 4
 
 
 def test_sql_field_edges_say_how_and_whether_select_star_alone_passes_a_column_on(client, lineage_secret):
