@@ -57,25 +57,36 @@ def ensure_tools() -> Path:
 
 # --- the raw tables the ingest team lands ----------------------------------------------
 
+# Every landed table also carries its loader's bookkeeping, which no model reads.
+LOADER_COLUMNS = [("_loaded_at", "timestamp"), ("_batch_id", "text")]
+
 RAW_TABLES: dict[str, list[tuple[str, str]]] = {
     "customers": [("id", "integer"), ("first_name", "text"), ("last_name", "text"), ("email", "text"),
                   ("country_code", "text"), ("signup_date", "date"), ("segment", "text"), ("is_deleted", "boolean"),
-                  ("marketing_opt_in", "boolean")],
+                  ("marketing_opt_in", "boolean"),
+                  ("phone", "text"), ("last_login_at", "timestamp"), ("referral_code", "text"), *LOADER_COLUMNS],
     "products": [("id", "integer"), ("sku", "text"), ("name", "text"), ("category", "text"), ("brand", "text"),
-                 ("unit_cost_cents", "integer"), ("is_active", "boolean"), ("launched_at", "timestamp")],
+                 ("unit_cost_cents", "integer"), ("is_active", "boolean"), ("launched_at", "timestamp"),
+                 ("weight_grams", "integer"), ("supplier_code", "text"), *LOADER_COLUMNS],
     "orders": [("id", "integer"), ("customer_id", "integer"), ("ordered_at", "timestamp"), ("status", "text"),
-               ("channel_code", "text"), ("coupon_code", "text"), ("currency", "text")],
+               ("channel_code", "text"), ("coupon_code", "text"), ("currency", "text"),
+               ("sales_rep_code", "text"), ("ip_country", "text"), *LOADER_COLUMNS],
     "order_items": [("id", "integer"), ("order_id", "integer"), ("product_id", "integer"), ("quantity", "integer"),
-                    ("unit_price_cents", "integer"), ("discount_cents", "integer")],
+                    ("unit_price_cents", "integer"), ("discount_cents", "integer"),
+                    ("gift_wrap", "boolean"), *LOADER_COLUMNS],
     "payments": [("id", "integer"), ("order_id", "integer"), ("method", "text"), ("amount_cents", "integer"),
-                 ("status", "text"), ("created_at", "timestamp")],
+                 ("status", "text"), ("created_at", "timestamp"),
+                 ("processor_ref", "text"), ("card_last4", "text"), *LOADER_COLUMNS],
     "shipments": [("id", "integer"), ("order_id", "integer"), ("carrier", "text"), ("shipped_at", "timestamp"),
-                  ("delivered_at", "timestamp"), ("warehouse_code", "text"), ("weight_grams", "integer")],
+                  ("delivered_at", "timestamp"), ("warehouse_code", "text"), ("weight_grams", "integer"),
+                  ("tracking_number", "text"), ("package_count", "integer"), *LOADER_COLUMNS],
     "tickets": [("id", "integer"), ("customer_id", "integer"), ("order_id", "integer"), ("opened_at", "timestamp"),
-                ("closed_at", "timestamp"), ("priority", "text"), ("category", "text"), ("csat_score", "integer")],
+                ("closed_at", "timestamp"), ("priority", "text"), ("category", "text"), ("csat_score", "integer"),
+                ("subject", "text"), ("agent_id", "integer"), *LOADER_COLUMNS],
     "sessions": [("id", "integer"), ("customer_id", "integer"), ("started_at", "timestamp"), ("device", "text"),
                  ("utm_source", "text"), ("utm_campaign", "text"), ("pageviews", "integer"),
-                 ("converted_order_id", "integer")],
+                 ("converted_order_id", "integer"),
+                 ("user_agent", "text"), ("landing_page", "text"), *LOADER_COLUMNS],
 }
 
 FIRST = ["ada", "bo", "chen", "dara", "eli", "fatima", "gus", "hana", "ivan", "jo", "kai", "lena", "mo", "nia", "oto"]
@@ -149,8 +160,27 @@ def raw_rows(seed: int = 7) -> dict[str, list[tuple]]:
                          rng.choice(["google", "Google", "facebook", "newsletter", "direct", "affiliate", "tiktok"]),
                          None if rng.random() < 0.3 else rng.choice(["spring_sale", "black_friday", "evergreen", "launch_x"]),
                          rng.randint(1, 30), rng.choice(own) if own and rng.random() < 0.15 else None))
-    return {"customers": customers, "products": products, "orders": orders, "order_items": items,
-            "payments": payments, "shipments": shipments, "tickets": tickets, "sessions": sessions}
+    tables = {"customers": customers, "products": products, "orders": orders, "order_items": items,
+              "payments": payments, "shipments": shipments, "tickets": tickets, "sessions": sessions}
+    # The columns a loader lands beside them (their own generator: the columns above keep their values).
+    extra = random.Random(seed + 1)
+    more = {
+        "customers": lambda r: (f"+1-555-{extra.randrange(10**7):07d}" if extra.random() < 0.8 else None,
+                                start + timedelta(minutes=extra.randrange(366 * 24 * 60)),
+                                f"REF{extra.randrange(10**5):05d}" if extra.random() < 0.2 else None),
+        "products": lambda r: (extra.randrange(50, 25000), f"SUP-{extra.randrange(40):03d}"),
+        "orders": lambda r: (f"rep_{extra.randrange(25)}" if r[4] in ("store", "phone") else None,
+                             extra.choice(["US", "CA", "GB", "DE", "FR", "NL", "JP", None])),
+        "order_items": lambda r: (extra.random() < 0.05,),
+        "payments": lambda r: (f"psp_{extra.randrange(16**10):010x}", f"{extra.randrange(10**4):04d}" if r[2] == "card" else None),
+        "shipments": lambda r: (f"{r[2].upper()}{extra.randrange(10**9):09d}", extra.randint(1, 3)),
+        "tickets": lambda r: (f"About my {r[6]}", extra.randrange(1, 41) if extra.random() < 0.9 else None),
+        "sessions": lambda r: (extra.choice(["Mozilla/5.0 (Windows NT 10.0)", "Mozilla/5.0 (iPhone)", "Mozilla/5.0 (Macintosh)"]),
+                               extra.choice(["/", "/sale", "/new", "/product", "/blog"])),
+    }
+    loaded = datetime(2025, 1, 2, 3, 0)
+    return {table: [(*row, *more[table](row), loaded + timedelta(seconds=n // 500), f"batch_{n // 500:04d}")
+                    for n, row in enumerate(rows)] for table, rows in tables.items()}
 
 
 def db_url(name: str) -> str:

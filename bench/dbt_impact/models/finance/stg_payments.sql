@@ -9,7 +9,9 @@ renamed as (
         method as payment_method,
         amount_cents,
         status as payment_status,
-        created_at as paid_at
+        created_at as paid_at,
+        processor_ref,
+        card_last4
     from source
 )
 

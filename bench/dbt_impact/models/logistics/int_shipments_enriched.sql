@@ -17,6 +17,8 @@ select
     s.delivered_at,
     round(extract(epoch from s.shipped_at - o.ordered_at) / 86400.0, 2) as days_to_ship,
     round(extract(epoch from s.delivered_at - s.shipped_at) / 86400.0, 2) as days_in_transit,
-    s.delivered_at is not null as is_delivered
+    s.delivered_at is not null as is_delivered,
+    s.tracking_number,
+    s.package_count
 from shipments as s
 inner join orders as o on o.order_id = s.order_id

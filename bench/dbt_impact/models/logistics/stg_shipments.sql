@@ -10,7 +10,9 @@ renamed as (
         shipped_at,
         delivered_at,
         warehouse_code,
-        weight_grams
+        weight_grams,
+        tracking_number,
+        package_count
     from source
 )
 

@@ -11,7 +11,9 @@ renamed as (
         lower(utm_source) as utm_source,
         utm_campaign,
         pageviews,
-        converted_order_id
+        converted_order_id,
+        user_agent,
+        landing_page
     from source
 )
 

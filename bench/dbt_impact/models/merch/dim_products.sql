@@ -13,5 +13,7 @@ select
     end as category_group,
     brand,
     unit_cost_cents,
-    is_active
+    is_active,
+    weight_grams,
+    supplier_code
 from products

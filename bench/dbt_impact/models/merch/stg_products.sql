@@ -11,7 +11,9 @@ renamed as (
         brand,
         unit_cost_cents,
         is_active,
-        launched_at
+        launched_at,
+        weight_grams,
+        supplier_code
     from source
 )
 

@@ -15,6 +15,10 @@ select
     coalesce(r.region, 'Other') as region,
     c.signup_date,
     c.segment,
-    c.marketing_opt_in
+    c.marketing_opt_in,
+    c.phone,
+    c.last_login_at,
+    c.referral_code is not null as was_referred,
+    c.loaded_at
 from customers as c
 left join regions as r on r.country_code = c.country_code

@@ -11,7 +11,11 @@ renamed as (
         upper(country_code) as country_code,
         signup_date,
         segment,
-        marketing_opt_in
+        marketing_opt_in,
+        phone,
+        last_login_at,
+        referral_code,
+        _loaded_at as loaded_at
     from source
     where not is_deleted
 )

@@ -22,7 +22,10 @@ select
     coalesce(t.item_count, 0) as item_count,
     coalesce(t.net_cents, 0) as net_cents,
     round(coalesce(t.net_cents, 0) / 100.0 * fx.rate_to_usd, 2) as net_usd,
-    o.order_status in ('completed', 'shipped') as is_fulfilled
+    o.order_status in ('completed', 'shipped') as is_fulfilled,
+    o.sales_rep_code,
+    o.ip_country,
+    o.loaded_at
 from orders as o
 left join totals as t on t.order_id = o.order_id
 left join fx on fx.currency = o.currency

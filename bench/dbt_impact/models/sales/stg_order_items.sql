@@ -10,6 +10,7 @@ renamed as (
         quantity,
         unit_price_cents,
         discount_cents,
+        gift_wrap,
         quantity * unit_price_cents - discount_cents as line_total_cents
     from source
 )

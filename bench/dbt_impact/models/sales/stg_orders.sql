@@ -10,7 +10,10 @@ renamed as (
         status as order_status,
         channel_code,
         coupon_code,
-        currency
+        currency,
+        sales_rep_code,
+        ip_country,
+        _loaded_at as loaded_at
     from source
 )
 

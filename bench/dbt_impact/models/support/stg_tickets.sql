@@ -11,7 +11,9 @@ renamed as (
         closed_at,
         priority,
         category as ticket_category,
-        csat_score
+        csat_score,
+        subject,
+        agent_id
     from source
 )
 
