@@ -29,7 +29,6 @@ doubt resolves to "".
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import threading
@@ -538,11 +537,10 @@ class RecentlyWritten:
     PostgreSQL CPU per event). A pipeline sends the same facts run after run,
     so in steady state its events write no usage at all.
 
-    It also remembers, by fingerprint (`usage_fingerprint`), the events whose
-    every row was fresh once committed, with the inputs they gave: an event
-    that says the same again (a run's COMPLETE after its START, the next run
-    of a scheduled job) is not read for usage at all while all those rows
-    stay fresh.
+    It also remembers each job's last event read for usage (what `usage_said`
+    gives of it) with the inputs it gave: an event of the job that says the
+    same again (a run's COMPLETE after its START, the next run of a scheduled
+    job) is not read for usage at all while every row of that event stays fresh.
 
     Remembered only after the event commits (a rolled-back event's rows are
     not taken as written); at most `size` facts, the oldest forgotten first.
@@ -553,18 +551,18 @@ class RecentlyWritten:
     def __init__(self, refresh: float, size: int = 100_000) -> None:
         self.refresh, self.size = refresh, size
         self.facts: dict[tuple, float] = {}
-        # (job namespace, job name, fingerprint) -> (when its oldest row was written, its input keys)
-        self.events: dict[tuple, tuple[float, tuple[DatasetKey, ...]]] = {}
+        # job -> (when the oldest row of its last event was written, what that event said, its input keys)
+        self.events: dict[tuple[str, str], tuple[float, list, tuple[DatasetKey, ...]]] = {}
         self.lock = threading.Lock()
 
-    def repeated(self, job: tuple[str, str], fingerprint: bytes) -> tuple[DatasetKey, ...] | None:
-        """The input keys of an event that said the same within `refresh`, its rows all still fresh; else None."""
-        found = self.events.get((*job, fingerprint))
-        if found is None or time.monotonic() - found[0] >= self.refresh:
+    def repeated(self, job: tuple[str, str], said: list) -> tuple[DatasetKey, ...] | None:
+        """The input keys of the job's last event if it said the same and its rows are all still fresh; else None."""
+        found = self.events.get(job)
+        if found is None or time.monotonic() - found[0] >= self.refresh or found[1] != said:
             return None
-        return found[1]
+        return found[2]
 
-    def to_write(self, rows: UsageRows, job: tuple[str, str], fingerprint: bytes | None = None,
+    def to_write(self, rows: UsageRows, job: tuple[str, str], said: list | None = None,
                  ) -> tuple[UsageRows, Callable[[], None] | None]:
         """(the rows still to write, what to call once they are committed)."""
         now, facts, refresh = time.monotonic(), self.facts, self.refresh
@@ -585,11 +583,11 @@ class RecentlyWritten:
         schemas = [(s, k) for s in rows.schemas if due(k := ("s", s[0], s[1], s[4]) if s[2] else ("s", s[0]))]
         kept = replace(rows, column_reads=[r for r, _ in reads], field_edges=[e for e, _ in edges],
                        schemas=[s for s, _ in schemas])
-        if not (reads or edges or schemas or fingerprint):
+        if not (reads or edges or schemas or said is not None):
             return kept, None
         keys = ([k for _, k in reads] + [k for _, k in edges]
                 + [k for s, k in schemas for k in ((k, ("s", s[0])) if s[2] else (k,))])
-        event = ((*job, fingerprint), tuple(rows.input_keys)) if fingerprint is not None else None
+        inputs = tuple(rows.input_keys)
 
         def remember() -> None:
             at = time.monotonic()
@@ -597,16 +595,17 @@ class RecentlyWritten:
                 for key in keys:
                     self.facts.pop(key, None)
                     self.facts[key] = at
-                if event is not None:
-                    self.events.pop(event[0], None)
-                    self.events[event[0]] = (min(oldest, at), event[1])
+                if said is not None:
+                    self.events.pop(job, None)
+                    self.events[job] = (min(oldest, at), said, inputs)
                 if len(self.facts) > self.size:
                     # Rebuilt at once, not trimmed one by one: deleting a dict's oldest
                     # entries leaves holes that every next look-up for the oldest scans.
                     self.facts = dict([(k, t) for k, t in self.facts.items() if at - t < self.refresh][-self.size // 2:])
-                if len(self.events) > self.size // 4:
+                if len(self.events) > self.size // 50:
+                    # Each holds its event's facets: the jobs of the last `refresh` at most, fewer if many.
                     self.events = dict([(k, v) for k, v in self.events.items()
-                                        if at - v[0] < self.refresh][-self.size // 8:])
+                                        if at - v[0] < self.refresh][-self.size // 100:])
 
         return kept, remember
 
@@ -616,16 +615,15 @@ class RecentlyWritten:
             self.events.clear()
 
 
-def usage_fingerprint(parsed: ParsedEvent) -> bytes:
-    """A digest of everything an event's usage rows are read from: its job, its
+def usage_said(parsed: ParsedEvent) -> list:
+    """Everything of an event that its usage rows are read from, beyond its job: its
     datasets and their schema, lineage and columnLineage facets, and its sql and
-    lineage job facets. Two events with the same digest give the same rows."""
+    lineage job facets. Two events of a job saying the same give the same rows."""
     def facets(dataset: Any, *names: str) -> list:
         found = dataset.get("facets") if isinstance(dataset, dict) else None
         return [found.get(name) for name in names] if isinstance(found, dict) else []
 
-    said = [parsed.job_namespace, parsed.job_name, parsed.inputs,
+    return [parsed.inputs,
             [(o["namespace"], o["name"], facets(o, "schema", "columnLineage", "lineage")) for o in parsed.outputs],
             [facets(i, "schema") for i in parsed.payload.get("inputs") or ()],
             parsed.job_facets.get("sql"), parsed.job_facets.get("lineage")]
-    return hashlib.blake2b(json.dumps(said, default=str).encode(), digest_size=16).digest()

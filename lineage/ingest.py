@@ -46,7 +46,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
-from lineage.column_usage import RecentlyWritten, UsagePlan, UsageRows, usage_fingerprint
+from lineage.column_usage import RecentlyWritten, UsagePlan, UsageRows, usage_said
 from lineage.facets import Provenance, facet_rows, record_facets
 from lineage.models import (
     DatasetAlias,
@@ -281,11 +281,11 @@ def _store(parsed: ParsedEvent, by, gate: Gate | None, writer: LineageWriter | N
     now = timezone.now()
     run_uuid = str(parsed.run_uuid)
     job_key = (parsed.job_namespace, parsed.job_name)
-    fingerprint = usage_fingerprint(parsed) if settings.LINEAGE_COLUMN_USAGE else None
-    # An event saying what one of its job's did within USAGE_REFRESH has nothing
+    said = usage_said(parsed) if settings.LINEAGE_COLUMN_USAGE else None
+    # An event saying what its job's last one did within USAGE_REFRESH has nothing
     # to write but the inputs it gave, for the run's edges.
-    repeated = RECENT_USAGE.repeated(job_key, fingerprint) if fingerprint is not None else None
-    plan = UsagePlan.of(parsed) if fingerprint is not None and repeated is None else None
+    repeated = RECENT_USAGE.repeated(job_key, said) if said is not None else None
+    plan = UsagePlan.of(parsed) if said is not None and repeated is None else None
     keys = plan.lookup_keys() if plan else sorted({*parsed.dataset_keys, *(repeated or ())})
     found, schemas, gate_writer = _insert_raw_event(parsed, now, gate, keys, writer,
                                                     with_schemas=bool(plan and plan.has_sql))
@@ -300,7 +300,7 @@ def _store(parsed: ParsedEvent, by, gate: Gate | None, writer: LineageWriter | N
     else:
         usage = UsageRows(inputs=[datasets[k].pk for k in repeated or ()], input_keys=list(repeated or ()))
     if usage:
-        usage, remember = RECENT_USAGE.to_write(usage, job_key, fingerprint)
+        usage, remember = RECENT_USAGE.to_write(usage, job_key, said)
         if remember is not None:
             transaction.on_commit(remember)
     team = writer.team_id if writer is not None else None

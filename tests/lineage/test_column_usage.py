@@ -552,7 +552,7 @@ def test_a_job_saying_the_same_again_keeps_the_inputs_only_its_sql_names(client,
     again = {**event, "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943cd7e2fd"}}
     with django_capture_on_commit_callbacks(execute=True):
         assert post(client, event, lineage_secret).status_code == 201
-    [(_, inputs)] = RECENT_USAGE.events.values()
+    [(_, _, inputs)] = RECENT_USAGE.events.values()
     assert ("snowflake://ASDF1234.eu-central-1", "DEMO_DB.public.raw_orders") in inputs
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         assert post(client, again, lineage_secret).status_code == 201
@@ -584,17 +584,18 @@ def test_a_repeated_event_is_skipped_only_until_its_oldest_fact_is_due():
     recent.to_write(UsageRows(column_reads=[old_read]), job)[1]()
     time.sleep(0.2)
     rows = UsageRows(column_reads=[old_read, ColumnReadRow(1, "amount", "DIRECT", "sql")], input_keys=[("wh", "orders")])
-    fresh, remember = recent.to_write(rows, job, b"fingerprint")
+    fresh, remember = recent.to_write(rows, job, ["what it said"])
     assert [r.column for r in fresh.column_reads] == ["amount"]
     remember()
-    assert recent.repeated(job, b"fingerprint") == (("wh", "orders"),)
-    assert recent.repeated(job, b"another") is None and recent.repeated(("airflow", "other"), b"fingerprint") is None
+    assert recent.repeated(job, ["what it said"]) == (("wh", "orders"),)
+    assert recent.repeated(job, ["something else"]) is None
+    assert recent.repeated(("airflow", "other"), ["what it said"]) is None
     time.sleep(0.15)  # `id` is due again, though `amount` is not
-    assert recent.repeated(job, b"fingerprint") is None
+    assert recent.repeated(job, ["what it said"]) is None
 
 
-def test_the_fingerprint_changes_with_what_usage_is_read_from_only():
-    from lineage.column_usage import usage_fingerprint
+def test_what_an_event_says_for_usage_changes_with_what_usage_is_read_from_only():
+    from lineage.column_usage import usage_said
     from lineage.ingest import ParsedEvent
 
     base = run_event("START", inputs=["raw.orders"], outputs=["mart.orders"], job_facets={"sql": sql_facet("select 1")})
@@ -604,9 +605,9 @@ def test_the_fingerprint_changes_with_what_usage_is_read_from_only():
     other_input = run_event("START", inputs=["raw.items"], outputs=["mart.orders"], job_facets={"sql": sql_facet("select 1")})
     with_schema = run_event("START", inputs=[dataset("raw.orders", schema=ORDERS_SCHEMA)], outputs=["mart.orders"],
                             job_facets={"sql": sql_facet("select 1")})
-    prints = [usage_fingerprint(ParsedEvent.of(e)) for e in (base, same, other_sql, other_input, with_schema)]
-    assert prints[0] == prints[1]
-    assert len(set(prints)) == 4
+    said = [usage_said(ParsedEvent.of(e)) for e in (base, same, other_sql, other_input, with_schema)]
+    assert said[0] == said[1]
+    assert all(a != b for i, a in enumerate(said[1:]) for b in said[i + 2:]) and said[0] not in said[2:]
 
 
 def test_sql_field_edges_say_how_and_whether_select_star_alone_passes_a_column_on(client, lineage_secret):
