@@ -7,7 +7,7 @@ path, with JSON-pointer paths.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
@@ -48,10 +48,9 @@ def structural_diff(before: dict, after: dict) -> list[StructuralChange]:
     after = dict(after or {})
     old_cols = {c.get("name"): c for c in before.pop("columns", None) or []}
     new_cols = {c.get("name"): c for c in after.pop("columns", None) or []}
-    for key in ("schema",):
-        if isinstance(before.get(key), dict) and isinstance(after.get(key), dict):
-            before[key] = {k: v for k, v in before[key].items() if k != "version"}
-            after[key] = {k: v for k, v in after[key].items() if k != "version"}
+    if isinstance(before.get("schema"), dict) and isinstance(after.get("schema"), dict):
+        before["schema"] = {k: v for k, v in before["schema"].items() if k != "version"}
+        after["schema"] = {k: v for k, v in after["schema"].items() if k != "version"}
     _compare((), before, after, out)
     for name in list(old_cols) + [n for n in new_cols if n not in old_cols]:
         if name not in new_cols:
@@ -237,8 +236,8 @@ def _with_verdict(change: ColumnChange, found: list[dict]) -> ColumnChange:
     if not found:
         return change
     proofs = {c.get("proof") for c in found}
-    return ColumnChange(
-        change.column, change.sentences, change.before, change.after, change.label,
+    return replace(
+        change,
         breaks_backward=any(c.get("breaks_backward") for c in found),
         breaks_forward=any(c.get("breaks_forward") for c in found),
         breaking=any(c.get("breaking") for c in found),
