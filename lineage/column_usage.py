@@ -93,8 +93,7 @@ class UsageRows:
     # (dataset id, {column: type} as JSON text, whether the event writes the dataset,
     #  whether the facet is complete, [{name, type, description}] as JSON text)
     schemas: list[tuple[int, str, bool, bool, str]] = field(default_factory=list)
-    inputs: list[int] = field(default_factory=list)  # every dataset read, listed by the event or not
-    input_keys: list[DatasetKey] = field(default_factory=list)  # the same, by (namespace, name)
+    inputs: list[DatasetKey] = field(default_factory=list)  # every dataset read, listed by the event or not
 
     def __bool__(self) -> bool:
         return bool(self.column_reads or self.field_edges or self.schemas)
@@ -435,7 +434,7 @@ class UsagePlan:
                                      *(self.resolved[r] for r in self.sql_read if r in self.resolved),
                                      *(k for _, e in sources for k in sorted(e.sources()))]))
         inputs = [k for k in inputs if k in datasets]
-        rows = UsageRows(inputs=[datasets[k].pk for k in inputs], input_keys=inputs)
+        rows = UsageRows(inputs=inputs)
         reads: set[ColumnReadRow] = set()
         # Every source adds what it shows (a producer's facet is often partial: dbt-ol's
         # columnLineage leaves out filters and columns a CTE selects but does not pass on,
@@ -585,9 +584,9 @@ class RecentlyWritten:
                        schemas=[s for s, _ in schemas])
         if not (reads or edges or schemas or said is not None):
             return kept, None
-        keys = ([k for _, k in reads] + [k for _, k in edges]
-                + [k for s, k in schemas for k in ((k, ("s", s[0])) if s[2] else (k,))])
-        inputs = tuple(rows.input_keys)
+        # A written output's schema also counts as a schema of the dataset seen (what an input's key asks).
+        keys = [*(k for _, k in (*reads, *edges, *schemas)), *(("s", s[0]) for s, _ in schemas if s[2])]
+        inputs = tuple(rows.inputs)
 
         def remember() -> None:
             at = time.monotonic()

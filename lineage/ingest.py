@@ -295,10 +295,7 @@ def _store(parsed: ParsedEvent, by, gate: Gate | None, writer: LineageWriter | N
 
     datasets, created = datasets_for(plan.resolve(found) if plan else keys, by=by, found=found)
     check_outputs(writer, written_keys(parsed), datasets)
-    if plan:
-        usage = plan.rows(datasets, schemas)
-    else:
-        usage = UsageRows(inputs=[datasets[k].pk for k in repeated or ()], input_keys=list(repeated or ()))
+    usage = plan.rows(datasets, schemas) if plan else UsageRows(inputs=list(repeated or ()))
     if usage:
         usage, remember = RECENT_USAGE.to_write(usage, job_key, said)
         if remember is not None:
@@ -678,8 +675,7 @@ def _edges(parsed: ParsedEvent, datasets: dict, usage: UsageRows) -> list[tuple[
     """(dataset pk, direction), sorted: concurrent inserts take locks in one order.
     The inputs include those only the column evidence names (the tables an
     event's SQL reads that it does not list: dbt leaves out seeds)."""
-    return sorted({(datasets[k].pk, Direction.INPUT.value) for k in parsed.inputs}
-                  | {(pk, Direction.INPUT.value) for pk in usage.inputs}
+    return sorted({(datasets[k].pk, Direction.INPUT.value) for k in {*parsed.inputs, *usage.inputs}}
                   | {(datasets[(o["namespace"], o["name"])].pk, Direction.OUTPUT.value) for o in parsed.outputs})
 
 

@@ -583,7 +583,7 @@ def test_a_repeated_event_is_skipped_only_until_its_oldest_fact_is_due():
     job, old_read = ("airflow", "job"), ColumnReadRow(1, "id", "DIRECT", "sql")
     recent.to_write(UsageRows(column_reads=[old_read]), job)[1]()
     time.sleep(0.2)
-    rows = UsageRows(column_reads=[old_read, ColumnReadRow(1, "amount", "DIRECT", "sql")], input_keys=[("wh", "orders")])
+    rows = UsageRows(column_reads=[old_read, ColumnReadRow(1, "amount", "DIRECT", "sql")], inputs=[("wh", "orders")])
     fresh, remember = recent.to_write(rows, job, ["what it said"])
     assert [r.column for r in fresh.column_reads] == ["amount"]
     remember()
