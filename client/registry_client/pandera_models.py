@@ -17,7 +17,13 @@ from pandera.typing import Series
 
 from registry_client.checks import UnserializableCheck
 from registry_client.checks import field_kwargs as check_kwargs
-from registry_client.dtypes import CANONICAL_DTYPES, UnknownDtypeError, pandera_annotation
+from registry_client.dtypes import (
+    CANONICAL_DTYPES,
+    UnknownDtypeError,
+    is_list_dtype,
+    list_element,
+    pandera_annotation,
+)
 from registry_client.errors import InvalidContract
 
 __all__ = ["CANONICAL_DTYPES", "build_model", "contract_header", "field_kwargs", "pandera_json_schema", "pandera_yaml"]
@@ -118,7 +124,8 @@ def pandera_yaml(document: dict) -> str:
     return text
 
 
-_LIST_ITEM_TYPES = {"str": "string", "string": "string", "bool": "boolean", "boolean": "boolean"}
+# The JSON types of the list elements a published document may use (dtypes.CANONICAL_LIST_ELEMENTS).
+_LIST_ITEM_TYPES = {"str": "string", "int64": "integer", "float64": "number", "bool": "boolean"}
 
 
 def pandera_json_schema(document: dict) -> dict[str, Any]:
@@ -129,28 +136,17 @@ def pandera_json_schema(document: dict) -> dict[str, Any]:
     dtype, and `list` is none): such columns are left out of what pandera writes
     and added in the same shape, an array of each row's list."""
     columns = document.get("columns") or []
-    lists = [c for c in columns if str(c.get("dtype", "")).startswith("List[")]
+    lists = {c["name"]: c["dtype"] for c in columns if is_list_dtype(str(c.get("dtype", "")))}
     if not lists:
         return build_model(document).to_json_schema()
-    schema = build_model({**document, "columns": [c for c in columns if c not in lists]}).to_json_schema()
+    schema = build_model({**document, "columns": [c for c in columns if c["name"] not in lists]}).to_json_schema()
     written = schema.get("properties", {})
     properties = {"index": written["index"]} if "index" in written else {}
-    for column in columns:
-        name = column["name"]
-        if column in lists:
-            properties[name] = {"type": "array", "items": {"type": "array", "items": _list_items(column["dtype"])}}
+    for name in (c["name"] for c in columns):
+        if name in lists:
+            item = _LIST_ITEM_TYPES.get(list_element(lists[name]))
+            properties[name] = {"type": "array", "items": {"type": "array", "items": {"type": item} if item else {}}}
         elif name in written:
             properties[name] = written[name]
     schema["properties"] = properties
     return schema
-
-
-def _list_items(dtype: str) -> dict[str, str]:
-    inner = dtype[len("List["):-1].strip().lower()
-    if inner in _LIST_ITEM_TYPES:
-        return {"type": _LIST_ITEM_TYPES[inner]}
-    if inner.startswith(("int", "uint")):
-        return {"type": "integer"}
-    if inner.startswith("float"):
-        return {"type": "number"}
-    return {}
