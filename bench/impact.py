@@ -44,13 +44,16 @@ Prints a readable summary, then one JSON line (last):
 {"changes", "broken_teams", "missed", "required_acks", "dataset_granular_acks", "ratio",
  "false_not_affected", "dataset_granular_missed", "downstream_granular_acks",
  "downstream_granular_missed", "ratio_vs_downstream_granular", "ideal_ratio", "ratio_within_granular",
- "ideal_ratio_within_granular", "product", "timings"}
+ "ideal_ratio_within_granular", "floor_acks", "floor_ratio", "product", "timings"}
 `missed` and `false_not_affected` must be 0; `ratio` = required / dataset-granular acks, target <= 0.5.
 `ideal_ratio` is what a router asking exactly the broken teams would score: teams broken
 through a model in between count above the line but were never asked below it.
 `*_within_granular` count only the asked teams that today's rule also asks.
 `downstream_granular_*`: today's rule over the changed dataset and everything built from it
 (the dbt graph), which misses nobody either; `ratio_vs_downstream_granular` = required / those.
+`floor_acks`: the fewest asks of any router that misses nobody and asks, as the issue's rule
+says, every team whose observed usage includes the touched column of the changed dataset
+itself (or all of it); `floor_ratio` = those / dataset-granular acks.
 """
 
 from __future__ import annotations
@@ -452,6 +455,7 @@ def product_side(project: dict, events: list[dict], changes: list[Change], outco
             result["column_reads"] = usage["rows"]
         except Exception as exc:  # noqa: BLE001 - the table may not exist yet on this branch
             log(f"  column usage: not readable ({type(exc).__name__}: {exc})")
+        result["direct_readers"] = direct_readers(changes)
         try:
             asker = Asker(mode, project, registry, port)
             answers, latencies = [], []
@@ -472,6 +476,18 @@ def product_side(project: dict, events: list[dict], changes: list[Change], outco
         return result
     finally:
         stop_server(server)
+
+
+def direct_readers(changes: list[Change]) -> list[set[str]]:
+    """Per change, the other teams whose jobs were seen reading the touched column of the
+    changed dataset itself, or all of it: those the issue's rule must ask whatever a change
+    breaks (a team whose usage includes a touched column acknowledges)."""
+    from registry.usage import ALL_COLUMNS, ColumnRead
+
+    return [set(ColumnRead.objects.filter(dataset__namespace=NAMESPACE, dataset__name=c.relation,
+                                          column__in=[c.column, ALL_COLUMNS], token_team__isnull=False)
+                .exclude(token_team__slug=c.owner_team).values_list("token_team__slug", flat=True))
+            for c in changes]
 
 
 # --- the generated world ------------------------------------------------------------------------
@@ -650,6 +666,9 @@ def main() -> None:
         else:
             answers = product["answers"]
             missed = false_not_affected = required = granular = within = 0
+            # No router that asks the direct readers (the rule) and misses nobody can ask fewer.
+            floor = sum(len(readers | set(o["broken_teams"]))
+                        for readers, o in zip(product["direct_readers"], outcomes, strict=True))
             report = []
             for change, outcome, answer, own in zip(changes, outcomes, answers, granular_own, strict=True):
                 broken = set(outcome["broken_teams"])
@@ -670,10 +689,13 @@ def main() -> None:
                            "false_not_affected": false_not_affected,
                            "ratio_within_granular": round(within / granular, 3) if granular else None,
                            "ratio_vs_downstream_granular": round(required / downstream_total, 3) if downstream_total else None,
+                           "floor_acks": floor, "floor_ratio": round(floor / granular, 3) if granular else None,
                            "product": "ok"})
             log(f"Product: asks {required} teams where today's rule asks {granular} (ratio {result['ratio']}, "
                 f"target <= 0.5); missed {missed} broken teams, told {false_not_affected} broken teams "
                 "they were not affected (both must be 0).")
+            log(f"Asking every team that reads a touched column of the changed dataset itself, as the rule says, "
+                f"and every broken team: at least {floor} asks (ratio {result['floor_ratio']}), whatever the router.")
     result["timings"] = {**capture_timings, **gt_timings,
                          **{k: v for k, v in product.items() if k.endswith(("_s", "_ms"))},
                          "total_s": round(time.perf_counter() - started, 1)}
