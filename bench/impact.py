@@ -455,7 +455,7 @@ def product_side(project: dict, events: list[dict], changes: list[Change], outco
             result["column_reads"] = usage["rows"]
         except Exception as exc:  # noqa: BLE001 - the table may not exist yet on this branch
             log(f"  column usage: not readable ({type(exc).__name__}: {exc})")
-        result["direct_readers"] = direct_readers(changes)
+        result["direct_readers"] = direct_readers(changes, registry["datasets"])
         try:
             asker = Asker(mode, project, registry, port)
             answers, latencies = [], []
@@ -478,16 +478,18 @@ def product_side(project: dict, events: list[dict], changes: list[Change], outco
         stop_server(server)
 
 
-def direct_readers(changes: list[Change]) -> list[set[str]]:
+def direct_readers(changes: list[Change], datasets: dict) -> list[set[str]]:
     """Per change, the other teams whose jobs were seen reading the touched column of the
-    changed dataset itself, or all of it: those the issue's rule must ask whatever a change
-    breaks (a team whose usage includes a touched column acknowledges)."""
-    from registry.usage import ALL_COLUMNS, ColumnRead
+    changed dataset itself, or all of it, attributed as the product does (registry.usage):
+    those the issue's rule must ask whatever a change breaks."""
+    from registry.usage import column_readers
 
-    return [set(ColumnRead.objects.filter(dataset__namespace=NAMESPACE, dataset__name=c.relation,
-                                          column__in=[c.column, ALL_COLUMNS], token_team__isnull=False)
-                .exclude(token_team__slug=c.owner_team).values_list("token_team__slug", flat=True))
-            for c in changes]
+    found = []
+    for change in changes:
+        readers = column_readers(datasets[change.relation].pk)
+        jobs = [*dict(readers.columns).get(change.column, []), *readers.everything]
+        found.append({r.team.slug for r in jobs if r.team is not None} - {change.owner_team})
+    return found
 
 
 # --- the generated world ------------------------------------------------------------------------
@@ -665,13 +667,13 @@ def main() -> None:
             log(f"NOTE: the product could not be asked ({product['unavailable']}); printed the ground truth only.")
         else:
             answers = product["answers"]
-            missed = false_not_affected = required = granular = within = 0
-            # No router that asks the direct readers (the rule) and misses nobody can ask fewer.
-            floor = sum(len(readers | set(o["broken_teams"]))
-                        for readers, o in zip(product["direct_readers"], outcomes, strict=True))
+            missed = false_not_affected = required = granular = within = floor = 0
             report = []
-            for change, outcome, answer, own in zip(changes, outcomes, answers, granular_own, strict=True):
+            for change, outcome, answer, own, readers in zip(changes, outcomes, answers, granular_own,
+                                                             product["direct_readers"], strict=True):
                 broken = set(outcome["broken_teams"])
+                # No router that asks the direct readers (the rule) and misses nobody asks fewer.
+                floor += len(readers | broken)
                 asked_today = answer["dataset_granular"] if answer["dataset_granular"] is not None else own
                 missed += len(broken - answer["affected"])
                 false_not_affected += len(broken & answer["not_affected"])
