@@ -120,6 +120,7 @@ class _Problems:
         self.found: list[str] = []
 
     def add(self, path: str, message: str) -> None:
+        message = message if message.endswith(".") else message + "."
         self.found.append(f"{path}: {message}" if path else message)
 
     def raise_any(self) -> None:
@@ -289,6 +290,7 @@ def _parse_channels(entries: Any, path: str, problems: _Problems) -> list[Channe
             problems.add(f"{where}.kind", f"must be one of {', '.join(provider.kinds)}, not {kind!r}")
             continue
         settings: dict[str, Any] = {}
+        before = len(problems.found)
         for key, value in entry.items():
             if key == "kind":
                 continue
@@ -297,8 +299,12 @@ def _parse_channels(entries: Any, path: str, problems: _Problems) -> list[Channe
                     problems.add(f"{where}.{key}", f"the environment variable {value!r} is not set")
                     continue
                 settings[key[: -len(ENV_SUFFIX)]] = os.environ[value]
+            elif isinstance(value, dict | list):
+                problems.add(f"{where}.{key}", "a channel setting is a string, a number or true/false")
             else:
                 settings[str(key)] = value
+        if len(problems.found) > before:
+            continue
         found = provider.problems(kind, settings)
         for problem in found:
             problems.add(where, problem)
@@ -507,7 +513,7 @@ class _Planner:
         def apply(state: _Applying) -> None:
             team = state.teams.pop(slug)
             rows = []
-            for dataset in Dataset.objects.select_for_update().select_related("owner").filter(owner_team=team):
+            for dataset in Dataset.objects.select_for_update(of=("self",)).select_related("owner").filter(owner_team=team):
                 rows.append(AuditEvent(**AuditEvent.fields_for(
                     state.by, AuditAction.DATASET_OWNER_CHANGED, dataset,
                     before={"owner_team": slug, "owner": dataset.owner.get_username() if dataset.owner_id else None},
@@ -794,3 +800,41 @@ def sync(specs: list[TeamSpec], *, by, prune: bool = False, reason: str = "", dr
 
 def sync_document(document: Any, **options) -> Plan:
     return sync(parse_document(document), **options)
+
+
+def parse_one_team(entry: Any, *, slug: str | None = None) -> TeamSpec:
+    """One team's entry as the API receives it (the slug from the URL when updating)."""
+    problems = _Problems()
+    if slug is not None and isinstance(entry, dict):
+        if entry.get("slug", slug) != slug:
+            problems.add("slug", f"is {slug!r} in the URL; rename a team in the admin")
+        entry = {**entry, "slug": slug}
+    spec = parse_team(entry, "", problems, creating=slug is None)
+    problems.raise_any()
+    return spec
+
+
+def parse_one_member(entry: Any) -> MemberSpec:
+    problems = _Problems()
+    member = parse_member(entry, "", problems)
+    problems.raise_any()
+    return member
+
+
+def create_team(spec: TeamSpec, *, by, dry_run: bool = False) -> Plan:
+    check_may_manage_teams(by)
+    if Team.objects.filter(slug=spec.slug).exists():
+        raise RegistryError(f"Team {spec.slug} exists already; change it with PATCH /api/teams/{spec.slug}/.")
+    return sync([spec], by=by, whole=False, dry_run=dry_run)
+
+
+def remove_member(team: Team, user, *, by, reason: str = "") -> bool:
+    """Take `user` out of `team` (a governance admin), audited; False if they were not in it."""
+    check_may_manage_teams(by)
+    with transaction.atomic():
+        membership = Membership.objects.select_related("team", "user").select_for_update(of=("self",)).filter(
+            team=team, user=user).first()
+        if membership is None:
+            return False
+        remove_membership(membership, by=by, reason=reason)
+    return True

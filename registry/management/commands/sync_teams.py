@@ -1,3 +1,4 @@
+import sys
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -9,6 +10,7 @@ from registry.models import RegistryError
 class Command(BaseCommand):
     help = ("Make the registry's teams, members and team channels match a teams file (YAML, docs/teams.md). "
             "Idempotent: a second run changes nothing. Without --prune nothing is removed.")
+    stealth_options = ("stdin",)
 
     def add_arguments(self, parser):
         parser.add_argument("file", help="The teams file, e.g. teams.yaml ('-' reads standard input).")
@@ -21,7 +23,7 @@ class Command(BaseCommand):
                                  "datasets, or a member who is the named owner of datasets.")
 
     def handle(self, *args, file, dry_run, prune, reason, **options):
-        text = self.stdin.read() if file == "-" else self._read(file)
+        text = (options.get("stdin") or sys.stdin).read() if file == "-" else self._read(file)
         label = f"manage.py sync_teams {Path(file).name if file != '-' else '(stdin)'}"
         try:
             specs = teamsync.parse_document(teamsync.load_yaml(text))
