@@ -30,7 +30,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import validate_email, validate_slug
-from django.db import models, transaction
+from django.db import IntegrityError, models, transaction
 from django.db.models.deletion import Collector, ProtectedError
 from django.db.models.functions import Lower
 
@@ -259,6 +259,9 @@ def parse_member(entry: Any, path: str, problems: _Problems) -> MemberSpec | Non
                 problems.add(f"{path}.email", f"{email!r} is not an e-mail address")
     if "username" not in entry and "email" not in entry:
         problems.add(path, "name the person with username, email, or both")
+    elif "username" not in entry and email is not None and len(email) > 150:
+        # A person named by e-mail alone may be created with it as their username.
+        problems.add(f"{path}.email", "is longer than a username may be (150); give the username too")
     role = entry.get("role", MembershipRole.MEMBER)
     if role not in MembershipRole.values:
         problems.add(f"{path}.role", f"must be one of {', '.join(MembershipRole.values)}, not {role!r}")
@@ -705,10 +708,13 @@ class _Planner:
                 if found is None:
                     self._add("+", f"{spec.slug}: channel {channel.kind} {identity[1]}",
                               self._save_channel(spec.slug, channel, None, None))
-                elif found[1] != channel.settings:
-                    changed = sorted(k for k in {*found[1], *channel.settings} if found[1].get(k) != channel.settings.get(k))
+                    continue
+                # Settings the entry leaves out are left as they are, like a team's keys.
+                changed = sorted(k for k, v in channel.settings.items() if found[1].get(k) != v)
+                if changed:
+                    merged = ChannelSpec(channel.path, channel.kind, {**found[1], **channel.settings})
                     self._add("~", f"{spec.slug}: channel {channel.kind} {identity[1]}: {', '.join(changed)} changed",
-                              self._save_channel(spec.slug, channel, found[0], found[1]))
+                              self._save_channel(spec.slug, merged, found[0], found[1]))
             if self.prune:
                 for identity, (cid, settings) in sorted(have.items()):
                     if identity not in listed:
@@ -791,10 +797,14 @@ def sync(specs: list[TeamSpec], *, by, prune: bool = False, reason: str = "", dr
          whole: bool = True) -> Plan:
     """Plan, and unless `dry_run` apply, in one transaction: all of it or none of it."""
     check_may_manage_teams(by)
-    with transaction.atomic():
-        changes = plan(specs, prune=prune, reason=reason, whole=whole)
-        if not dry_run:
-            changes.apply(by)
+    try:
+        with transaction.atomic():
+            changes = plan(specs, prune=prune, reason=reason, whole=whole)
+            if not dry_run:
+                changes.apply(by)
+    except IntegrityError:
+        # Another change to the same teams or people committed between the plan and the write.
+        raise RegistryError("Teams or people changed while this sync ran; nothing was applied. Run it again.") from None
     return changes
 
 

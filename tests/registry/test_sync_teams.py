@@ -432,3 +432,37 @@ def test_planning_a_thousand_people_takes_a_few_queries(tmp_path, db, django_ass
 
     assert len(plan.changes) == 2001
     assert Dataset.objects.count() == 0
+
+
+def test_channel_settings_the_file_leaves_out_are_kept(tmp_path, owner_team):
+    channel = TeamChannel.objects.add_webhook(owner_team, url="https://hooks.example.com/checkout", secret="s3cret")
+    text = """
+        teams:
+          - slug: checkout
+            channels:
+              - kind: webhook
+                url: https://hooks.example.com/checkout
+    """
+
+    assert "no changes" in sync(tmp_path, text)
+
+    out = sync(tmp_path, text.replace("/checkout\n", "/checkout\n                secret: rotated\n"))
+
+    assert "~ checkout: channel webhook https://hooks.example.com/checkout: secret changed" in out
+    channel.refresh_from_db()
+    assert channel.settings == {"url": "https://hooks.example.com/checkout", "secret": "rotated"}
+    audit = AuditEvent.objects.get(action="team.channel_changed")
+    assert audit.before["secret"] == audit.after["secret"] == "(hidden)"
+
+
+def test_a_person_named_by_a_very_long_email_alone_needs_a_username(tmp_path, db):
+    address = "a" * 140 + "@example.com"
+    message = fails(tmp_path, f"""
+        teams:
+          - slug: finance
+            name: Finance
+            members:
+              - email: {address}
+    """)
+
+    assert "teams[0].members[0].email: is longer than a username may be (150); give the username too." in message
