@@ -55,6 +55,7 @@ SUPPORTED_VERSIONS = (1,)
 ENV_SUFFIX = "_env"
 # Shown in place of these settings' values in diffs, API answers and audit rows.
 SECRET_SETTINGS = ("secret", "password", "token")
+PROGRESS_EVERY = 500
 
 
 class TeamsFileInvalid(RegistryError):
@@ -359,11 +360,14 @@ class Plan:
     def lines(self) -> list[str]:
         return [str(c) for c in self.changes]
 
-    def apply(self, by) -> None:
-        """Make every change, each with its audit row. Call inside a transaction."""
+    def apply(self, by, progress: Callable[[int, int], None] | None = None) -> None:
+        """Make every change, each with its audit row. Call inside a transaction.
+        `progress(done, total)` is told every PROGRESS_EVERY changes."""
         state = _Applying(by=by, teams={t.slug: t for t in Team.objects.all()})
-        for change in self.changes:
+        for done, change in enumerate(self.changes, start=1):
             change.apply(state)
+            if progress is not None and done % PROGRESS_EVERY == 0:
+                progress(done, len(self.changes))
 
 
 def _user_label(spec: MemberSpec) -> str:
@@ -794,14 +798,14 @@ def plan(specs: list[TeamSpec], *, prune: bool = False, reason: str = "", whole:
 
 
 def sync(specs: list[TeamSpec], *, by, prune: bool = False, reason: str = "", dry_run: bool = False,
-         whole: bool = True) -> Plan:
+         whole: bool = True, progress: Callable[[int, int], None] | None = None) -> Plan:
     """Plan, and unless `dry_run` apply, in one transaction: all of it or none of it."""
     check_may_manage_teams(by)
     try:
         with transaction.atomic():
             changes = plan(specs, prune=prune, reason=reason, whole=whole)
             if not dry_run:
-                changes.apply(by)
+                changes.apply(by, progress)
     except IntegrityError:
         # Another change to the same teams or people committed between the plan and the write.
         raise RegistryError("Teams or people changed while this sync ran; nothing was applied. Run it again.") from None

@@ -466,3 +466,15 @@ def test_a_person_named_by_a_very_long_email_alone_needs_a_username(tmp_path, db
     """)
 
     assert "teams[0].members[0].email: is longer than a username may be (150); give the username too." in message
+
+
+def test_a_long_sync_says_how_far_it_is(tmp_path, db):
+    members = "\n".join(f"      - email: person{i}@example.com" for i in range(300))
+    path = tmp_path / "teams.yaml"
+    path.write_text(f"teams:\n  - slug: big\n    name: Big\n    members:\n{members}\n")
+    err = io.StringIO()
+
+    call_command("sync_teams", str(path), stdout=io.StringIO(), stderr=err)
+
+    assert err.getvalue() == "applied 500 of 601 changes…\n"
+    assert Membership.objects.filter(team__slug="big").count() == 300

@@ -27,7 +27,8 @@ class Command(BaseCommand):
         label = f"manage.py sync_teams {Path(file).name if file != '-' else '(stdin)'}"
         try:
             specs = teamsync.parse_document(teamsync.load_yaml(text))
-            plan = teamsync.sync(specs, by=label, prune=prune, reason=reason, dry_run=dry_run)
+            plan = teamsync.sync(specs, by=label, prune=prune, reason=reason, dry_run=dry_run,
+                                 progress=lambda done, total: self.stderr.write(f"applied {done} of {total} changes…"))
         except RegistryError as exc:
             raise CommandError(f"{file}: nothing applied:\n  " + "\n  ".join(exc.messages)) from None
         for line in plan.lines():
