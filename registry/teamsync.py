@@ -73,8 +73,16 @@ UNSET: Any = _Unset()
 
 
 def load_yaml(text: str) -> Any:
-    """The document in a teams file's text. The one place the YAML is parsed."""
+    """The document in a teams file's text. The one place the YAML is parsed.
+
+    Aliases are refused: a few bytes of `*ref` can name the same list of members
+    a million times, and a teams file never needs them."""
     try:
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if isinstance(token, yaml.AliasToken):
+                mark = token.start_mark
+                raise TeamsFileInvalid(f"The teams file uses an alias (*{token.value}) at line {mark.line + 1}, "
+                                       f"column {mark.column + 1}: write each value out.")
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -182,11 +190,13 @@ def parse_document(document: Any) -> list[TeamSpec]:
 
 
 def _no_repeats(specs: list, key: Callable, what: str, problems: _Problems) -> None:
+    """`what`: the key repeated (`slug`), or "" for the entry as a whole (a person)."""
     first: dict[str, str] = {}
+    suffix = f".{what}" if what else ""
     for spec in specs:
         k = key(spec)
         if k in first:
-            problems.add(f"{spec.path}.{what}", f"repeats {first[k]}.{what}")
+            problems.add(f"{spec.path}{suffix}", f"repeats {first[k]}{suffix}")
         else:
             first[k] = spec.path
 
@@ -232,7 +242,7 @@ def _parse_members(entries: Any, path: str, problems: _Problems) -> list[MemberS
         problems.add(path, f"must be a list of members, not {_describe(entries)}")
         return []
     members = [m for i, entry in enumerate(entries) if (m := parse_member(entry, f"{path}[{i}]", problems))]
-    _no_repeats(members, lambda m: m.key, "person", problems)
+    _no_repeats(members, lambda m: m.key, "", problems)
     return members
 
 

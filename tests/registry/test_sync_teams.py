@@ -478,3 +478,34 @@ def test_a_long_sync_says_how_far_it_is(tmp_path, db):
 
     assert err.getvalue() == "applied 500 of 601 changes…\n"
     assert Membership.objects.filter(team__slug="big").count() == 300
+
+
+def test_yaml_aliases_are_refused(tmp_path, db):
+    message = fails(tmp_path, """
+        common: &people
+          - username: alice
+        teams:
+          - slug: finance
+            name: Finance
+            members: *people
+    """)
+
+    assert "The teams file uses an alias (*people) at line 7, column 14: write each value out." in message
+    assert not Team.objects.exists()
+
+
+def test_one_person_listed_twice_in_a_team_and_a_repeated_slug_are_named(tmp_path, db):
+    message = fails(tmp_path, """
+        teams:
+          - slug: finance
+            name: Finance
+            members:
+              - username: alice
+              - username: alice
+                role: lead
+          - slug: finance
+            name: Finance again
+    """)
+
+    assert "teams[0].members[1]: repeats teams[0].members[0]." in message
+    assert "teams[1].slug: repeats teams[0].slug." in message
