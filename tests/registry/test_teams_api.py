@@ -242,3 +242,13 @@ def test_yaml_that_does_not_parse_is_a_bad_request(as_admin):
     assert response.status_code == 400
     assert response.json()["code"] == "bad_yaml"
     assert "not valid YAML at line 1" in response.json()["detail"]
+
+
+def test_an_uploaded_file_with_aliases_is_refused(as_admin):
+    text = "x: &t {slug: a, name: A}\nteams: [*t, *t]\n"
+
+    response = as_admin.post("/api/team-sync/", text, content_type="application/yaml")
+
+    assert response.status_code == 400
+    assert response.json() == {"code": "bad_yaml", "detail": "The teams file uses an alias (*t) at line 2, "
+                                                             "column 9: write each value out."}
