@@ -338,6 +338,15 @@ def shown_settings(settings: dict[str, Any]) -> dict[str, Any]:
     return {k: "(hidden)" if any(w in k.lower() for w in SECRET_SETTINGS) and v else v for k, v in settings.items()}
 
 
+def channels_of(team: Team) -> list[dict[str, Any]]:
+    """A team's channels as the API shows them: kind, where they send, settings with secrets hidden."""
+    provider = team_channels_provider()
+    if provider is None:
+        return []
+    return [{"kind": kind, "recipient": provider.recipient(kind, settings), "settings": shown_settings(settings)}
+            for _, kind, settings in provider.current([team.pk]).get(team.pk, [])]
+
+
 # --- the plan -------------------------------------------------------------------------
 
 @dataclass

@@ -23,7 +23,6 @@ from registry.api.serializers import (
     TeamSyncSerializer,
     TeamWriteSerializer,
 )
-from registry.hooks import team_channels_provider
 from registry.models import Consumer, Dataset, Membership, Team
 
 
@@ -55,11 +54,8 @@ def _team_detail(request, slug: str) -> Response:
     team = get_object_or_404(Team.objects.select_related("parent").prefetch_related(
         Prefetch("memberships", queryset=Membership.objects.select_related("user").order_by("user__username"))),
         slug=slug)
-    provider = team_channels_provider()
-    channels = [{"kind": kind, "recipient": provider.recipient(kind, settings),
-                 "settings": teamsync.shown_settings(settings)}
-                for _, kind, settings in (provider.current([team.pk]).get(team.pk, []) if provider else [])]
-    return Response(TeamDetailSerializer(team, context={"request": request, "channels": channels}).data)
+    context = {"request": request, "channels": teamsync.channels_of(team)}
+    return Response(TeamDetailSerializer(team, context=context).data)
 
 
 class TeamList(generics.ListAPIView):
