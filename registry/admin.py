@@ -119,16 +119,17 @@ class MembershipInline(admin.TabularInline):
 
 @admin.register(Team)
 class TeamAdmin(AuditedDeleteAdmin):
-    list_display = ["name", "slug"]
+    list_display = ["name", "slug", "parent"]
     search_fields = ["name", "slug"]
+    autocomplete_fields = ["parent"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [MembershipInline]
 
 
 @admin.register(Membership)
 class MembershipAdmin(AuditedDeleteAdmin):
-    list_display = ["team", "user", "joined_at"]
-    list_filter = ["team"]
+    list_display = ["team", "user", "role", "joined_at"]
+    list_filter = ["team", "role"]
     autocomplete_fields = ["team", "user"]
 
 

@@ -24,8 +24,28 @@ class AuditAction:
     TOKEN_CREATED = "token.created"
     TOKEN_REVOKED = "token.revoked"
     DATASET_DELETED = "dataset.deleted"
+    # Teams and people as data (registry.teamsync): a file, the API or the admin.
+    TEAM_CREATED = "team.created"
+    TEAM_UPDATED = "team.updated"
+    TEAM_REMOVED = "team.removed"
+    MEMBER_ADDED = "team.member_added"
+    MEMBER_ROLE_CHANGED = "team.member_role_changed"
+    MEMBER_REMOVED = "team.member_removed"
+    CHANNEL_ADDED = "team.channel_added"
+    CHANNEL_CHANGED = "team.channel_changed"
+    CHANNEL_REMOVED = "team.channel_removed"
+    USER_CREATED = "user.created"
+    USER_EMAIL_CHANGED = "user.email_changed"
     # Any other row a governance admin deleted in the Django admin, with its last values.
     DELETED_IN_ADMIN = "admin.deleted"
+
+
+class MembershipRole(models.TextChoices):
+    """A person's role in a team. Every member acts for the team alike (acknowledges,
+    claims, publishes); a lead is who the team names as its point of contact."""
+
+    MEMBER = "member", "Member"
+    LEAD = "lead", "Lead"
 
 
 class TokenScope(models.TextChoices):

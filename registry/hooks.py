@@ -193,3 +193,37 @@ def service_levels_of(dataset_ids) -> dict:
         for dataset_id, level in fn(list(dataset_ids)).items():
             levels.setdefault(dataset_id, {}).update(level)
     return levels
+
+
+@dataclass(frozen=True)
+class TeamChannels:
+    """Where teams hear about things besides their members' own e-mail (change
+    requests own the channels and their transports). A teams file or the teams API
+    carries each team's channels as {"kind": ..., **settings}; registry.teamsync
+    plans and audits the changes and calls these to read and write them.
+
+    - `kinds`: the channel kinds known;
+    - `problems(kind, settings)`: what is wrong with one channel's settings (sentences);
+    - `recipient(kind, settings)`: where it sends: with the kind, what identifies a channel;
+    - `current(team_ids)`: {team id: [(channel id, kind, settings)]};
+    - `save(team, kind, settings, channel_id)`: add one (channel_id None) or change its settings;
+    - `remove(channel_id)`: remove one."""
+
+    kinds: tuple[str, ...]
+    problems: Callable
+    recipient: Callable
+    current: Callable
+    save: Callable
+    remove: Callable
+
+
+_team_channels: list[TeamChannels] = []
+
+
+def team_channels(provider: TeamChannels) -> None:
+    """Register the keeper of the teams' channels (one; a second replaces the first)."""
+    _team_channels[:] = [provider]
+
+
+def team_channels_provider() -> TeamChannels | None:
+    return _team_channels[0] if _team_channels else None

@@ -12,7 +12,13 @@ from django.db import models, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from registry.constants import DEFAULT_TOKEN_SCOPES, AuditAction, CompatibilityMode, TokenScope
+from registry.constants import (
+    DEFAULT_TOKEN_SCOPES,
+    AuditAction,
+    CompatibilityMode,
+    MembershipRole,
+    TokenScope,
+)
 from registry.querysets import ApiTokenQuerySet, DatasetQuerySet, TeamQuerySet
 from registry.usage import ColumnRead, NamespaceTeam  # noqa: F401 - the core's models, registered here
 
@@ -41,6 +47,8 @@ class Team(models.Model):
     name = models.CharField(max_length=100, unique=True)
     slug = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True)
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children",
+                               help_text="The team this one belongs to (a department, a domain), if any.")
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="teams")
     created_at = models.DateTimeField(default=timezone.now)
 
@@ -97,6 +105,7 @@ class Team(models.Model):
 class Membership(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=20, choices=MembershipRole.choices, default=MembershipRole.MEMBER)
     joined_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

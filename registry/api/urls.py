@@ -4,6 +4,10 @@ from registry.api import views
 
 urlpatterns = [
     path("teams/", views.TeamList.as_view(), name="api-team-list"),
+    path("team-sync/", views.TeamSync.as_view(), name="api-team-sync"),
+    path("teams/<slug:team>/", views.TeamDetail.as_view(), name="api-team-detail"),
+    path("teams/<slug:team>/members/", views.TeamMembers.as_view(), name="api-team-members"),
+    path("teams/<slug:team>/members/<str:username>/", views.TeamMemberDetail.as_view(), name="api-team-member"),
     path("teams/<slug:team>/job-namespaces/", views.TeamJobNamespaces.as_view(), name="api-team-job-namespaces"),
     path("teams/<slug:team>/job-namespaces/<path:namespace>/", views.TeamJobNamespaceDetail.as_view(),
          name="api-team-job-namespace"),

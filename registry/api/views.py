@@ -1,10 +1,14 @@
+from django.contrib.auth import get_user_model
 from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from registry import teamsync
+from registry.api.parsers import BoundedJSONParser, TeamsYamlParser
 from registry.api.serializers import (
     ClaimSerializer,
     ConsumerRegistrationSerializer,
@@ -12,14 +16,130 @@ from registry.api.serializers import (
     DatasetDetailSerializer,
     DatasetSerializer,
     JobNamespaceSerializer,
+    TeamDetailSerializer,
+    TeamMemberSerializer,
+    TeamMemberWriteSerializer,
     TeamSerializer,
+    TeamSyncSerializer,
+    TeamWriteSerializer,
 )
-from registry.models import Consumer, Dataset, Team
+from registry.models import Consumer, Dataset, Membership, Team
+
+
+def _sync_options(request) -> dict:
+    """`?dry_run=`, `?prune=` and `?reason=` of a teams write (docs/teams.md)."""
+    params = request.query_params
+    return {"dry_run": _yes(params.get("dry_run")), "prune": _yes(params.get("prune")),
+            "reason": params.get("reason", "")}
+
+
+def _yes(value: str | None) -> bool:
+    return (value or "").lower() in {"1", "true", "yes"}
+
+
+_SYNC_PARAMETERS = [
+    OpenApiParameter("dry_run", bool, description="Answer with the changes and write nothing."),
+    OpenApiParameter("prune", bool, description="Listed members and channels are complete: remove the others "
+                                               "(for a teams document, also the teams it leaves out)."),
+    OpenApiParameter("reason", str, description="Why, kept in the audit log; needed to remove a team that owns "
+                                                "or consumes datasets, or a member who is a dataset's named owner."),
+]
+
+
+def _sync_answer(plan: teamsync.Plan, *, dry_run: bool) -> dict:
+    return {"applied": not dry_run, "changes": plan.lines(), "users_created": plan.users_created}
+
+
+def _team_detail(request, slug: str) -> Response:
+    team = get_object_or_404(Team.objects.select_related("parent").prefetch_related(
+        Prefetch("memberships", queryset=Membership.objects.select_related("user").order_by("user__username"))),
+        slug=slug)
+    context = {"request": request, "channels": teamsync.channels_of(team)}
+    return Response(TeamDetailSerializer(team, context=context).data)
 
 
 class TeamList(generics.ListAPIView):
-    queryset = Team.objects.all()
+    """Every team. A governance admin creates one with POST (the shape of one team of a teams file)."""
+
+    queryset = Team.objects.select_related("parent")
     serializer_class = TeamSerializer
+
+    @extend_schema(request=TeamWriteSerializer, responses={201: TeamDetailSerializer})
+    def post(self, request):
+        teamsync.check_may_manage_teams(request.user)
+        spec = teamsync.parse_one_team(request.data)
+        teamsync.create_team(spec, by=request.user)
+        response = _team_detail(request, spec.slug)
+        response.status_code = status.HTTP_201_CREATED
+        return response
+
+
+class TeamDetail(APIView):
+    """A team with its members and channels; a governance admin changes it with PATCH."""
+
+    @extend_schema(responses=TeamDetailSerializer)
+    def get(self, request, team: str):
+        return _team_detail(request, team)
+
+    @extend_schema(request=TeamWriteSerializer, responses=TeamDetailSerializer, parameters=_SYNC_PARAMETERS[1:])
+    def patch(self, request, team: str):
+        """Change what the body names; `members` and `channels` are added to (with `prune`, made exact).
+        POST /api/team-sync/?dry_run=true shows a change before it is made."""
+        teamsync.check_may_manage_teams(request.user)
+        get_object_or_404(Team, slug=team)
+        spec = teamsync.parse_one_team(request.data, slug=team)
+        options = _sync_options(request)
+        teamsync.sync([spec], by=request.user, whole=False, prune=options["prune"], reason=options["reason"])
+        return _team_detail(request, team)
+
+
+class TeamMembers(APIView):
+    """A team's members; a governance admin adds one, or changes their role, with POST."""
+
+    @extend_schema(responses=TeamMemberSerializer(many=True))
+    def get(self, request, team: str):
+        found = get_object_or_404(Team, slug=team)
+        members = found.memberships.select_related("user").order_by("user__username")
+        return Response(TeamMemberSerializer(members, many=True).data)
+
+    @extend_schema(request=TeamMemberWriteSerializer, responses={200: TeamMemberSerializer, 201: TeamMemberSerializer})
+    def post(self, request, team: str):
+        teamsync.check_may_manage_teams(request.user)
+        found = get_object_or_404(Team, slug=team)
+        member = teamsync.parse_one_member(request.data)
+        plan = teamsync.sync([teamsync.TeamSpec(path="", slug=team, members=[member])], by=request.user, whole=False)
+        users = get_user_model().objects.filter(
+            **({"username": member.username} if member.username else {"email__iexact": member.email}))
+        membership = found.memberships.select_related("user").get(user__in=users)
+        added = any(line.startswith(f"+ {team}: member") for line in plan.lines())
+        return Response(TeamMemberSerializer(membership).data,
+                        status=status.HTTP_201_CREATED if added else status.HTTP_200_OK)
+
+
+class TeamMemberDetail(APIView):
+    @extend_schema(request=None, responses={204: None}, parameters=_SYNC_PARAMETERS[2:])
+    def delete(self, request, team: str, username: str):
+        teamsync.check_may_manage_teams(request.user)
+        found = get_object_or_404(Team, slug=team)
+        user = get_object_or_404(get_user_model(), username=username)
+        if not teamsync.remove_member(found, user, by=request.user, reason=request.query_params.get("reason", "")):
+            return Response({"detail": f"{username} is not a member of team {team}.", "code": "not_found"}, status=404)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class TeamSync(APIView):
+    """Make every team match a teams document (JSON, or the YAML of a teams file with
+    Content-Type application/yaml), as `manage.py sync_teams` does: one transaction."""
+
+    parser_classes = [BoundedJSONParser, TeamsYamlParser]
+
+    @extend_schema(request={"application/json": OpenApiTypes.OBJECT, "application/yaml": OpenApiTypes.STR},
+                   responses=TeamSyncSerializer, parameters=_SYNC_PARAMETERS)
+    def post(self, request):
+        teamsync.check_may_manage_teams(request.user)
+        options = _sync_options(request)
+        plan = teamsync.sync_document(request.data, by=request.user, **options)
+        return Response(_sync_answer(plan, dry_run=options["dry_run"]))
 
 
 @extend_schema(parameters=[

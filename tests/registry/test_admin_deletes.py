@@ -82,6 +82,7 @@ def test_a_membership_removed_in_the_teams_inline_is_audited(as_admin, owner_tea
             "memberships-MIN_NUM_FORMS": "0", "memberships-MAX_NUM_FORMS": "1000"}
     for i, m in enumerate(memberships):
         form |= {f"memberships-{i}-id": m.pk, f"memberships-{i}-team": owner_team.pk, f"memberships-{i}-user": m.user_id,
+                 f"memberships-{i}-role": m.role,
                  f"memberships-{i}-joined_at_0": m.joined_at.strftime("%Y-%m-%d"),
                  f"memberships-{i}-joined_at_1": m.joined_at.strftime("%H:%M:%S")}
     form[f"memberships-{memberships.index(next(m for m in memberships if m.user == teammate))}-DELETE"] = "on"
