@@ -11,6 +11,16 @@
   facets (where dbt-ol also puts its tests' assertions, and where a
   DatasetEvent carries them).
 
+Every one of these facets, and the `schema` facet (the dataset's current
+schema, lineage.column_usage and lineage.static_events), changes what the
+registry holds about a dataset (`STATE_FACETS`): it is a write to that
+dataset on whichever side of an event it arrives, and a token that may not
+write the dataset (registry.auth.LineageWriter) has it dropped, counted in
+`lineage_facets_refused_total` and logged (`facets_refused`,
+`report_refused`); the rest of the event is stored, so a reader still
+reports what it read. An output or a DatasetEvent's dataset the token may not
+write refuses the whole event instead (lineage.ingest.WriteRefused).
+
 The facets were checked against their own schemas before (lineage.facet_schemas),
 so their fields have the types the spec gives them. Most RunEvents carry none
 of these facets and cost one set intersection per dataset here; an event that
@@ -22,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
 import time
 from collections.abc import Iterable
@@ -33,8 +44,11 @@ from uuid import UUID
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from prometheus_client import Counter
 
 from lineage.models import DatasetAlias, DatasetFacet, QualityCheck
+
+log = logging.getLogger(__name__)
 
 DatasetKey = tuple[str, str]
 
@@ -42,7 +56,16 @@ KEPT = frozenset({"ownership", "documentation", "symlinks", "lifecycleStateChang
                   "dataSource", "version", "catalog", "hierarchy"})
 QUALITY = frozenset({"dataQualityMetrics", "dataQualityAssertions"})
 _WANTED = KEPT | QUALITY
+# What a dataset object may carry that changes the registry's record of the dataset:
+# a write to it, on whichever side of the event. (A reader's input edge and the
+# columns it reads are facts about the reader, not writes.)
+STATE_FACETS = {"facets": _WANTED | {"schema"}, "inputFacets": QUALITY}
 MAX_NAME = 500
+
+# Facets dropped because the event's token may not write their dataset; labelled
+# by facet name (a dozen known names) and reason, so the series stay few.
+FACETS_REFUSED = Counter("lineage_facets_refused", "Dataset facets the lineage ingest dropped (and the reason): "
+                         "writes to a dataset the event's token may not write.", ["facet", "reason"])
 
 
 
@@ -80,6 +103,70 @@ class RecentFacets:
 
 
 RECENT_FACETS = RecentFacets(60.0)
+
+
+@dataclass(frozen=True)
+class RefusedFacet:
+    """A facet left out of what an event stores, and why."""
+
+    path: str  # where the event carries it: "inputs[0].inputFacets.dataQualityAssertions"
+    facet: str
+    reason: str  # "not_owner"
+    detail: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "code": "facet_not_writable", "reason": self.detail}
+
+
+def facets_refused(objects: Iterable[dict], side: str, refused: set[DatasetKey], token: str) -> list[RefusedFacet]:
+    """The state facets that `objects` (the event's `side` list: "inputs", …) carry
+    for the datasets `refused` names, which the token `token` (its key prefix) may not write."""
+    found = []
+    for index, obj in enumerate(objects):
+        key = (obj["namespace"], obj["name"])
+        if key not in refused:
+            continue
+        for place, names in STATE_FACETS.items():
+            carried = obj.get(place) or {}
+            for name in sorted(names & carried.keys()):
+                found.append(RefusedFacet(
+                    f"{side}[{index}].{place}.{name}", name, "not_owner",
+                    f"Token {token}… may not write dataset {key[0]}/{key[1]} (another team owns it): its {name} "
+                    "facet changes the dataset and was dropped; the rest of the event is stored."))
+    return found
+
+
+def refuse_aliases(rows: FacetRows, sides: dict[str, list[dict]], names: set[DatasetKey], token: str) -> list[RefusedFacet]:
+    """Take out of `rows` the aliases that would take a name in `names` (those of
+    datasets the token `token` may not write: an alias is shown on the dataset
+    whose name it takes), and say where each came from (`sides`: the event's
+    dataset lists by name, "outputs": […], or "dataset": [the DatasetEvent's])."""
+    refused = []
+    for side, objects in sides.items():
+        for index, obj in enumerate(objects):
+            key = (obj["namespace"], obj["name"])
+            found = rows.aliases.get(key)
+            if not found:
+                continue
+            kept = [(alias, kind) for alias, kind in found if alias not in names]
+            for alias, kind in found:
+                if alias in names:
+                    name = "lifecycleStateChange" if kind == "RENAMED" else "symlinks"
+                    refused.append(RefusedFacet(
+                        f"{side if side == 'dataset' else f'{side}[{index}]'}.facets.{name}", name, "not_owner",
+                        f"Token {token}… may not write dataset {alias[0]}/{alias[1]} (another team owns it): "
+                        f"its name was not made an alias of {key[0]}/{key[1]}; the rest of the event is stored."))
+            rows.aliases[key] = kept
+    return refused
+
+
+def report_refused(refused: list[RefusedFacet], *, where: str) -> None:
+    """Count and log the facets an event stored without (call once it is committed)."""
+    for facet in refused:
+        FACETS_REFUSED.labels(facet=facet.facet, reason=facet.reason).inc()
+    if refused:
+        log.info("lineage ingest: %s stored without %d facet(s): %s", where, len(refused),
+                 "; ".join(f"{f.path}: {f.detail}" for f in refused))
 
 
 @dataclass

@@ -21,8 +21,13 @@
 An event sent with a token (a `gate`, or a `writer` already checked) records
 the token and its team on the raw event and the run, and is refused
 (`WriteRefused`, which rolls back all it wrote) when one of its outputs is a
-dataset the token may not write (registry.auth.LineageWriter). The owners
-come with the dataset rows the statement in step 1 reads anyway.
+dataset the token may not write (registry.auth.LineageWriter). A facet that
+changes an *input* it may not write (its schema, quality checks, aliases,
+ownership, documentation, …: lineage.facets.STATE_FACETS) is a write too, and
+is dropped rather than the event: the reader's edges and column usage are
+stored, the facet is counted and logged, and the answer lists it under
+`warnings`. The owners come with the dataset rows the statement in step 1
+reads anyway, so the decision costs no query.
 
 Lineage therefore appears at START or RUNNING, not only at COMPLETE. Every
 write is an upsert, never read-then-insert, and the statements are portable
@@ -36,7 +41,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
@@ -47,7 +52,16 @@ from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connec
 from django.utils import timezone
 
 from lineage.column_usage import RecentlyWritten, UsagePlan, UsageRows, usage_said
-from lineage.facets import Provenance, facet_rows, record_facets
+from lineage.facets import (
+    FacetRows,
+    Provenance,
+    RefusedFacet,
+    facet_rows,
+    facets_refused,
+    record_facets,
+    refuse_aliases,
+    report_refused,
+)
 from lineage.models import (
     DatasetAlias,
     DatasetSchema,
@@ -88,6 +102,8 @@ class StoredEvent:
     run_id: str | None  # None for a DatasetEvent or JobEvent
     datasets_created: int = 0
     kind: str = "run"  # lineage.models.Origin
+    # Facets left out: writes to datasets the token may not write (lineage.facets).
+    refused: list[RefusedFacet] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         answer = {"status": "stored" if self.stored else "duplicate", "datasetsCreated": self.datasets_created}
@@ -95,6 +111,8 @@ class StoredEvent:
             answer["runId"] = self.run_id
         else:
             answer["eventKind"] = "DatasetEvent" if self.kind == "dataset" else "JobEvent"
+        if self.refused:
+            answer["warnings"] = [facet.to_dict() for facet in self.refused]
         return answer
 
 
@@ -206,7 +224,9 @@ def store_event(event: dict | ParsedEvent, *, by=None, gate: Gate | None = None,
     while True:
         try:
             with own_transaction():
-                return _store(parsed, by, gate, writer, token)
+                stored = _store(parsed, by, gate, writer, token)
+            report_refused(stored.refused, where=f"run {stored.run_id} of job {parsed.job_namespace}/{parsed.job_name}")
+            return stored
         except OperationalError as exc:
             attempt += 1
             sqlstate = getattr(exc.__cause__, "sqlstate", None)
@@ -243,6 +263,25 @@ def check_outputs(writer: LineageWriter | None, keys: Iterable[tuple[str, str]],
         dataset = datasets[key]
         if not writer.may_write(dataset.owner_team_id):
             raise WriteRefused(writer, dataset)
+
+
+def unwritable(writer: LineageWriter | None, keys: Iterable[tuple[str, str]], datasets: dict) -> set[tuple[str, str]]:
+    """Those of `keys` naming a dataset `writer` may not write (`datasets`: by key,
+    with owner_team_id loaded): the facets an event carries for them are dropped."""
+    if writer is None or writer.any_dataset:
+        return set()
+    return {key for key in keys if not writer.may_write(datasets[key].owner_team_id)}
+
+
+def refuse_foreign_aliases(writer: LineageWriter | None, rows: FacetRows, sides: dict[str, list[dict]]) -> list[RefusedFacet]:
+    """Take out of `rows` the aliases naming a dataset `writer` may not write (an
+    alias is shown on the dataset whose name it takes, and a name is claimed
+    once): one query, for the events that carry aliases."""
+    if writer is None or writer.any_dataset or not rows.aliases:
+        return []
+    named = _select_datasets(sorted(rows.alias_keys()))
+    names = {key for key, dataset in named.items() if not writer.may_write(dataset.owner_team_id)}
+    return refuse_aliases(rows, sides, names, writer.key_prefix) if names else []
 
 
 def written_keys(parsed) -> list[tuple[str, str]]:
@@ -295,7 +334,18 @@ def _store(parsed: ParsedEvent, by, gate: Gate | None, writer: LineageWriter | N
 
     datasets, created = datasets_for(plan.resolve(found) if plan else keys, by=by, found=found)
     check_outputs(writer, written_keys(parsed), datasets)
+    # Inputs the token may not write: the reading is stored, their state facets are not.
+    foreign = unwritable(writer, parsed.inputs, datasets)
+    inputs = parsed.payload.get("inputs") or []
+    refused = facets_refused(inputs, "inputs", foreign, writer.key_prefix) if foreign else []
     usage = plan.rows(datasets, schemas) if plan else UsageRows(inputs=list(repeated or ()))
+    if refused:
+        inputs = [i for i in inputs if (i["namespace"], i["name"]) not in foreign]
+        foreign_ids = {datasets[key].pk for key in foreign}
+        if any(row[0] in foreign_ids for row in usage.schemas):
+            usage.schemas = [row for row in usage.schemas if row[0] not in foreign_ids]
+            # Not remembered as said: the dataset's writer saying the same must still be heard.
+            said = None
     if usage:
         usage, remember = RECENT_USAGE.to_write(usage, job_key, said)
         if remember is not None:
@@ -309,8 +359,11 @@ def _store(parsed: ParsedEvent, by, gate: Gate | None, writer: LineageWriter | N
         _insert_edges(job_pk, run_pk, parsed, datasets, now, usage)
         _upsert_usage(job_pk, parsed, usage, now, team)
     # Ownership, documentation, symlinks, data quality, …: most events carry none.
-    kept = facet_rows([*(parsed.payload.get("inputs") or []), *parsed.outputs],
+    kept = facet_rows([*inputs, *parsed.outputs],
                       read_only=set(parsed.inputs) - {(o["namespace"], o["name"]) for o in parsed.outputs})
+    if kept.aliases:
+        refused += refuse_foreign_aliases(writer, kept, {"inputs": parsed.payload.get("inputs") or [],
+                                                         "outputs": parsed.payload.get("outputs") or []})
     if kept:
         record_facets(kept, datasets, Provenance(Origin.RUN, parsed.event_time, parsed.job_namespace, parsed.job_name,
                                                  parsed.run_uuid, parsed.event_type))
@@ -342,7 +395,7 @@ def _store(parsed: ParsedEvent, by, gate: Gate | None, writer: LineageWriter | N
             sent_by=by,
             token=token,
         )
-    return StoredEvent(stored=True, run_id=run_uuid, datasets_created=created)
+    return StoredEvent(stored=True, run_id=run_uuid, datasets_created=created, refused=refused)
 
 
 def _insert_raw_event(parsed: ParsedEvent, now: datetime, gate: Gate | None, keys: list[tuple[str, str]],

@@ -17,6 +17,8 @@ JobEvents declare outside any run (StaticEvent, DeclaredEdge).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
@@ -41,6 +43,16 @@ class Direction(models.TextChoices):
     OUTPUT = "out", "Output"
 
 
+class JobEdge(NamedTuple):
+    """A dataset a job reads or writes, as the graph shows it."""
+
+    direction: str  # Direction
+    dataset_id: int
+    namespace: str
+    name: str
+    declared: bool  # only a JobEvent declared it (no run showed it)
+
+
 class Job(models.Model):
     namespace = models.CharField(max_length=500)
     name = models.CharField(max_length=500)
@@ -59,6 +71,31 @@ class Job(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("lineage-job-detail", args=[self.pk])
+
+    @staticmethod
+    def edges_of(job_ids: list[int]) -> dict[tuple[int, str], list[JobEdge]]:
+        """{(job pk, direction): its datasets by namespace and name}: what runs
+        showed (JobDataset) and what JobEvents declared (DeclaredEdge), as the
+        graph walks both. One query."""
+        seen = (JobDataset.objects.filter(job_id__in=job_ids)
+                .values_list("job_id", "direction", "dataset_id", "dataset__namespace", "dataset__name")
+                .annotate(declared=models.Value(False)))
+        declared = (DeclaredEdge.objects.filter(job_id__in=job_ids)
+                    .values_list("job_id", "direction", "dataset_id", "dataset__namespace", "dataset__name")
+                    .annotate(declared=models.Value(True)))
+        found: dict[tuple[int, int, str], JobEdge] = {}
+        for job_id, direction, dataset_id, namespace, name, only_declared in seen.union(declared, all=True):
+            key = (job_id, dataset_id, direction)
+            if key not in found or not only_declared:
+                found[key] = JobEdge(direction, dataset_id, namespace, name, only_declared)
+        edges: dict[tuple[int, str], list[JobEdge]] = {}
+        for (job_id, _, direction), edge in sorted(found.items(), key=lambda item: (item[1].namespace, item[1].name)):
+            edges.setdefault((job_id, direction), []).append(edge)
+        return edges
+
+    def edges(self) -> dict[str, list[JobEdge]]:
+        """{direction: the datasets this job reads or writes} (see `edges_of`)."""
+        return {direction: found for (_, direction), found in Job.edges_of([self.pk]).items()}
 
 
 

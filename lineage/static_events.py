@@ -14,6 +14,12 @@ transaction:
    `outputs`, replaces the job's declared lineage (DeclaredEdge) with them;
    its datasets' facets are kept as a DatasetEvent's are.
 
+The token may write only the datasets it may (registry.auth.LineageWriter): a
+DatasetEvent's dataset or a JobEvent output it may not write refuses the
+event; a JobEvent *input* it may not write keeps its declared edge, and the
+facets that would change that dataset (its schema, quality, aliases, …:
+lineage.facets.STATE_FACETS) are dropped, counted and logged.
+
 Nothing is announced: `dataset_written` means a run wrote data, and these
 events write none (so no freshness, no drift check). Rarer than RunEvents, so
 plain ORM statements rather than the run path's single round trip.
@@ -29,7 +35,7 @@ from datetime import datetime
 from django.db import connection
 from django.utils import timezone
 
-from lineage.facets import Provenance, facet_rows, record_facets
+from lineage.facets import Provenance, facet_rows, facets_refused, record_facets, report_refused
 from lineage.ingest import (
     Gate,
     StoredEvent,
@@ -39,6 +45,8 @@ from lineage.ingest import (
     datasets_for,
     own_transaction,
     parse_event_time,
+    refuse_foreign_aliases,
+    unwritable,
 )
 from lineage.models import DatasetSchema, DeclaredEdge, Direction, Job, Origin, StaticEvent
 from lineage.validation import EventKind
@@ -74,7 +82,8 @@ def store_static_event(parsed: ParsedStatic, *, by=None, gate: Gate | None = Non
     """Store one DatasetEvent or JobEvent in its own transaction (see the module
     docstring). The token (the `gate`'s, else `writer`) may write only the
     datasets it may (lineage.ingest.check_outputs): a DatasetEvent's dataset,
-    a JobEvent's outputs."""
+    a JobEvent's outputs; a JobEvent's inputs it may not write lose their state facets."""
+    refused = []
     with own_transaction():
         if gate is not None:
             with connection.cursor() as cursor:
@@ -82,10 +91,12 @@ def store_static_event(parsed: ParsedStatic, *, by=None, gate: Gate | None = Non
         if not _insert_raw(parsed):
             return StoredEvent(stored=False, run_id=None, kind=parsed.kind)
         if parsed.kind == Origin.DATASET:
-            created = _apply_dataset_event(parsed, by, writer)
+            created, refused = _apply_dataset_event(parsed, by, writer)
         else:
-            created = _apply_job_event(parsed, by, writer)
-    return StoredEvent(stored=True, run_id=None, kind=parsed.kind, datasets_created=created)
+            created, refused = _apply_job_event(parsed, by, writer)
+    report_refused(refused, where=f"{'DatasetEvent of dataset' if parsed.kind == Origin.DATASET else 'JobEvent of job'} "
+                                  f"{parsed.namespace}/{parsed.name}")
+    return StoredEvent(stored=True, run_id=None, kind=parsed.kind, datasets_created=created, refused=refused)
 
 
 def _insert_raw(parsed: ParsedStatic) -> bool:
@@ -99,25 +110,30 @@ def _insert_raw(parsed: ParsedStatic) -> bool:
         return cursor.fetchone() is not None
 
 
-def _apply_dataset_event(parsed: ParsedStatic, by, writer: LineageWriter | None) -> int:
+def _apply_dataset_event(parsed: ParsedStatic, by, writer: LineageWriter | None) -> tuple[int, list]:
+    """(datasets created, the aliases dropped: names of datasets the token may not write)."""
     dataset = parsed.payload["dataset"]
     key = (dataset["namespace"], dataset["name"])
     datasets, created = datasets_for([key], by=by)
     check_outputs(writer, [key], datasets)
     set_schema(datasets[key].pk, (dataset.get("facets") or {}).get("schema"), Origin.DATASET, parsed.event_time)
     rows = facet_rows([dataset])
+    refused = refuse_foreign_aliases(writer, rows, {"dataset": [dataset]})
     if rows:
         record_facets(rows, datasets, Provenance(Origin.DATASET, parsed.event_time))
-    return created
+    return created, refused
 
 
-def _apply_job_event(parsed: ParsedStatic, by, writer: LineageWriter | None) -> int:
+def _apply_job_event(parsed: ParsedStatic, by, writer: LineageWriter | None) -> tuple[int, list]:
+    """(datasets created, the facets dropped: inputs' writes the token may not make)."""
     event = parsed.payload
     inputs = [d for d in event.get("inputs") or []]
     outputs = [d for d in event.get("outputs") or []]
     keys = sorted({(d["namespace"], d["name"]) for d in inputs + outputs})
     datasets, created = datasets_for(keys, by=by)
     check_outputs(writer, sorted({(d["namespace"], d["name"]) for d in outputs}), datasets)
+    foreign = unwritable(writer, {(d["namespace"], d["name"]) for d in inputs}, datasets)
+    refused = facets_refused(inputs, "inputs", foreign, writer.key_prefix) if foreign else []
     job_facets = event["job"].get("facets") or {}
     now = timezone.now()
     with connection.cursor() as cursor:
@@ -132,14 +148,17 @@ def _apply_job_event(parsed: ParsedStatic, by, writer: LineageWriter | None) -> 
     for out in outputs:
         set_schema(datasets[(out["namespace"], out["name"])].pk, (out.get("facets") or {}).get("schema"),
                    Origin.JOB, parsed.event_time, job_id=job_id)
+    # The declared edges above keep every input; only their writes are dropped.
+    inputs = [d for d in inputs if (d["namespace"], d["name"]) not in foreign]
     for inp in inputs:
         set_schema(datasets[(inp["namespace"], inp["name"])].pk, (inp.get("facets") or {}).get("schema"),
                    Origin.JOB, parsed.event_time, job_id=job_id, only_if_missing=True)
     written = {(d["namespace"], d["name"]) for d in outputs}
     rows = facet_rows(inputs + outputs, read_only={(d["namespace"], d["name"]) for d in inputs} - written)
+    refused += refuse_foreign_aliases(writer, rows, {"inputs": event.get("inputs") or [], "outputs": outputs})
     if rows:
         record_facets(rows, datasets, Provenance(Origin.JOB, parsed.event_time, parsed.namespace, parsed.name))
-    return created
+    return created, refused
 
 
 def declare_lineage(job_id: int, edges: set[tuple[int, str]], declared_at: datetime) -> None:

@@ -19,6 +19,7 @@ from lineage.models import (
     DatasetAlias,
     DatasetFacet,
     DatasetSchema,
+    Direction,
     FieldEdge,
     Job,
     QualityCheck,
@@ -112,7 +113,11 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=pk)
     start = Node("job", job.pk, job.namespace, job.name)
     ctx = _drawing_context(request, start)
-    ctx.update({"job": job, "runs": Run.objects.of_job(job).with_sender().recent(20), "anchor_url": job.get_absolute_url()})
+    # What the graph shows: the datasets runs read and wrote, and those JobEvents declared.
+    edges = job.edges()
+    ctx.update({"job": job, "runs": Run.objects.of_job(job).with_sender().recent(20), "anchor_url": job.get_absolute_url(),
+                "sides": [("reads", edges.get(Direction.INPUT, [])), ("writes", edges.get(Direction.OUTPUT, []))],
+                "no_datasets": not edges})
     return render(request, "lineage/job_detail.html", ctx)
 
 

@@ -16,6 +16,12 @@ lineage_writes_refused_total), 411 a chunked body the server cannot read,
 503 database unavailable (with Retry-After; it says "nothing was stored" only
 when the failure came before COMMIT, else that the event may not have been:
 a retry is safe either way).
+
+A facet that would change an input the token may not write (its schema,
+quality checks, aliases, …) does not refuse the event: the event is stored
+without it (201), and the answer lists each such facet under `warnings`
+(path, code `facet_not_writable`, reason), counted in
+lineage_facets_refused_total (lineage.facets).
 """
 
 from __future__ import annotations
@@ -455,7 +461,12 @@ def ingest_batch(request: HttpRequest) -> JsonResponse:
         exc.stored_before = len(results)  # stored (or stored before): what the 503 can say
         raise
     stored = sum(r.stored for r in results)
-    return JsonResponse({"received": len(results), "stored": stored, "duplicates": len(results) - stored}, status=201)
+    answer = {"received": len(results), "stored": stored, "duplicates": len(results) - stored}
+    warnings = [{**facet.to_dict(), "path": f"[{i}].{facet.path}"}
+                for i, result in enumerate(results) for facet in result.refused]
+    if warnings:
+        answer["warnings"] = warnings
+    return JsonResponse(answer, status=201)
 
 
 class LineageGraphView(APIView):

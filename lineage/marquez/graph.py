@@ -3,7 +3,7 @@
 The walk is lineage.graph's: one recursive statement bounded by depth, the
 node id resolved inside it. On PostgreSQL the same statement also builds each
 node's `data` as JSON — a dataset's fields, times and current version, a job's
-inputs, outputs and latest run — so the answer stays one statement whose cost
+inputs and outputs (seen in runs or declared) and latest run — so the answer stays one statement whose cost
 follows the neighbourhood: every addition is an index probe per node (the
 schema by primary key, the newest writing run on lineage_rundataset_latest_idx,
 the latest run on lineage_run_job_recent_idx, a job's edges on the edge table's
@@ -75,9 +75,12 @@ DATASET_JSON = (
 
 
 def _job_datasets(direction: str) -> str:
+    # What runs showed and what JobEvents declared, as the walk follows both
+    # (lineage.models.Job.edges_of, which the job endpoints read): each on its unique index.
     return (f"COALESCE((SELECT json_agg(json_build_object('namespace', x.namespace, 'name', x.name) "
-            f"ORDER BY x.namespace, x.name) FROM {EDGES} e JOIN {DATASETS} x ON x.id = e.dataset_id "
-            f"WHERE e.job_id = j.id AND e.direction = '{direction}'), '[]'::json)")
+            f"ORDER BY x.namespace, x.name) FROM {DATASETS} x WHERE x.id IN ("
+            f"SELECT e.dataset_id FROM {EDGES} e WHERE e.job_id = j.id AND e.direction = '{direction}' UNION "
+            f"SELECT e.dataset_id FROM {DECLARED} e WHERE e.job_id = j.id AND e.direction = '{direction}')), '[]'::json)")
 
 
 JOB_JSON = (

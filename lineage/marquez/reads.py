@@ -18,7 +18,7 @@ from django.db.models import F, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce, Greatest
 
 from lineage.marquez import shapes
-from lineage.models import Direction, Job, JobDataset, Run, RunDataset, RunEvent, RunState
+from lineage.models import Direction, Job, Run, RunDataset, RunEvent, RunState
 from registry.models import Dataset, Team
 from registry.usage import NamespaceTeam
 
@@ -152,17 +152,15 @@ def _run_summary(run: Run) -> dict[str, Any]:
 
 def _job_payloads(jobs: QuerySet) -> list[dict[str, Any]]:
     """Marquez's Jobs for `jobs` (3 queries: the jobs with their latest run's
-    id, their edges, those runs)."""
+    id, their edges as the graph shows them (seen in runs or declared by
+    JobEvents), those runs)."""
     latest = Run.objects.filter(job=OuterRef("pk")).order_by("-state_at").values("pk")[:1]
     rows = list(jobs.annotate(latest_run_id=Subquery(latest)))
     if not rows:
         return []
     ids = [job.pk for job in rows]
-    edges: dict[tuple[int, str], list[dict]] = {}
-    for job_id, direction, namespace, name in (
-            JobDataset.objects.filter(job_id__in=ids).order_by("dataset__namespace", "dataset__name")
-            .values_list("job_id", "direction", "dataset__namespace", "dataset__name")):
-        edges.setdefault((job_id, direction), []).append({"namespace": namespace, "name": name})
+    edges = {key: [{"namespace": e.namespace, "name": e.name} for e in found]
+             for key, found in Job.edges_of(ids).items()}
     runs = {run.pk: run for run in Run.objects.filter(pk__in=[j.latest_run_id for j in rows if j.latest_run_id])}
     return [shapes.job(
         namespace=job.namespace, name=job.name, created_at=job.created_at, updated_at=job.updated_at,
