@@ -209,6 +209,12 @@ def remove_alias(team: Team, alias: str, *, by) -> bool:
     return bool(deleted)
 
 
+class RulesUnreadable(RegistryError):
+    """A rules file with lines that cannot be read: bad input, refused whole."""
+
+    http_status = 400
+
+
 def team_names() -> dict[str, Team]:
     """Every name a team answers to (its slug, its aliases), by normal name (two queries)."""
     teams = {t.pk: t for t in Team.objects.all()}
@@ -300,7 +306,11 @@ def path_regex(pattern: str) -> re.Pattern:
             out.append(re.escape(body[i]))
             i += 1
     prefix = "" if anchored else "(?:.*/)?"
-    return re.compile(prefix + "".join(out) + ("/.*" if directory else "(?:/.*)?"))
+    last = body.rsplit("/", 1)[-1]
+    # A folder matches everything under it; a last part with a wildcard only what is
+    # directly there (CODEOWNERS: `docs/*` is not `docs/a/b.md`), unless it is `**`.
+    suffix = "/.*" if directory else "" if ("*" in last or "?" in last) and last != "**" else "(?:/.*)?"
+    return re.compile(prefix + "".join(out) + suffix)
 
 
 @dataclass(frozen=True)
@@ -533,7 +543,7 @@ def save_ownership_rules(text: str, *, by, note: str = "", dry_run: bool = False
     names = team_names()
     parsed = parse_rules(text, names=names)
     if parsed.problems:
-        raise RegistryError("Ownership rules not saved: " + "; ".join(parsed.problems) + ".")
+        raise RulesUnreadable("Ownership rules not saved: " + "; ".join(parsed.problems) + ".")
     with transaction.atomic():
         latest = OwnershipRules.objects.select_for_update().order_by("-version").first()
         if latest is not None and latest.text == text:
@@ -594,7 +604,8 @@ def unowned_jobs() -> list[UnownedJob]:
                           .order_by("-last_seen_at").values("token_team_id")[:1])
     rows = (JobTeam.objects.filter(team__isnull=True)
             .exclude(Exists(NamespaceTeam.objects.filter(namespace=OuterRef("job_namespace"))))
-            .annotate(token_team_slug=Subquery(Team.objects.filter(pk=token_team).values("slug")[:1]))
+            .annotate(token_team_id=token_team)
+            .annotate(token_team_slug=Subquery(Team.objects.filter(pk=OuterRef("token_team_id")).values("slug")[:1]))
             .order_by("job_namespace", "job_name"))
     return [UnownedJob(r.job_namespace, r.job_name, r.dbt_unique_id, r.dbt_path, list(r.owners or []),
                        r.token_team_slug, suggested_rule(r.job_namespace, r.job_name, r.dbt_path, r.token_team_slug))

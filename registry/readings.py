@@ -61,7 +61,7 @@ def readings_to_confirm(team: Team) -> list[ReadingToConfirm]:
             columns.add(column)
         jobs[f"{namespace}/{name}"] = None
     datasets = Dataset.objects.select_related("owner_team").in_bulk(list(found))
-    return sorted((ReadingToConfirm(datasets[pk], None if columns is None else sorted(columns), list(jobs))
+    return sorted((ReadingToConfirm(datasets[pk], None if columns is None else sorted(columns), sorted(jobs))
                    for pk, (columns, jobs) in found.items()),
                   key=lambda r: (r.dataset.namespace, r.dataset.name))
 
