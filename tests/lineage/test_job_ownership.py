@@ -445,3 +445,30 @@ def test_the_api_confirms_the_datasets_named_and_refuses_an_outsider(analytics_r
     client.force_login(outsider)
     assert client.post(f"/api/teams/{consumer_team.slug}/readings/confirm/", {},
                        content_type="application/json").status_code == 403
+
+
+def test_the_unowned_jobs_and_readings_pages_take_a_fixed_number_of_queries(
+        client, dbt_token, dataset, consumer_team, consumer, admin, django_assert_num_queries):
+    save_ownership_rules("models/bi/** @analytics\n", by=admin)
+    other = Dataset.objects.create(namespace=dataset.namespace, name="retail.public.more", owner_team=dataset.owner_team)
+    for n in range(2):
+        run_dbt(client, dbt_token, other, f"bi_{n}", f"models/bi/bi_{n}.sql")
+        run_dbt(client, dbt_token, dataset, f"misc_{n}", f"models/misc/misc_{n}.sql")
+    client.force_login(consumer)
+    client.get("/readings/")
+
+    def counted(path: str) -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(path).status_code == 200
+        return len(queries)
+
+    few = (counted("/jobs/unowned/"), counted("/api/ownership/unowned-jobs/"), counted("/readings/"),
+           counted("/api/ownership/jobs/"))
+    third = Dataset.objects.create(namespace=dataset.namespace, name="retail.public.third", owner_team=dataset.owner_team)
+    for n in range(2, 6):
+        run_dbt(client, dbt_token, third, f"bi_{n}", f"models/bi/bi_{n}.sql")
+        run_dbt(client, dbt_token, other, f"misc_{n}", f"models/misc/misc_{n}.sql")
+    many = (counted("/jobs/unowned/"), counted("/api/ownership/unowned-jobs/"), counted("/readings/"),
+            counted("/api/ownership/jobs/"))
+    assert few == many
+    assert client.get("/jobs/unowned/").content.decode().count("models/misc/** @platform") == 6
