@@ -472,3 +472,42 @@ def test_the_unowned_jobs_and_readings_pages_take_a_fixed_number_of_queries(
             counted("/api/ownership/jobs/"))
     assert few == many
     assert client.get("/jobs/unowned/").content.decode().count("models/misc/** @platform") == 6
+
+
+# --- the admin and the aliases API --------------------------------------------------------
+
+def test_an_admin_adds_a_rules_version_in_the_admin_starting_from_the_one_in_force(
+        revenue, client, admin, consumer_team, other_team):
+    save_ownership_rules("models/finance/** @analytics\n", by=admin)
+    client.force_login(admin)
+    form = client.get("/admin/registry/ownershiprules/add/").content.decode()
+    assert "models/finance/** @analytics" in form
+
+    refused = client.post("/admin/registry/ownershiprules/add/", {"text": "models/** @nobody\n", "note": ""})
+    assert refused.status_code == 200 and "no team is named or aliased" in refused.content.decode()
+    client.post("/admin/registry/ownershiprules/add/", {"text": "models/finance/** @warehouse\n", "note": "handover"})
+    assert list(OwnershipRules.objects.values_list("version", "note")) == [(2, "handover"), (1, "")]
+    assert decided(revenue) == {JOB: ("warehouse", "rules_file")}
+    assert AuditEvent.objects.filter(action="ownership_rules.changed").count() == 2
+    assert client.get(f"/admin/registry/ownershiprules/{OwnershipRules.objects.get(version=1).pk}/change/").status_code == 200
+
+
+def test_a_team_member_declares_an_alias_over_the_api_and_an_outsider_cannot(
+        client, dbt_token, dataset, consumer_team, consumer, outsider, other_team):
+    run_dbt(client, dbt_token, dataset, "revenue", "models/finance/revenue.sql", owners=["BI Crew"])
+    assert decided(dataset) == {JOB: ("platform", "token")}
+    client.force_login(outsider)
+    assert client.post(f"/api/teams/{consumer_team.slug}/aliases/", {"alias": "BI Crew"},
+                       content_type="application/json").status_code == 403
+    client.force_login(consumer)
+    assert client.post(f"/api/teams/{consumer_team.slug}/aliases/", {"alias": "BI Crew"},
+                       content_type="application/json").status_code == 201
+    assert client.get(f"/api/teams/{consumer_team.slug}/aliases/").json() == [{"alias": "bi crew"}]
+    assert decided(dataset) == {JOB: ("analytics", "ownership_facet")}  # decided again at once
+    clash = client.post(f"/api/teams/{consumer_team.slug}/aliases/", {"alias": "warehouse"},
+                        content_type="application/json")
+    assert clash.status_code == 409 and "team warehouse's slug" in clash.content.decode()
+    assert client.delete(f"/api/teams/{consumer_team.slug}/aliases/bi crew/").status_code == 204
+    assert decided(dataset) == {JOB: ("platform", "token")}
+    assert list(AuditEvent.objects.filter(action__startswith="team.alias").values_list("action", flat=True)
+                .order_by("id")) == ["team.alias_declared", "team.alias_removed"]
