@@ -475,8 +475,27 @@ def attribute_jobs(where: Q | None = None, *, ruleset: Ruleset | None = None, wr
         job.team, job.rule, job.rule_detail, job.attributed_at = decision.team, decision.rule, decision.detail, now
         changed.append(job)
     if write and changed:
-        JobTeam.objects.bulk_update(changed, ["team", "rule", "rule_detail", "attributed_at"], batch_size=500)
+        _store_decisions(changed, now)
     return sorted(reattributed, key=lambda r: r.job)
+
+
+# One statement for every changed job, whatever their number (Django's bulk_update
+# builds a CASE per row and field: seconds of Python for ten thousand jobs).
+STORE_DECISIONS = (
+    f"UPDATE {JobTeam._meta.db_table} AS j SET team_id = v.t, rule = v.r, rule_detail = v.d, attributed_at = %s "
+    "FROM unnest(CAST(%s AS bigint[]), CAST(%s AS bigint[]), CAST(%s AS text[]), CAST(%s AS text[])) AS v(i, t, r, d) "
+    "WHERE j.id = v.i")
+
+
+def _store_decisions(jobs: list[JobTeam], now) -> None:
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        JobTeam.objects.bulk_update(jobs, ["team", "rule", "rule_detail", "attributed_at"], batch_size=500)
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(STORE_DECISIONS, [now, [j.pk for j in jobs], [j.team_id for j in jobs],
+                                         [j.rule for j in jobs], [j.rule_detail for j in jobs]])
 
 
 def record_job_facts(job_namespace: str, job_name: str, facts: JobFacts) -> bool:
