@@ -20,7 +20,6 @@ a team slug or an alias a team declared (`@org/team` also tries `team`).
 
 from __future__ import annotations
 
-import fnmatch
 import posixpath
 import re
 from collections.abc import Iterable, Mapping
@@ -313,6 +312,25 @@ def path_regex(pattern: str) -> re.Pattern:
     return re.compile(prefix + "".join(out) + suffix)
 
 
+ANY_NAME = "[^\x00]*"  # a namespace or job name never holds a NUL: it joins the two
+
+
+def glob_regex(glob: str) -> re.Pattern:
+    """A `ns:`/`job:` glob: `*` anything, `?` one character, `[...]` a class; matched whole."""
+    out = []
+    for part in re.split(r"(\*|\?|\[[^\]]+\])", glob):
+        if part == "*":
+            out.append(ANY_NAME)
+        elif part == "?":
+            out.append("[^\x00]")
+        elif part.startswith("[") and part.endswith("]") and len(part) > 2:
+            inner = part[1:-1]
+            out.append("[" + ("^" + re.escape(inner[1:]) if inner.startswith("!") else re.escape(inner)) + "]")
+        else:
+            out.append(re.escape(part))
+    return re.compile("".join(out), re.S)
+
+
 @dataclass(frozen=True)
 class RuleLine:
     line: int
@@ -337,10 +355,24 @@ class Ruleset:
 
     def deciding_line(self, job_namespace: str, job_name: str, dbt_path: str) -> RuleLine | None:
         """The last line matching the job (CODEOWNERS: a later line overrides an earlier one)."""
-        for line in reversed(self.lines):
-            if line.matches(job_namespace, job_name, dbt_path):
-                return line
-        return None
+        paths, jobs = self._combined()
+        found = [m for m in (paths.fullmatch(dbt_path) if dbt_path and paths else None,
+                             jobs.fullmatch(f"{job_namespace}\x00{job_name}") if jobs else None) if m is not None]
+        return max((self.lines[int(m.lastgroup[1:])] for m in found), key=lambda line: line.line, default=None)
+
+    def _combined(self) -> tuple[re.Pattern | None, re.Pattern | None]:
+        """Each kind of line as one expression, its alternatives last line first: the
+        first alternative that matches is the last matching line (one regex call per
+        job and kind, not one per line)."""
+        if getattr(self, "_regexes", None) is None:
+            def either(lines: list[tuple[int, str]]) -> re.Pattern | None:
+                return re.compile("|".join(f"(?P<l{i}>{body})" for i, body in reversed(lines)), re.S) if lines else None
+
+            paths = [(i, line.path.pattern) for i, line in enumerate(self.lines) if line.path is not None]
+            jobs = [(i, f"(?:{line.namespace.pattern if line.namespace else ANY_NAME})\x00(?:{line.job.pattern})")
+                    for i, line in enumerate(self.lines) if line.path is None]
+            self._regexes = (either(paths), either(jobs))
+        return self._regexes
 
 
 _COMMENT = re.compile(r"(?:^|\s)#.*$")
@@ -384,8 +416,8 @@ def parse_rules(text: str, *, version: int | None = None, names: dict[str, Team]
             elif not job[0][4:] or (ns and not ns[0][3:]):
                 problems.append(f"{where}: an empty glob; write `*` to mean any")
             else:
-                lines.append(RuleLine(n, stripped, team, job=re.compile(fnmatch.translate(job[0][4:])),
-                                      namespace=re.compile(fnmatch.translate(ns[0][3:])) if ns else None))
+                lines.append(RuleLine(n, stripped, team, job=glob_regex(job[0][4:]),
+                                      namespace=glob_regex(ns[0][3:]) if ns else None))
         elif len(paths) > 1:
             problems.append(f"{where}: one path pattern a line (quote nothing; spaces are not allowed in a pattern)")
         else:
@@ -458,7 +490,10 @@ def attribute_jobs(where: Q | None = None, *, ruleset: Ruleset | None = None, wr
     paths = {j.dbt_path for j in jobs if j.dbt_path}
     dbt_by_id, dbt_by_path = {}, {}
     if ids or paths:
-        for node in DbtOwner.objects.filter(Q(unique_id__in=ids) | Q(original_file_path__in=paths)).select_related("team"):
+        # Every job: every node (no list of ten thousand names to send); some: those they name.
+        nodes = DbtOwner.objects.all() if where is None else DbtOwner.objects.filter(
+            Q(unique_id__in=ids) | Q(original_file_path__in=paths))
+        for node in nodes.select_related("team"):
             dbt_by_id[node.unique_id] = node
             if node.original_file_path:
                 dbt_by_path.setdefault(node.original_file_path, node)
