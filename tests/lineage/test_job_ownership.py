@@ -511,3 +511,47 @@ def test_a_team_member_declares_an_alias_over_the_api_and_an_outsider_cannot(
     assert decided(dataset) == {JOB: ("platform", "token")}
     assert list(AuditEvent.objects.filter(action__startswith="team.alias").values_list("action", flat=True)
                 .order_by("id")) == ["team.alias_declared", "team.alias_removed"]
+
+
+# --- a real dbt-ol run: one namespace, one token ----------------------------------------------
+
+def test_one_real_dbt_ol_run_with_one_token_is_attributed_job_by_job_and_its_tests_are_the_owners(
+        client, admin, settings):
+    """bench/dbt_impact's captured `dbt-ol build`: 113 jobs in namespace impact_dbt. dbt-ol sends a model's
+    tests as a job `<model>.test` carrying the model's own dbt_node, and a source's tests with the source's
+    node (file models/sources.yml)."""
+    import json
+    from pathlib import Path
+
+    from registry.models import Team
+
+    events = [json.loads(line) for line in
+              (Path(settings.BASE_DIR) / "bench/dbt_impact/captured/baseline_events.jsonl").read_text().splitlines()]
+    folders = ["exec", "finance", "logistics", "marketing", "merch", "platform", "risk", "sales", "support"]
+    teams = {f: make_team(f.title(), f) for f in [*folders, "ingest"]}
+    runner = make_team("dbt runner", "dbt-runner")
+    secret = ApiToken.issue("dbt-ol", team=runner, scopes=["read", "lineage:write:any"])[1]
+    for event in events:
+        assert post(client, event, secret).status_code == 201
+    for schema, team in [*((f, teams[f]) for f in folders), ("raw", teams["ingest"])]:
+        Dataset.objects.filter(name__startswith=f"impact_wh.{schema}.").update(owner_team=team)
+
+    def noise() -> int:
+        """Mentions of a `.test` job as an unregistered reader, over every dataset."""
+        return sum(1 for d in Dataset.objects.all() for r in readers_of(d, d.consumers.all())
+                   if r.unregistered and r.job.endswith(".test"))
+
+    assert noise() > 0  # every job is the runner token's team
+    saved = save_ownership_rules("\n".join(f"models/{f}/** @{f}" for f in folders)
+                                 + "\nns:impact_dbt job:impact_wh.raw.source.* @ingest\n", by=admin)
+    assert len(saved.reattributed) == 112  # every job but the run's parent job, which has no dbt_node
+    assert noise() == 0
+    by_rule = {job.job_name: (job.team.slug if job.team else None, job.rule) for job in JobTeam.objects.select_related("team")}
+    assert by_rule["impact_wh.sales.impact.fct_orders.test"] == ("sales", "rules_file")
+    assert by_rule["impact_wh.raw.source.impact.raw.orders.test"] == ("ingest", "rules_file")
+    from registry.ownership import unowned_jobs
+
+    assert [(j.job, j.suggestion) for j in unowned_jobs()] == [
+        ("impact_dbt/dbt-run-impact", "ns:impact_dbt job:dbt-run-impact @TEAM")]  # it reads nothing: no token team
+    assert set(Team.objects.filter(pk__in=JobTeam.objects.values("team")).values_list("slug", flat=True)) <= {
+        *folders, "ingest"}
