@@ -43,22 +43,6 @@ from registry.models import (
 from registry.usage import ColumnRead, NamespaceTeam
 
 
-def teams_named(names: Iterable[str]) -> dict[str, Team]:
-    """The teams the names name, by normal name (registry.jobs.normal_name): a
-    team slug, else an alias a team declared (one query)."""
-    wanted = {normal_name(n) for n in names if n and normal_name(n)}
-    if not wanted:
-        return {}
-    found: dict[str, Team] = {}
-    slugs = Q()
-    for name in wanted:
-        slugs |= Q(slug__iexact=name)
-    for team in Team.objects.filter(slugs | Q(aliases__alias__in=wanted)).prefetch_related("aliases").distinct():
-        for name in {team.slug.casefold(), *(a.alias for a in team.aliases.all())} & wanted:
-            found.setdefault(name, team)
-    return found
-
-
 def dbt_project_of(unique_id: str) -> str:
     """The project in a dbt unique_id ("model.shop.orders" -> "shop"), or ""."""
     parts = unique_id.split(".")
@@ -83,7 +67,8 @@ def record_dbt_owners(rows: Iterable[Mapping], *, by, project: str | None = None
     """Record the owner team dbt's artefacts give each node, in one transaction, audited.
 
     Each row is a mapping with `unique_id` (dbt's node id, required), `team` (a
-    Team, or a name: a team slug or an alias a team declared), and optionally
+    Team, or a name: a team slug or an alias a team declared; "group:finance"
+    also tries "finance", as owner names do), and optionally
     `original_file_path`, `source` (where the owner was read, e.g. "group:finance"
     or "meta.owner") and `project` (else the unique_id's second part, else
     `project`). A node recorded before is updated when its team, path or source
@@ -114,11 +99,11 @@ def record_dbt_owners(rows: Iterable[Mapping], *, by, project: str | None = None
         wanted[unique_id] = {"team": team, "original_file_path": str(row.get("original_file_path") or "").strip(),
                              "source": str(row.get("source") or "").strip()[:100],
                              "project": str(row.get("project") or dbt_project_of(unique_id) or project or "").strip()}
-    named = teams_named(t for w in wanted.values() for t in [w["team"]] if isinstance(t, str))
+    named = team_names() if any(isinstance(w["team"], str) for w in wanted.values()) else {}
     for unique_id, w in wanted.items():
         if isinstance(w["team"], Team):
             continue
-        team = named.get(normal_name(w["team"]))
+        team = team_of_owner(str(w["team"]), named)
         if team is None:
             problems.append(f"{unique_id}: no team is named or aliased \"{w['team']}\" "
                             "(add the team, or declare the name as one of its aliases)")
