@@ -24,6 +24,7 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
@@ -155,6 +156,7 @@ def record_dbt_owners(rows: Iterable[Mapping], *, by, project: str | None = None
             paths = {w["original_file_path"] for w in wanted.values() if w["original_file_path"]}
             paths |= {o.original_file_path for o in existing.values() if o.original_file_path}
             attribute_jobs(Q(dbt_unique_id__in=touched) | Q(dbt_path__in=paths))
+            settle_after_commit()
     return recorded
 
 
@@ -178,6 +180,7 @@ def declare_alias(team: Team, alias: str, *, by) -> TeamAlias:
         row = TeamAlias.objects.create(team=team, alias=name)
         AuditEvent.record(by, AuditAction.TEAM_ALIAS_DECLARED, team, after={"team": team.slug, "alias": name})
         attribute_jobs()  # an ownership facet's owner, or a rules line's, may now name this team
+        settle_after_commit()
     return row
 
 
@@ -190,6 +193,7 @@ def remove_alias(team: Team, alias: str, *, by) -> bool:
         if deleted:
             AuditEvent.record(by, AuditAction.TEAM_ALIAS_REMOVED, team, before={"team": team.slug, "alias": name})
             attribute_jobs()
+            settle_after_commit()
     return bool(deleted)
 
 
@@ -518,6 +522,20 @@ def _store_decisions(jobs: list[JobTeam], now) -> None:
                                          [j.rule for j in jobs], [j.rule_detail for j in jobs]])
 
 
+# How long before a change of the rules a job first seen may still have been decided
+# under the old ones (an ingest transaction open while the change was made).
+SETTLE_WINDOW = timedelta(minutes=5)
+
+
+def settle_after_commit() -> None:
+    """Once the current change of rules, aliases or dbt owners commits, decide again
+    the jobs first seen shortly before it: an event storing a new job concurrently
+    decided it under what it could see then, and the change's own pass did not
+    see that uncommitted job."""
+    since = timezone.now() - SETTLE_WINDOW
+    transaction.on_commit(lambda: attribute_jobs(Q(first_seen_at__gte=since)))
+
+
 def record_job_facts(job_namespace: str, job_name: str, facts: JobFacts) -> bool:
     """Keep what a job's event says for ownership (the ingest calls this for a new
     job, or one whose facts may have changed), and decide its team again if
@@ -594,6 +612,7 @@ def save_ownership_rules(text: str, *, by, note: str = "", dry_run: bool = False
         rules = OwnershipRules.objects.create(version=version, text=text, note=note.strip()[:500],
                                               created_by=person_of(by))
         reattributed = attribute_jobs(ruleset=parsed)
+        settle_after_commit()
         AuditEvent.record(by, AuditAction.OWNERSHIP_RULES_CHANGED, rules,
                           before={"version": latest.version, "text": latest.text} if latest else None,
                           after={"version": version, "text": text, "note": rules.note,

@@ -555,3 +555,14 @@ def test_one_real_dbt_ol_run_with_one_token_is_attributed_job_by_job_and_its_tes
         ("impact_dbt/dbt-run-impact", "ns:impact_dbt job:dbt-run-impact @TEAM")]  # it reads nothing: no token team
     assert set(Team.objects.filter(pk__in=JobTeam.objects.values("team")).values_list("slug", flat=True)) <= {
         *folders, "ingest"}
+
+
+def test_jobs_first_seen_while_the_rules_changed_are_decided_again_once_the_change_commits(
+        revenue, consumer_team, admin, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks() as callbacks:
+        save_ownership_rules("models/finance/** @analytics\n", by=admin)
+    # As if an event had stored the job concurrently, deciding it under the rules it could see then.
+    JobTeam.objects.filter(job_name="shop.revenue").update(team=None, rule="", rule_detail="")
+    for callback in callbacks:
+        callback()
+    assert decided(revenue) == {JOB: ("analytics", "rules_file")}
