@@ -36,6 +36,12 @@ class AuditAction:
     CHANNEL_REMOVED = "team.channel_removed"
     USER_CREATED = "user.created"
     USER_EMAIL_CHANGED = "user.email_changed"
+    DBT_OWNER_RECORDED = "dbt_owner.recorded"
+    DBT_OWNER_REMOVED = "dbt_owner.removed"
+    TEAM_ALIAS_DECLARED = "team.alias_declared"
+    TEAM_ALIAS_REMOVED = "team.alias_removed"
+    OWNERSHIP_RULES_CHANGED = "ownership_rules.changed"
+    CONSUMPTION_CONFIRMED = "consumer.readings_confirmed"
     # Any other row a governance admin deleted in the Django admin, with its last values.
     DELETED_IN_ADMIN = "admin.deleted"
 

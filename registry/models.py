@@ -19,6 +19,7 @@ from registry.constants import (
     MembershipRole,
     TokenScope,
 )
+from registry.jobs import DbtOwner, JobTeam, OwnershipRules, TeamAlias  # noqa: F401 - the core's models, registered here
 from registry.querysets import ApiTokenQuerySet, DatasetQuerySet, TeamQuerySet
 from registry.usage import ColumnRead, NamespaceTeam  # noqa: F401 - the core's models, registered here
 
