@@ -192,6 +192,11 @@ EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "registry@localhost")
 EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(BASE_DIR / "var" / "mail"))  # for the file-based backend
 
+# YAML people send (the propose page, contract and ODCS files, the demo's teams file) is read
+# within these bounds by registry_client.safeyaml, which also refuses anchors and aliases.
+YAML_MAX_BYTES = env_int("YAML_MAX_BYTES", 1024 * 1024, minimum=1024)
+YAML_MAX_DEPTH = env_int("YAML_MAX_DEPTH", 100, minimum=10)
+
 # --- Lineage ---------------------------------------------------------------
 # /metrics answers only a bearer token equal to METRICS_TOKEN (the demo, DEBUG on, needs none);
 # the database-derived series are computed at most once per METRICS_CACHE_SECONDS.
