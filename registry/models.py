@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from registry.constants import DEFAULT_TOKEN_SCOPES, AuditAction, CompatibilityMode, TokenScope
+from registry.identifiers import identifier_problem, validate_identifier
 from registry.querysets import ApiTokenQuerySet, DatasetQuerySet, TeamQuerySet
 from registry.usage import ColumnRead, NamespaceTeam  # noqa: F401 - the core's models, registered here
 
@@ -39,7 +40,7 @@ class InUse(RegistryError):
 
 class Team(models.Model):
     name = models.CharField(max_length=100, unique=True)
-    slug = models.SlugField(max_length=100, unique=True)
+    slug = models.SlugField(max_length=100, unique=True, validators=[validate_identifier])
     description = models.TextField(blank=True)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="teams")
     created_at = models.DateTimeField(default=timezone.now)
@@ -67,6 +68,8 @@ class Team(models.Model):
         namespace = namespace.strip()
         if not namespace:
             raise RegistryError("Name the job namespace, e.g. \"analytics-airflow\".")
+        if identifier_problem(namespace):
+            raise RegistryError(f"The job namespace {identifier_problem(namespace)}.")
         if not (acts_for(by, self) or is_governance_admin(by)):
             raise PermissionDenied(f"Only a member of team {self.slug} can map a job namespace to it.")
         with transaction.atomic():
@@ -122,8 +125,8 @@ def is_governance_admin(user) -> bool:
 
 
 class Dataset(models.Model):
-    namespace = models.CharField(max_length=500)
-    name = models.CharField(max_length=500)
+    namespace = models.CharField(max_length=500, validators=[validate_identifier])
+    name = models.CharField(max_length=500, validators=[validate_identifier])
     description = models.TextField(blank=True)
     owner_team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.PROTECT, related_name="datasets")
     owner = models.ForeignKey(

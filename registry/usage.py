@@ -22,6 +22,7 @@ from django.db import models
 from django.utils import timezone
 
 from registry.hooks import fed_by
+from registry.identifiers import validate_identifier
 
 ALL_COLUMNS = ""
 
@@ -94,7 +95,7 @@ class ColumnRead(models.Model):
 class NamespaceTeam(models.Model):
     """Jobs of this OpenLineage job namespace belong to this team (kept by admins and teams)."""
 
-    namespace = models.CharField(max_length=500, unique=True)
+    namespace = models.CharField(max_length=500, unique=True, validators=[validate_identifier])
     team = models.ForeignKey("registry.Team", on_delete=models.CASCADE, related_name="job_namespaces")
     created_at = models.DateTimeField(default=timezone.now)
 
