@@ -35,3 +35,12 @@ def test_the_ingest_refuses_such_names_with_a_422_naming_the_field(client, linea
 def test_names_in_other_scripts_are_stored(client, lineage_secret):
     assert post(client, run_event(outputs=["mart.注文", "mart.Ærø_café"]), lineage_secret).status_code == 201
     assert set(Dataset.objects.values_list("name", flat=True)) == {"mart.注文", "mart.Ærø_café"}
+
+
+def test_a_source_named_only_in_column_lineage_does_not_become_a_dataset_under_such_a_name(client, lineage_secret):
+    from .conftest import column_lineage_facet, dataset, input_field
+
+    out = dataset("mart.orders", columnLineage=column_lineage_facet({"id": [input_field("raw.orders" + RLO, "id")]}))
+    response = post(client, run_event(outputs=[out]), lineage_secret)
+    assert response.status_code == 201, response.content[:300]  # the output is stored; the source is not a dataset
+    assert not Dataset.objects.filter(name__contains=RLO).exists()
