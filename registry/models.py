@@ -12,6 +12,7 @@ from django.db import models, transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from registry import auditseal
 from registry.constants import DEFAULT_TOKEN_SCOPES, AuditAction, CompatibilityMode, TokenScope
 from registry.identifiers import identifier_problem, validate_identifier
 from registry.querysets import ApiTokenQuerySet, DatasetQuerySet, TeamQuerySet
@@ -321,7 +322,11 @@ class AuditEvent(models.Model):
     object_repr = models.CharField(max_length=500)
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)
+    # On PostgreSQL a trigger sets it to the database's now() on insert (registry.auditseal).
     at = models.DateTimeField(default=timezone.now, db_index=True)
+    seal = models.CharField(max_length=64, null=True, blank=True, editable=False,
+                            help_text="The app's HMAC of the row (registry.auditseal); a row without a valid one "
+                                      "was not written by the app.")
 
     class Meta:
         ordering = ["-at", "-id"]
@@ -333,7 +338,17 @@ class AuditEvent(models.Model):
     def save(self, *args, **kwargs) -> None:
         if self.pk is not None and not kwargs.get("force_insert"):
             raise RegistryError("Audit events are append-only.")
+        if not self.seal:
+            self.seal = auditseal.seal(self.sealed_values())
         super().save(*args, **kwargs)
+
+    def sealed_values(self) -> dict:
+        return {name: getattr(self, name) for name in auditseal.SEALED_FIELDS}
+
+    @property
+    def is_sealed(self) -> bool:
+        """Whether the app wrote this row as it reads now (its seal matches)."""
+        return auditseal.is_sealed(self.sealed_values(), self.seal)
 
     @classmethod
     def record(cls, actor, action: str, obj: models.Model, *, before: Any = None, after: Any = None) -> AuditEvent:
@@ -342,9 +357,9 @@ class AuditEvent(models.Model):
 
     @classmethod
     def fields_for(cls, actor, action: str, obj: models.Model, *, before: Any = None, after: Any = None) -> dict:
-        """The column values of one row, for callers that bulk-insert many."""
-        return {
-            "actor": person_of(actor),
+        """The column values of one row, sealed, for callers that bulk-insert many."""
+        person = person_of(actor)
+        fields = {
             "actor_label": actor_label(actor),
             "action": action,
             "object_type": audit_type(obj),
@@ -353,6 +368,8 @@ class AuditEvent(models.Model):
             "before": before,
             "after": after,
         }
+        fields["seal"] = auditseal.seal({**fields, "actor_id": person.pk if person is not None else None})
+        return {"actor": person, **fields}
 
 
 def audit_type(obj: models.Model | type[models.Model]) -> str:
