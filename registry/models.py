@@ -324,7 +324,9 @@ class AuditEvent(models.Model):
     after = models.JSONField(null=True, blank=True)
     # On PostgreSQL a trigger sets it to the database's now() on insert (registry.auditseal).
     at = models.DateTimeField(default=timezone.now, db_index=True)
-    seal = models.CharField(max_length=64, null=True, blank=True, editable=False,
+    # NULL: written before rows were sealed. (Nullable, SQLite adds the column in place and
+    # keeps the append-only triggers; a NOT NULL one would rebuild the table without them.)
+    seal = models.CharField(max_length=64, null=True, blank=True, editable=False,  # noqa: DJ001
                             help_text="The app's HMAC of the row (registry.auditseal); a row without a valid one "
                                       "was not written by the app.")
 

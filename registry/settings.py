@@ -10,6 +10,7 @@ from registry.env import (
     env_bool,
     env_duration,
     env_int,
+    env_list,
     env_lockout_parameters,
     env_networks,
     env_str,
@@ -26,6 +27,8 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
     SECRET_KEY = "demo-only-insecure-secret-key"  # noqa: S105 - DEBUG demo only
+# Former keys, while sessions and audit seals made with them still matter (docs/operations.md).
+SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS")
 
 ALLOWED_HOSTS = [h.strip() for h in env_str("ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h.strip()]
 if DEBUG:
