@@ -298,9 +298,14 @@ class ChangeRequest(models.Model):
 
     # --- public transitions ---
 
-    def acknowledge(self, team: Team, *, by, comment: str = "") -> TeamReview:
-        """A member of a required team acknowledges for it; the last one approves the request."""
-        return self._respond(team, ReviewStatus.ACKNOWLEDGED, by=by, comment=comment)
+    def acknowledge(self, team: Team, *, by, comment: str = "", on_behalf: bool = False) -> TeamReview:
+        """A member of a required team acknowledges for it; the last one approves the request.
+
+        The request's author never acknowledges it, not even for a consumer team they also
+        belong to: the change would approve itself. `on_behalf=True` is a governance admin's
+        override, for a team that cannot answer: any required team, a comment saying why,
+        never by the author, and the audit row says it was an override."""
+        return self._respond(team, ReviewStatus.ACKNOWLEDGED, by=by, comment=comment, on_behalf=on_behalf)
 
     def object(self, team: Team, *, by, comment: str) -> TeamReview:
         """A member of a required team objects, saying why; everybody sees it until they acknowledge."""
@@ -308,9 +313,25 @@ class ChangeRequest(models.Model):
             raise ChangeRequestError("An objection needs a comment saying what would break and what you need.")
         return self._respond(team, ReviewStatus.OBJECTED, by=by, comment=comment)
 
-    def _respond(self, team: Team, status: str, *, by, comment: str) -> TeamReview:
-        if not acts_for(by, team):
+    def is_author(self, user) -> bool:
+        """Whether `user` is the person who opened this request."""
+        person = person_of(user)
+        return person is not None and self.opened_by_id is not None and person.pk == self.opened_by_id
+
+    def _respond(self, team: Team, status: str, *, by, comment: str, on_behalf: bool = False) -> TeamReview:
+        if on_behalf:
+            if not is_governance_admin(by):
+                raise PermissionDenied("Only a governance admin can acknowledge on a team's behalf.")
+            if self.is_author(by):
+                raise PermissionDenied("You opened this request: another governance admin must acknowledge it on a team's behalf.")
+            if not comment.strip():
+                raise ChangeRequestError(f"Acknowledging on team {team.slug}'s behalf needs a comment saying why.")
+        elif not acts_for(by, team):
             raise PermissionDenied(f"Only a member of team {team.slug} can answer for it.")
+        elif status == ReviewStatus.ACKNOWLEDGED and self.is_author(by):
+            raise PermissionDenied(
+                f"You opened this request, so you cannot acknowledge it for team {team.slug}: another member of "
+                f"{team.slug} acknowledges, or a governance admin does on its behalf (recorded as an override).")
         with transaction.atomic():
             locked = self._locked()
             if locked.state != ChangeRequestState.OPEN:
@@ -328,7 +349,10 @@ class ChangeRequest(models.Model):
             review.responded_by, review.responded_by_label, review.responded_at = person_of(by), actor_label(by), timezone.now()
             review.save(update_fields=["status", "comment", "responded_by", "responded_by_label", "responded_at"])
             action = ChangeRequestAction.ACKNOWLEDGED if status == ReviewStatus.ACKNOWLEDGED else ChangeRequestAction.OBJECTED
-            AuditEvent.record(by, action, locked, before=before, after={"team": team.slug, "status": status, "comment": review.comment})
+            after = {"team": team.slug, "status": status, "comment": review.comment}
+            if on_behalf:
+                after["override"] = "a governance admin acknowledged on the team's behalf"
+            AuditEvent.record(by, action, locked, before=before, after=after)
             if status == ReviewStatus.ACKNOWLEDGED and _every_team_acknowledged(locked):
                 locked._approve_by_acknowledgement()
                 locked.save(update_fields=["state", "approved_at"])

@@ -28,7 +28,7 @@ from change_requests.models import (
 from change_requests.workflows import submit_version
 from contracts_app.models import Contract
 from contracts_app.publishing import BREAKING, PUBLISHED, REFUSED, UNCHANGED
-from contracts_app.yamlio import dump_plain_yaml
+from contracts_app.yamlio import ContractYamlError, dump_plain_yaml, load_yaml
 from registry.hooks import count_badge, dataset_list_badge, dataset_page_section
 from registry.models import AuditEvent, Dataset, Team, audit_type
 from registry.pagination import page_of
@@ -274,8 +274,8 @@ def change_request_approve(request: HttpRequest, pk: int) -> HttpResponse:
 def parse_document(text: str) -> dict:
     """The contract document typed on the propose page, or ValidationError saying why not."""
     try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        document = load_yaml(text)
+    except ContractYamlError as exc:
         raise ValidationError(f"This is not valid YAML: {exc}") from None
     if not isinstance(document, dict):
         raise ValidationError("The document must be a YAML mapping with schema:, meta: and the sections of its schema_type.")

@@ -28,6 +28,8 @@ from registry_client.compat import ecma
 from registry_client.dtypes import UnknownDtypeError, canonicalize_dtype, is_canonical
 from registry_client.versions import InvalidVersionError, folder_to_version, validate_version
 
+from registry.identifiers import identifier_problem
+
 from .yamlio import ContractYamlError, load_yaml_file
 
 __all__ = [
@@ -54,7 +56,7 @@ class Problem:
     contract: str | None  # the dotted name, when the document has one
     where: str  # e.g. "column 'viability'", "schema.version", "document"
     message: str
-    code: str  # schema-type | template | unknown-dtype | non-canonical-dtype | structure | location | yaml
+    code: str  # schema-type | template | unknown-dtype | non-canonical-dtype | identifier | structure | location | yaml
 
     def __str__(self) -> str:
         contract = f"{self.contract}: " if self.contract else ""
@@ -167,6 +169,20 @@ def _json_schema_problems(document: Mapping, source: str, contract: str | None) 
     return problems
 
 
+def _identifier_problems(document: Mapping, source: str, contract: str | None) -> list[Problem]:
+    """The contract's name, its parts and its owner team are identifiers: no bidirectional
+    controls or combining marks (registry.identifiers)."""
+    section = document.get("schema")
+    if not isinstance(section, Mapping):
+        return []
+    fields = [(f"schema.{key}", section.get(key)) for key in ("name", "domain", "entity", "owner")]
+    subdomains = section.get("subdomains")
+    if isinstance(subdomains, list):
+        fields += [(f"schema.subdomains[{i}]", part) for i, part in enumerate(subdomains)]
+    return [Problem(source, contract, where, problem, "identifier")
+            for where, value in fields if isinstance(value, str) and (problem := identifier_problem(value))]
+
+
 def _structure_problems(document: Mapping, source: str, contract: str | None) -> list[Problem]:
     """What JSON Schema cannot say: column names unique, config.unique naming real columns."""
     columns = document.get("columns")
@@ -236,6 +252,7 @@ def validate_document(document: Any, source: str = "<document>") -> list[Problem
         )]
     problems = _template_problems(document, templates[schema_type], source, contract)
     problems += _json_schema_problems(document, source, contract)
+    problems += _identifier_problems(document, source, contract)
     problems += _structure_problems(document, source, contract)
     if schema_type == "dataframe":
         problems += _dtype_problems(document, source, contract)

@@ -147,7 +147,7 @@ def _as_authored(version: ContractVersion) -> dict:
     database's JSON keeps no key order, the YAML published with it does."""
     if version.yaml_text:
         try:
-            authored = load_yaml(version.yaml_text)
+            authored = load_yaml(version.yaml_text, stored=True)
         except ContractYamlError:
             authored = None
         if authored == version.document:

@@ -1,10 +1,12 @@
 """Reading and writing contract YAML.
 
-Loading refuses duplicate keys (PyYAML would keep the last one silently, hiding
-a hand-edit mistake). Dumping is deterministic and reads well in review: fixed
-key order, block style, and lists of plain values written inline.
+Loading goes through the one loader for user YAML (registry_client.safeyaml):
+no anchors or aliases, no duplicate keys, within YAML_MAX_BYTES and
+YAML_MAX_DEPTH. Dumping is deterministic and reads well in review: fixed key
+order, block style, and lists of plain values written inline.
 `dump_plain_yaml` is PyYAML's safe dump with the document's own key order, for
-the YAML the registry stores and serves.
+the YAML the registry stores and serves. Neither writes anchors or aliases (a
+value that recurs is written again), so what they write the loader reads back.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from django.conf import settings
+from registry_client.safeyaml import NoAliasDumper, YamlInputError
+from registry_client.safeyaml import load_yaml as safe_load
 
 __all__ = ["ContractYamlError", "load_yaml", "load_yaml_file", "dump_yaml", "dump_plain_yaml", "GENERATED_HEADER"]
 
@@ -21,47 +26,30 @@ GENERATED_HEADER = (
 )
 
 
-class ContractYamlError(ValueError):
-    pass
+# The one loader for user YAML lives with the client (registry_client.safeyaml): it
+# refuses anchors, aliases, duplicate keys, and documents over the size and depth bounds.
+ContractYamlError = YamlInputError
 
 
-class _StrictLoader(yaml.SafeLoader):
-    pass
-
-
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    loader.flatten_mapping(node)
-    mapping: dict = {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in mapping:
-            line = key_node.start_mark.line + 1
-            raise ContractYamlError(f"duplicate key {key!r} on line {line}")
-        mapping[key] = loader.construct_object(value_node, deep=deep)
-    return mapping
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-def load_yaml(text: str) -> Any:
-    try:
-        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise ContractYamlError(f"not valid YAML: {exc}") from None
+def load_yaml(text: str, *, stored: bool = False) -> Any:
+    """The document in `text`, within YAML_MAX_BYTES and YAML_MAX_DEPTH, or
+    ContractYamlError saying what is wrong and where. `stored=True`: YAML the
+    registry stored itself, whatever its size (a JSON document published through
+    the API is not bound by the YAML size limit)."""
+    return safe_load(text, max_bytes=None if stored else settings.YAML_MAX_BYTES, max_depth=settings.YAML_MAX_DEPTH)
 
 
 def load_yaml_file(path: Path) -> Any:
     return load_yaml(Path(path).read_text(encoding="utf-8"))
 
 
-class _ReviewDumper(yaml.SafeDumper):
+class _ReviewDumper(NoAliasDumper):
     def increase_indent(self, flow: bool = False, indentless: bool = False) -> Any:
         # indent list items under their key, as people write YAML by hand
         return super().increase_indent(flow, False)
 
 
-def _represent_list(dumper: yaml.SafeDumper, data: list) -> yaml.Node:
+def _represent_list(dumper: NoAliasDumper, data: list) -> yaml.Node:
     plain = all(isinstance(item, (str, int, float, bool)) or item is None for item in data)
     return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=plain and bool(data) or not data)
 
@@ -87,4 +75,4 @@ def dump_plain_yaml(value: Any) -> str:
     """PyYAML's safe dump in the value's own key order, non-ASCII kept as is
     (block style: PyYAML 6's default), as stored for a published version or
     spec and served by the API and pages."""
-    return yaml.safe_dump(value, sort_keys=False, allow_unicode=True)
+    return yaml.dump(value, Dumper=NoAliasDumper, sort_keys=False, allow_unicode=True)

@@ -29,6 +29,7 @@ from typing import Any
 from django.conf import settings
 
 from lineage.facet_schemas import event_facet_problems, is_date_time, is_uri, is_uuid
+from registry.identifiers import identifier_problem
 
 EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")
 
@@ -252,7 +253,8 @@ NAME_LIMIT = 500  # the namespace/name columns of jobs and datasets
 
 def storage_problems(event: dict, *, kind: str = EventKind.RUN, canonical: str | None = None) -> list[Problem]:
     """What a spec-valid event cannot be stored as: an eventTime out of range
-    (event_time_problem), over-long names, and NUL
+    (event_time_problem), over-long names, names holding a bidirectional control or a
+    combining mark (registry.identifiers: they would pass for other names), and NUL
     characters, which PostgreSQL text and jsonb cannot hold. `canonical`: the
     event as JSON text (ensure_ascii=False) if the caller has it already."""
     problems = []
@@ -269,6 +271,8 @@ def storage_problems(event: dict, *, kind: str = EventKind.RUN, canonical: str |
         for field in ("namespace", "name"):
             if len(obj[field]) > NAME_LIMIT:
                 problems.append(Problem(f"{path}.{field}", f"is {len(obj[field])} characters; the registry stores at most {NAME_LIMIT}"))
+            elif unsafe := identifier_problem(obj[field]):
+                problems.append(Problem(f"{path}.{field}", unsafe))
     if canonical is None:
         canonical = json.dumps(event, ensure_ascii=False)
     # The substring test first: the regex costs a quarter of a millisecond on an ordinary event.

@@ -4,19 +4,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from registry_client.safeyaml import load_yaml
 
 from registry.models import Consumer, Dataset, Membership, Team
 
 DEMO_FILE = Path(settings.BASE_DIR) / "fixtures" / "demo.yaml"
 
 
+def _read(path: Path) -> dict:
+    """The demo's users and teams file, read like any YAML people write (no aliases, bounded)."""
+    return load_yaml(path.read_text(encoding="utf-8"), max_bytes=settings.YAML_MAX_BYTES, max_depth=settings.YAML_MAX_DEPTH)
+
+
 def load_core_demo(path: Path = DEMO_FILE) -> dict:
     """Create the demo users, teams, datasets and consumers; return what the demo prints."""
-    data = yaml.safe_load(path.read_text())
+    data = _read(path)
     User = get_user_model()
     password = data["password"]
     with transaction.atomic():
@@ -61,7 +66,7 @@ def demo_logins(path: Path = DEMO_FILE) -> dict | None:
     """The demo users the login page names, with their password and what each can do
     (their teams, or governance admin), or None when the demo is not loaded here.
     One query: which of the demo's users exist."""
-    data = yaml.safe_load(path.read_text())
+    data = _read(path)
     loaded = set(get_user_model().objects.filter(username__in=[u["username"] for u in data["users"]])
                  .values_list("username", flat=True))
     if not loaded:

@@ -12,6 +12,7 @@ from django.db import models, transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from registry import auditseal
 from registry.constants import (
     DEFAULT_TOKEN_SCOPES,
     AuditAction,
@@ -19,6 +20,7 @@ from registry.constants import (
     MembershipRole,
     TokenScope,
 )
+from registry.identifiers import identifier_problem, validate_identifier
 from registry.jobs import DbtOwner, JobTeam, OwnershipRules, TeamAlias  # noqa: F401 - the core's models, registered here
 from registry.querysets import ApiTokenQuerySet, DatasetQuerySet, TeamQuerySet
 from registry.usage import ColumnRead, NamespaceTeam  # noqa: F401 - the core's models, registered here
@@ -46,7 +48,7 @@ class InUse(RegistryError):
 
 class Team(models.Model):
     name = models.CharField(max_length=100, unique=True)
-    slug = models.SlugField(max_length=100, unique=True)
+    slug = models.SlugField(max_length=100, unique=True, validators=[validate_identifier])
     description = models.TextField(blank=True)
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children",
                                help_text="The team this one belongs to (a department, a domain), if any.")
@@ -76,6 +78,8 @@ class Team(models.Model):
         namespace = namespace.strip()
         if not namespace:
             raise RegistryError("Name the job namespace, e.g. \"analytics-airflow\".")
+        if identifier_problem(namespace):
+            raise RegistryError(f"The job namespace {identifier_problem(namespace)}.")
         if not (acts_for(by, self) or is_governance_admin(by)):
             raise PermissionDenied(f"Only a member of team {self.slug} can map a job namespace to it.")
         with transaction.atomic():
@@ -132,8 +136,8 @@ def is_governance_admin(user) -> bool:
 
 
 class Dataset(models.Model):
-    namespace = models.CharField(max_length=500)
-    name = models.CharField(max_length=500)
+    namespace = models.CharField(max_length=500, validators=[validate_identifier])
+    name = models.CharField(max_length=500, validators=[validate_identifier])
     description = models.TextField(blank=True)
     owner_team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.PROTECT, related_name="datasets")
     owner = models.ForeignKey(
@@ -328,7 +332,13 @@ class AuditEvent(models.Model):
     object_repr = models.CharField(max_length=500)
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)
+    # On PostgreSQL a trigger sets it to the database's now() on insert (registry.auditseal).
     at = models.DateTimeField(default=timezone.now, db_index=True)
+    # NULL: written before rows were sealed. (Nullable, SQLite adds the column in place and
+    # keeps the append-only triggers; a NOT NULL one would rebuild the table without them.)
+    seal = models.CharField(max_length=64, null=True, blank=True, editable=False,  # noqa: DJ001
+                            help_text="The app's HMAC of the row (registry.auditseal); a row without a valid one "
+                                      "was not written by the app.")
 
     class Meta:
         ordering = ["-at", "-id"]
@@ -340,7 +350,17 @@ class AuditEvent(models.Model):
     def save(self, *args, **kwargs) -> None:
         if self.pk is not None and not kwargs.get("force_insert"):
             raise RegistryError("Audit events are append-only.")
+        if not self.seal:
+            self.seal = auditseal.seal(self.sealed_values())
         super().save(*args, **kwargs)
+
+    def sealed_values(self) -> dict:
+        return {name: getattr(self, name) for name in auditseal.SEALED_FIELDS}
+
+    @property
+    def is_sealed(self) -> bool:
+        """Whether the app wrote this row as it reads now (its seal matches)."""
+        return auditseal.is_sealed(self.sealed_values(), self.seal)
 
     @classmethod
     def record(cls, actor, action: str, obj: models.Model, *, before: Any = None, after: Any = None) -> AuditEvent:
@@ -349,9 +369,9 @@ class AuditEvent(models.Model):
 
     @classmethod
     def fields_for(cls, actor, action: str, obj: models.Model, *, before: Any = None, after: Any = None) -> dict:
-        """The column values of one row, for callers that bulk-insert many."""
-        return {
-            "actor": person_of(actor),
+        """The column values of one row, sealed, for callers that bulk-insert many."""
+        person = person_of(actor)
+        fields = {
             "actor_label": actor_label(actor),
             "action": action,
             "object_type": audit_type(obj),
@@ -360,6 +380,8 @@ class AuditEvent(models.Model):
             "before": before,
             "after": after,
         }
+        fields["seal"] = auditseal.seal({**fields, "actor_id": person.pk if person is not None else None})
+        return {"actor": person, **fields}
 
 
 def audit_type(obj: models.Model | type[models.Model]) -> str:

@@ -10,6 +10,7 @@ from registry.env import (
     env_bool,
     env_duration,
     env_int,
+    env_list,
     env_lockout_parameters,
     env_networks,
     env_str,
@@ -26,6 +27,8 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
     SECRET_KEY = "demo-only-insecure-secret-key"  # noqa: S105 - DEBUG demo only
+# Former keys, while sessions and audit seals made with them still matter (docs/operations.md).
+SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS")
 
 ALLOWED_HOSTS = [h.strip() for h in env_str("ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h.strip()]
 if DEBUG:
@@ -191,6 +194,11 @@ EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
 EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "registry@localhost")
 EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(BASE_DIR / "var" / "mail"))  # for the file-based backend
+
+# YAML people send (the propose page, contract and ODCS files, the demo's teams file) is read
+# within these bounds by registry_client.safeyaml, which also refuses anchors and aliases.
+YAML_MAX_BYTES = env_int("YAML_MAX_BYTES", 1024 * 1024, minimum=1024)
+YAML_MAX_DEPTH = env_int("YAML_MAX_DEPTH", 100, minimum=10)
 
 # --- Lineage ---------------------------------------------------------------
 # /metrics answers only a bearer token equal to METRICS_TOKEN (the demo, DEBUG on, needs none);

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -33,6 +33,8 @@ from django.core.validators import validate_email, validate_slug
 from django.db import IntegrityError, models, transaction
 from django.db.models.deletion import Collector, ProtectedError
 from django.db.models.functions import Lower
+from registry_client.safeyaml import YamlInputError
+from registry_client.safeyaml import load_yaml as load_user_yaml
 
 from registry.constants import AuditAction, MembershipRole
 from registry.hooks import team_channels_provider
@@ -73,22 +75,13 @@ UNSET: Any = _Unset()
 
 
 def load_yaml(text: str) -> Any:
-    """The document in a teams file's text. The one place the YAML is parsed.
-
-    Aliases are refused: a few bytes of `*ref` can name the same list of members
-    a million times, and a teams file never needs them."""
+    """The document in a teams file's text, read by the one loader for user YAML
+    (anchors and aliases refused: a few bytes of `*ref` could name one list of members
+    a million times; size and depth bounded)."""
     try:
-        for token in yaml.scan(text, Loader=yaml.SafeLoader):
-            if isinstance(token, yaml.AliasToken):
-                mark = token.start_mark
-                raise TeamsFileInvalid(f"The teams file uses an alias (*{token.value}) at line {mark.line + 1}, "
-                                       f"column {mark.column + 1}: write each value out.")
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise TeamsFileInvalid(f"The teams file is not valid YAML{where}: {problem}.") from None
+        return load_user_yaml(text, max_bytes=settings.YAML_MAX_BYTES, max_depth=settings.YAML_MAX_DEPTH)
+    except YamlInputError as exc:
+        raise TeamsFileInvalid(f"The teams file, {exc}.") from None
 
 
 # --- the document's shape ------------------------------------------------------------

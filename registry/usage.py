@@ -24,6 +24,7 @@ from django.db.models.functions import Concat
 from django.utils import timezone
 
 from registry.hooks import fed_by
+from registry.identifiers import validate_identifier
 from registry.jobs import DecidedBy, JobTeam
 
 ALL_COLUMNS = ""
@@ -106,7 +107,7 @@ class ColumnRead(models.Model):
 class NamespaceTeam(models.Model):
     """Jobs of this OpenLineage job namespace belong to this team (kept by admins and teams)."""
 
-    namespace = models.CharField(max_length=500, unique=True)
+    namespace = models.CharField(max_length=500, unique=True, validators=[validate_identifier])
     team = models.ForeignKey("registry.Team", on_delete=models.CASCADE, related_name="job_namespaces")
     created_at = models.DateTimeField(default=timezone.now)
 

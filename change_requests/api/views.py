@@ -80,6 +80,13 @@ class TeamAnswerSerializer(serializers.Serializer):
     comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
 
 
+class AcknowledgeSerializer(TeamAnswerSerializer):
+    on_behalf = serializers.BooleanField(
+        required=False, default=False,
+        help_text="A governance admin acknowledges for a team that cannot answer (not for a request they opened); "
+                  "the comment must say why, and the audit log records it as an override.")
+
+
 class CommentSerializer(serializers.Serializer):
     comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
 
@@ -179,15 +186,16 @@ class _Action(APIView):
 
 
 class Acknowledge(_Action):
-    body_class = TeamAnswerSerializer
+    body_class = AcknowledgeSerializer
 
-    @extend_schema(request=TeamAnswerSerializer, responses=ChangeRequestDetailSerializer)
+    @extend_schema(request=AcknowledgeSerializer, responses=ChangeRequestDetailSerializer)
     def post(self, request, pk: int):
-        """Acknowledge for one of your teams (the last required team approves the request)."""
+        """Acknowledge for one of your teams (the last required team approves the request). The request's
+        author cannot, even for a team they belong to; a governance admin may, with `on_behalf`."""
         return super().post(request, pk)
 
     def act(self, cr, request, data):
-        cr.acknowledge(data["team"], by=request.user, comment=data["comment"])
+        cr.acknowledge(data["team"], by=request.user, comment=data["comment"], on_behalf=data["on_behalf"])
 
 
 class Object(_Action):

@@ -11,7 +11,10 @@ the network, so a URL must not turn the worker into a probe of that network:
 - a target must be a public address: loopback, private, link-local (the cloud
   metadata address 169.254.169.254 among them), shared, reserved, multicast and
   unspecified addresses are refused, unless they fall in WEBHOOK_ALLOWED_NETWORKS
-  (for the odd internal receiver);
+  (for the odd internal receiver); an IPv6 address that carries an IPv4 one
+  (IPv4-mapped, 6to4 2002::/16, NAT64 64:ff9b::/96) is judged by that IPv4
+  address, and Teredo (2001::/32), local-use NAT64 (64:ff9b:1::/48),
+  IPv4-translated, IPv4-compatible and site-local addresses are refused;
 - the URL is checked when the channel is created (its literal host: no DNS
   lookup there, since admin saves run inside a transaction), and again at every
   delivery after DNS resolution, against every address the name resolves to; the
@@ -77,13 +80,46 @@ def allowed_networks() -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
     return [ipaddress.ip_network(n, strict=False) for n in getattr(django_settings, ALLOWLIST_SETTING, [])]
 
 
+# IPv6 ranges that carry an IPv4 address, or tunnel to one: the worker's packets would reach
+# the IPv4 address inside (2002:7f00:1:: is 127.0.0.1 through a 6to4 relay).
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052; DNS64 writes public IPv4-only hosts this way
+_REFUSED_V6 = (  # judged whole: tunnels and translations that are no public receiver's address
+    (ipaddress.ip_network("2001::/32"), "a Teredo"),
+    (ipaddress.ip_network("64:ff9b:1::/48"), "a local-use NAT64"),
+    (ipaddress.ip_network("::ffff:0:0:0/96"), "an IPv4-translated"),
+    (ipaddress.ip_network("::/96"), "an IPv4-compatible"),
+    (ipaddress.ip_network("fec0::/10"), "a site-local"),
+)
+
+
+def embedded_ipv4(address: IPAddress) -> tuple[str, ipaddress.IPv4Address] | None:
+    """(the kind of IPv6 address, the IPv4 address it carries) for an IPv4-mapped,
+    6to4 or NAT64 address, whose packets end at that IPv4 address; else None."""
+    if not isinstance(address, ipaddress.IPv6Address):
+        return None
+    if address.ipv4_mapped is not None:
+        return "an IPv4-mapped", address.ipv4_mapped
+    if address.sixtofour is not None:
+        return "a 6to4", address.sixtofour
+    if address in _NAT64:
+        return "a NAT64", ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
+
 def address_problem(address: IPAddress) -> str:
     """What kind of non-public address `address` is ("a loopback address"), or "" when a
-    webhook may reach it (a public address, or one in WEBHOOK_ALLOWED_NETWORKS)."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    webhook may reach it (a public address, or one in WEBHOOK_ALLOWED_NETWORKS). An IPv6
+    address carrying an IPv4 one is judged by the IPv4 address it reaches."""
     if any(address in network for network in allowed_networks()):
         return ""
+    carried = embedded_ipv4(address)
+    if carried is not None:
+        kind, inner = carried
+        problem = address_problem(inner)
+        return f"{kind} address of {inner}, {problem}" if problem else ""
+    for network, kind in _REFUSED_V6:
+        if address.version == 6 and address in network and not address.is_loopback and not address.is_unspecified:
+            return f"{kind} address"
     for kind, is_it in (("a loopback", address.is_loopback), ("a link-local", address.is_link_local),
                         ("a private", address.is_private), ("a multicast", address.is_multicast),
                         ("an unspecified", address.is_unspecified), ("a reserved", address.is_reserved)):

@@ -21,14 +21,13 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-import yaml
-
 from registry_client.backends import Backend, HttpBackend, IndexEntry, LocalBackend, S3Backend
 from registry_client.errors import InvalidContract, UnknownContract, UnknownVersion
 from registry_client.identity import META_KEYS
 from registry_client.odcs import to_odcs
 from registry_client.pandera_models import build_model
 from registry_client.resolution import latest_release, semantic_sort
+from registry_client.safeyaml import YamlInputError, load_yaml
 
 LATEST = "latest"
 ENV_URL = "REGISTRY_URL"
@@ -112,8 +111,8 @@ class Registry:
             entry = self._entries(name)[resolved]
             raw = self.backend.read_document(entry)
             try:
-                document = yaml.safe_load(raw)
-            except yaml.YAMLError as exc:
+                document = load_yaml(raw, max_bytes=None)
+            except YamlInputError as exc:
                 raise InvalidContract(f"{name} {resolved} in {self.backend.describe()} is not valid YAML: {exc}") from exc
             self._documents[key] = document
         return self._documents[key]
@@ -144,8 +143,8 @@ class Registry:
         if raw is None:
             return to_odcs(self.get_schema(name, resolved))
         try:
-            return yaml.safe_load(raw)
-        except yaml.YAMLError as exc:
+            return load_yaml(raw, max_bytes=None)
+        except YamlInputError as exc:
             raise InvalidContract(f"{name} {resolved} from {self.backend.describe()} is not valid ODCS YAML: {exc}") from exc
 
     def get_spec(self, name: str, version: str | None = LATEST) -> Any:
@@ -162,7 +161,10 @@ class Registry:
             raise UnknownVersion(name, str(version), semantic_sort(entries))
         key = (name, resolved)
         if key not in self._specs:
-            self._specs[key] = yaml.safe_load(self.backend.read_spec(entries[resolved]))
+            try:
+                self._specs[key] = load_yaml(self.backend.read_spec(entries[resolved]), max_bytes=None)
+            except YamlInputError as exc:
+                raise InvalidContract(f"the spec of {name} {resolved} in {self.backend.describe()} is not valid YAML: {exc}") from exc
         return self._specs[key]
 
     # --- metadata ------------------------------------------------------------------

@@ -150,3 +150,19 @@ def test_the_list_takes_a_constant_number_of_queries(client, consumer, owner, ow
         response = client.get("/api/change-requests/")
     assert response.json()["count"] == count
     assert all(len(r["reviews"]) == 2 for r in response.json()["results"])
+
+
+def test_the_author_cannot_acknowledge_through_the_api_for_a_team_they_belong_to(client, change_request, consumer_team, owner):
+    consumer_team.memberships.create(user=owner)
+    response = client.post(f"/api/change-requests/{change_request.pk}/acknowledge/", {"team": "analytics"},
+                           content_type="application/json", **bearer(owner))
+    assert response.status_code == 403
+    assert "You opened this request" in response.json()["detail"]
+
+
+def test_a_governance_admin_acknowledges_on_a_teams_behalf_through_the_api(client, change_request, admin):
+    response = client.post(f"/api/change-requests/{change_request.pk}/acknowledge/",
+                           {"team": "analytics", "on_behalf": True, "comment": "Signed off by e-mail."},
+                           content_type="application/json", **bearer(admin))
+    assert response.status_code == 200, response.json()
+    assert response.json()["state"] == "approved"

@@ -210,3 +210,50 @@ def test_a_member_of_several_teams_answers_for_each_separately(contract, dataset
     request.acknowledge(other_team, by=carol_in_both)
     assert request.state == "approved"
     assert make_team  # the shared helpers stay importable for other tests
+
+
+def test_the_author_cannot_acknowledge_for_a_consumer_team_they_also_belong_to(change_request, consumer_team, owner):
+    consumer_team.memberships.create(user=owner)
+    with pytest.raises(PermissionDenied, match="You opened this request, so you cannot acknowledge it for team analytics"):
+        change_request.acknowledge(consumer_team, by=owner)
+    change_request.refresh_from_db()
+    assert change_request.state == "open" and change_request.reviews.get().status == ReviewStatus.PENDING
+
+
+def test_the_author_cannot_acknowledge_even_as_a_governance_admin_in_the_team(contract, dataset, consumer_team, admin):
+    contract.owner_team.memberships.create(user=admin)
+    consumer_team.memberships.create(user=admin)
+    doc = proposed_document()
+    request = open_change_request(contract, doc, by=admin, report=report_for(doc))
+    with pytest.raises(PermissionDenied, match="You opened this request"):
+        request.acknowledge(consumer_team, by=admin)
+    with pytest.raises(PermissionDenied, match="another governance admin must acknowledge it"):
+        request.acknowledge(consumer_team, by=admin, comment="Team away.", on_behalf=True)
+    assert request.reviews.get().status == ReviewStatus.PENDING
+
+
+def test_the_author_may_still_object_for_a_team_they_belong_to(change_request, consumer_team, owner):
+    consumer_team.memberships.create(user=owner)
+    change_request.object(consumer_team, by=owner, comment="Analytics' nightly job has no customer ids yet.")
+    assert change_request.reviews.get().status == ReviewStatus.OBJECTED
+
+
+def test_a_governance_admin_acknowledges_on_a_teams_behalf_and_the_audit_log_says_so(change_request, consumer_team, admin):
+    change_request.acknowledge(consumer_team, by=admin, comment="Analytics signed off by e-mail; they are offline.",
+                               on_behalf=True)
+    change_request.refresh_from_db()
+    assert change_request.state == "approved"
+    review = change_request.reviews.get()
+    assert (review.status, review.responded_by) == (ReviewStatus.ACKNOWLEDGED, admin)
+    row = AuditEvent.objects.get(action="change_request.acknowledged")
+    assert (row.actor, row.after["team"]) == (admin, "analytics")
+    assert row.after["override"] == "a governance admin acknowledged on the team's behalf"
+
+
+def test_acknowledging_on_a_teams_behalf_needs_a_governance_admin_and_a_reason(change_request, consumer_team, consumer, admin):
+    with pytest.raises(PermissionDenied, match="Only a governance admin can acknowledge on a team's behalf"):
+        change_request.acknowledge(consumer_team, by=consumer, comment="me", on_behalf=True)
+    with pytest.raises(ChangeRequestError, match="needs a comment saying why"):
+        change_request.acknowledge(consumer_team, by=admin, on_behalf=True)
+    assert change_request.reviews.get().status == ReviewStatus.PENDING
+    assert not AuditEvent.objects.filter(action="change_request.acknowledged").exists()

@@ -8,6 +8,7 @@ WEBHOOK_ALLOWED_NETWORKS, as an operator would for an internal receiver."""
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -246,3 +247,64 @@ def test_the_stored_error_does_not_tell_an_open_port_from_a_closed_one(
     finally:
         silent.close()
         not_http.close()
+
+
+SPECIAL_PURPOSE = {  # an IPv6 address the worker could be sent to, and what the refusal calls it
+    "2002:7f00:1::": "a 6to4 address of 127.0.0.1, a loopback address",
+    "2002:a9fe:a9fe::1": "a 6to4 address of 169.254.169.254, a link-local address",
+    "2001:0:4136:e378:8000:63bf:3fff:fdd2": "a Teredo address",
+    "64:ff9b::7f00:1": "a NAT64 address of 127.0.0.1, a loopback address",
+    "64:ff9b::a00:1": "a NAT64 address of 10.0.0.1, a private address",
+    "64:ff9b:1::808:808": "a local-use NAT64 address",
+    "::ffff:169.254.169.254": "an IPv4-mapped address of 169.254.169.254, a link-local address",
+    "::127.0.0.1": "an IPv4-compatible address",
+    "::ffff:0:7f00:1": "an IPv4-translated address",
+    "fec0::1": "a site-local address",
+}
+
+
+@pytest.mark.parametrize(("address", "kind"), SPECIAL_PURPOSE.items())
+def test_ipv6_addresses_that_reach_an_internal_ipv4_one_are_refused_when_the_channel_is_created(
+        consumer_team, address, kind):
+    with pytest.raises(ValidationError) as refused:
+        TeamChannel.objects.add_webhook(consumer_team, url=f"http://[{address}]/hook")
+    [message] = refused.value.message_dict["settings"]
+    assert f"it is {kind}." in message
+
+
+@pytest.fixture
+def names_for(monkeypatch):
+    """Names under the reserved .test domain resolving to the addresses given (the resolver
+    answers them as it answers an IP literal); every other name resolves as usual."""
+    records: dict[str, str] = {}
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        return real(records.get(host, host), port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return records
+
+
+@pytest.mark.parametrize(("address", "kind"), SPECIAL_PURPOSE.items())
+def test_a_name_resolving_to_a_special_purpose_ipv6_address_is_refused_at_delivery(names_for, address, kind):
+    names_for["hooks.receiver.test"] = address
+    with pytest.raises(webhook.DeliveryFailed) as refused:
+        webhook.resolve("hooks.receiver.test", 80)
+    assert str(refused.value) == (f"refused: hooks.receiver.test resolves to {kind}; webhooks reach public "
+                                  "addresses only (see WEBHOOK_ALLOWED_NETWORKS)")
+
+
+@pytest.mark.parametrize("address", ["2002:5db8:d822::1", "64:ff9b::5db8:d822", "::ffff:93.184.216.34",
+                                     "2606:2800:220:1:248:1893:25c8:1946"])
+def test_ipv6_addresses_reaching_a_public_ipv4_one_are_delivered_to(names_for, address):
+    """6to4 and NAT64 of a public address (DNS64 writes IPv4-only receivers this way) are public."""
+    names_for["hooks.receiver.test"] = address
+    assert webhook.resolve("hooks.receiver.test", 80) == [ipaddress.ip_address(address)]
+
+
+def test_the_allowlist_also_lets_through_the_ipv6_forms_of_its_networks(settings):
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["10.20.0.0/16"]
+    assert webhook.address_problem(ipaddress.ip_address("64:ff9b::a14:304")) == ""
+    assert webhook.address_problem(ipaddress.ip_address("2002:a14:304::")) == ""
+    assert webhook.address_problem(ipaddress.ip_address("2002:a15:304::")) != ""

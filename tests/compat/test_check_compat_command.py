@@ -123,7 +123,7 @@ def test_an_event_contract_and_a_plain_schema_compare_by_payload(tmp_path):
 
 @pytest.mark.parametrize(("name", "content", "message"), [
     ("broken.json", "{not json", "broken.json: not valid JSON (line 1, column 2"),
-    ("broken.yaml", "a: [1, 2", "broken.yaml: not valid YAML (line"),
+    ("broken.yaml", "a: [1, 2", "broken.yaml: line 2, column 1: not valid YAML"),
     ("list.yaml", "- 1\n- 2\n", "list.yaml: expected a JSON Schema or a contract document (a mapping), got list"),
     ("bad_schema.json", json.dumps({"type": "object", "properties": {"a": {"type": "strin"}}}),
      "bad_schema.json: the schema is not a valid JSON Schema at properties/a/type"),

@@ -155,7 +155,7 @@ def test_a_document_that_is_not_a_mapping_is_refused():
 
 
 def test_duplicate_yaml_keys_are_refused():
-    with pytest.raises(ContractYamlError, match="duplicate key 'dtype' on line 3"):
+    with pytest.raises(ContractYamlError, match="line 3, column 1: duplicate key 'dtype'"):
         load_yaml("name: a\ndtype: str\ndtype: int64\n")
 
 

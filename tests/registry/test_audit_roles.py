@@ -1,10 +1,11 @@
-"""The audit log is out of the serving role's reach (issue 15, point 9).
+"""The audit log is out of the serving role's reach (issue 15, point 9; issue 25, point 5).
 
 On a real PostgreSQL: a database owned by an owner role, migrated as that role
 with DATABASE_SERVING_ROLE set, then used as the serving role. The serving role
 writes and reads audit rows, and nothing else: it cannot disable the triggers,
-change, delete or truncate rows. `check --deploy` warns when the app connects as
-the owner."""
+change, delete or truncate rows, nor back-date one, and a row it writes by hand is
+found out by its seal (verify_audit_log). `check --deploy` warns when the app
+connects as the owner."""
 
 from __future__ import annotations
 
@@ -111,3 +112,33 @@ def test_check_deploy_warns_when_the_app_connects_as_the_owner(roles):
 
     as_app = manage("check", "--deploy", DATABASE_URL=url(app, database))
     assert "registry.W006" not in as_app.stderr + as_app.stdout
+
+
+def test_the_serving_role_cannot_back_date_a_row(serving):
+    with serving.transaction():
+        [at] = serving.execute("INSERT INTO registry_auditevent (actor_label, action, object_type, object_id, object_repr,"
+                               " at) VALUES ('gina', 'test.backdated', 'test', '1', 'x', '2020-01-01T00:00:00Z')"
+                               " RETURNING at").fetchone()
+        [now] = serving.execute("SELECT now()").fetchone()
+    assert at == now  # the database's clock (the transaction's start), not the statement's
+
+
+def test_verify_audit_log_names_the_rows_the_serving_role_wrote_by_hand(roles, serving):
+    owner, app, database = roles
+    as_app = {"DATABASE_URL": url(app, database)}
+    recorded = manage("shell", "-c", "from registry.models import AuditEvent, Team; "
+                      "AuditEvent.record(None, 'test.by_the_app', Team.objects.create(name='Sealed', slug='sealed'))",
+                      **as_app)
+    assert recorded.returncode == 0, recorded.stderr
+    [user_id] = serving.execute("INSERT INTO auth_user (password, is_superuser, username, first_name, last_name, email,"
+                                " is_staff, is_active, date_joined) VALUES ('', true, 'gina', '', '', '', true, true, now())"
+                                " RETURNING id").fetchone()
+    [forged_id] = serving.execute(
+        "INSERT INTO registry_auditevent (actor_id, actor_label, action, object_type, object_id, object_repr, at, seal)"
+        " VALUES (%s, 'gina', 'change_request.rejected', 'contracts_app.changerequest', '7', 'x', now(), %s)"
+        " RETURNING id", [user_id, "0" * 64]).fetchone()
+    checked = manage("verify_audit_log", **as_app)
+    assert checked.returncode == 1, checked.stderr
+    assert f"#{forged_id} " in checked.stdout
+    assert "gina change_request.rejected contracts_app.changerequest 7 (seal does not match)" in checked.stdout
+    assert "test.by_the_app" not in checked.stdout

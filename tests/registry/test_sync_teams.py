@@ -356,7 +356,7 @@ def test_nothing_is_applied_when_a_late_team_is_wrong(tmp_path, owner):
 def test_yaml_that_does_not_parse_says_where(tmp_path):
     message = fails(tmp_path, "teams:\n  - slug: [unclosed\n")
 
-    assert "The teams file is not valid YAML at line 3, column 1" in message
+    assert "The teams file, line 3, column 1: not valid YAML" in message
 
 
 def test_a_document_that_is_not_a_mapping_of_teams_says_so(tmp_path):
@@ -490,7 +490,7 @@ def test_yaml_aliases_are_refused(tmp_path, db):
             members: *people
     """)
 
-    assert "The teams file uses an alias (*people) at line 7, column 14: write each value out." in message
+    assert "The teams file, line 2, column 9: an anchor (&people) is not accepted: anchors and aliases are refused" in message
     assert not Team.objects.exists()
 
 

@@ -241,7 +241,7 @@ def test_yaml_that_does_not_parse_is_a_bad_request(as_admin):
 
     assert response.status_code == 400
     assert response.json()["code"] == "bad_yaml"
-    assert "not valid YAML at line 1" in response.json()["detail"]
+    assert "The teams file, line 2, column 1: not valid YAML" in response.json()["detail"]
 
 
 def test_an_uploaded_file_with_aliases_is_refused(as_admin):
@@ -250,5 +250,6 @@ def test_an_uploaded_file_with_aliases_is_refused(as_admin):
     response = as_admin.post("/api/team-sync/", text, content_type="application/yaml")
 
     assert response.status_code == 400
-    assert response.json() == {"code": "bad_yaml", "detail": "The teams file uses an alias (*t) at line 2, "
-                                                             "column 9: write each value out."}
+    assert response.json() == {"code": "bad_yaml", "detail": "The teams file, line 1, column 4: an anchor (&t) is not "
+                                                             "accepted: anchors and aliases are refused, write the value "
+                                                             "out in full."}

@@ -12,10 +12,10 @@ import json
 import sys
 from pathlib import Path
 
-import yaml
 from django.core.management.base import BaseCommand
 
 from change_requests.impact import PreviewError, as_markdown, preview
+from contracts_app.yamlio import ContractYamlError, load_yaml
 
 
 class Command(BaseCommand):
@@ -28,8 +28,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, file: str, fmt: str, **options):
         try:
-            document = yaml.safe_load(Path(file).read_text())
-        except (OSError, yaml.YAMLError) as exc:
+            document = load_yaml(Path(file).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ContractYamlError) as exc:
             self.stderr.write(f"{file}: cannot read it as YAML or JSON: {exc}")
             sys.exit(2)
         try:

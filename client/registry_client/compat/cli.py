@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TextIO
 
 import jsonschema
-import yaml
+
+from registry_client.safeyaml import YamlInputError, load_yaml
 
 from . import (
     MODES,
@@ -46,13 +47,11 @@ def load_document(path: str | Path):
         if path.suffix.lower() == ".json":
             document = json.loads(text)
         else:
-            document = yaml.safe_load(text)
+            document = load_yaml(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        raise InputError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
+    except YamlInputError as exc:
+        raise InputError(f"{path}: {exc}") from None
     if not isinstance(document, dict | bool):
         raise InputError(f"{path}: expected a JSON Schema or a contract document (a mapping), got {type(document).__name__}")
     try:
