@@ -24,6 +24,10 @@ class AuditAction:
     TOKEN_CREATED = "token.created"
     TOKEN_REVOKED = "token.revoked"
     DATASET_DELETED = "dataset.deleted"
+    DBT_OWNER_RECORDED = "dbt_owner.recorded"
+    DBT_OWNER_REMOVED = "dbt_owner.removed"
+    TEAM_ALIAS_DECLARED = "team.alias_declared"
+    TEAM_ALIAS_REMOVED = "team.alias_removed"
     # Any other row a governance admin deleted in the Django admin, with its last values.
     DELETED_IN_ADMIN = "admin.deleted"
 
