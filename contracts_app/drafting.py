@@ -25,12 +25,18 @@ from packaging.version import Version
 from registry_client.warehouse_types import UnmappableType, canonical_dtype, dialect_of_namespace
 
 from contracts_app.importing import ImportFailed, place_in_tree, tree_folder
-from contracts_app.models import Contract, DatasetBinding, Draft, DraftAction, DraftOrigin, DraftState, document_checksum
+from contracts_app.models import (
+    Contract,
+    DatasetBinding,
+    Draft,
+    DraftAction,
+    DraftOrigin,
+    DraftState,
+    document_checksum,
+)
 from contracts_app.publishing import (
     BREAKING,
-    PUBLISHED,
     REFUSED,
-    UNCHANGED,
     PublishOutcome,
     check_in_required_modes,
     gate_errors,
@@ -243,7 +249,6 @@ def approve_draft(draft: Draft, *, by) -> PublishOutcome:
             "state": locked.state, "gate": outcome.status, "change_request": locked.change_request_id,
             "contract": locked.contract_name, "version": locked.version})
     draft.refresh_from_db()
-    assert outcome.status in (PUBLISHED, UNCHANGED, BREAKING)
     return outcome
 
 

@@ -15,7 +15,14 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from contracts_app.models.contracts import document_checksum
-from registry.models import AuditEvent, RegistryError, Team, acts_for, is_governance_admin, person_of
+from registry.models import (
+    AuditEvent,
+    RegistryError,
+    Team,
+    acts_for,
+    is_governance_admin,
+    person_of,
+)
 
 
 class DraftAction:
