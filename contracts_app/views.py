@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -16,11 +17,13 @@ from django.views.decorators.http import require_POST
 from registry_client.resolution import latest_release, semantic_sort
 
 from contracts_app.diff import column_changes, structural_diff
+from contracts_app.drafting import CannotDraft, draft_from_observed_schema
 from contracts_app.forms import BindByNameForm, BindToContractForm, ModeForm
 from contracts_app.models import (
     Contract,
     ContractVersion,
     DatasetBinding,
+    Draft,
     SchemaType,
     field_names,
     is_weaker,
@@ -28,8 +31,8 @@ from contracts_app.models import (
 from contracts_app.publishing import check_in_required_modes
 from contracts_app.schema_table import contract_tables
 from contracts_app.yamlio import ContractYamlError, load_yaml
-from registry.hooks import dataset_page_section
-from registry.models import Dataset, Team
+from registry.hooks import dataset_page_section, observed_schemas_of
+from registry.models import Dataset, Team, acts_for, is_governance_admin
 from registry.views import act_and_redirect
 
 
@@ -286,7 +289,36 @@ def bound_contract_section(request: HttpRequest, dataset) -> str:
     else:
         # Listed once here; the select is written from this list, so rendering queries nothing more.
         bindable = list(Contract.objects.manageable_by(request.user).order_by("name").only("name"))
-        if not bindable:
-            return ""
         ctx["bindable"] = bindable
+        ctx.update(_drafting_context(request, dataset))
+        if not bindable and not ctx["can_draft"] and ctx["pending_draft"] is None:
+            return ""
     return render_to_string("contracts_app/_dataset_section.html", ctx, request=request)
+
+
+def _drafting_context(request: HttpRequest, dataset) -> dict:
+    """For an unbound dataset: its pending draft, and whether this person may draft one from
+    its observed schema (an owner-team member or an admin, and lineage has seen its columns)."""
+    pending = Draft.objects.pending().filter(dataset=dataset).only("pk", "contract_name", "version").first()
+    may = dataset.owner_team_id is not None and (is_governance_admin(request.user)
+                                                 or acts_for(request.user, dataset.owner_team))
+    observed = observed_schemas_of([dataset.pk]).get(dataset.pk) if may and pending is None else None
+    return {"pending_draft": pending, "can_draft": bool(observed and observed.get("columns"))}
+
+
+@login_required
+@require_POST
+def dataset_draft(request: HttpRequest, pk: int) -> HttpResponse:
+    """"Draft a contract" on a dataset page: from its observed schema into the owner team's queue."""
+    dataset = get_object_or_404(Dataset.objects.select_related("owner_team"), pk=pk)
+    if dataset.owner_team_id is None or not (is_governance_admin(request.user)
+                                             or acts_for(request.user, dataset.owner_team)):
+        raise PermissionDenied("Only a member of the dataset's owner team (or a governance admin) drafts its contract.")
+    try:
+        change = draft_from_observed_schema(dataset, by=request.user)
+    except CannotDraft as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect(dataset)
+    messages.success(request, f"{change.action.capitalize()}: draft {change.name} {change.version}"
+                              f"{f' ({change.detail})' if change.detail else ''}; it waits for review here.")
+    return redirect(change.draft) if change.draft is not None else redirect(dataset)
