@@ -193,3 +193,11 @@ def canonical_dtype(type_name: str, dialect: str, *, where: str = "") -> str:
     why = _REFUSED_WHY.get(base) or _REFUSED_WHY.get(head) or (
         f"{dialect} has no {base} type in the table" if row is not None else "it is not in the type table")
     raise UnmappableType(original, dialect, why, where)
+
+
+def markdown_table() -> str:
+    """TYPE_TABLE as the Markdown table docs/drafting-contracts.md prints (a test keeps them equal)."""
+    lines = ["| warehouse type | " + " | ".join(DIALECTS) + " |", "|---|" + "---|" * len(DIALECTS)]
+    for name, row in TYPE_TABLE.items():
+        lines.append(f"| `{name}` | " + " | ".join(f"`{row[d]}`" if d in row else "—" for d in DIALECTS) + " |")
+    return "\n".join(lines)
