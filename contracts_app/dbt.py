@@ -208,7 +208,16 @@ def _apply_test(node: DbtNode, raw: dict) -> None:
 
 
 def read_project(manifest: dict, catalog: dict | None = None) -> DbtProject:
-    """The parts of dbt's manifest.json (and catalog.json) the import uses (see the module's docstring)."""
+    """The parts of dbt's manifest.json (and catalog.json) the import uses (see the module's docstring).
+    DbtArtefactError when they are not in dbt's shape, naming where."""
+    try:
+        return _read_project(manifest, catalog)
+    except (AttributeError, TypeError, KeyError, ValueError) as exc:
+        raise DbtArtefactError(f"the manifest or catalog is not in dbt's shape ({type(exc).__name__}: {exc}); "
+                               "pass dbt's own target/manifest.json and target/catalog.json") from None
+
+
+def _read_project(manifest: dict, catalog: dict | None) -> DbtProject:
     metadata = manifest.get("metadata")
     if not isinstance(metadata, dict) or not isinstance(manifest.get("nodes"), dict):
         raise DbtArtefactError("the manifest has no metadata or nodes: is it dbt's target/manifest.json?")
@@ -224,6 +233,8 @@ def read_project(manifest: dict, catalog: dict | None = None) -> DbtProject:
     for unique_id, raw in sorted(raws.items()):
         if not isinstance(raw, dict) or raw.get("resource_type") not in RESOURCE_TYPES:
             continue
+        if (raw.get("config") or {}).get("materialized") == "ephemeral":
+            continue  # inlined into its readers: no relation in the warehouse, no dataset in lineage
         alias = raw.get("identifier") if raw["resource_type"] == "source" else raw.get("alias")
         alias = alias or raw.get("name")
         parts = [raw.get("database"), raw.get("schema"), alias]

@@ -261,6 +261,12 @@ def observed_columns(dataset: Dataset, *, dialect: str | None = None) -> list[di
     if schema is None or not schema["columns"]:
         raise CannotDraft(f"{dataset} has no observed schema: no lineage event or dataset event has carried a "
                           "schema facet for it yet.")
+    untyped = [c["name"] for c in schema["columns"] if not c.get("type")]
+    if untyped:
+        raise CannotDraft(f"{dataset}: its observed schema lists {', '.join(map(repr, untyped))} without a type (a "
+                          "partial schema, e.g. dbt's documented columns without `dbt docs generate`); nothing was "
+                          "guessed: send a schema facet with every column's type, or import the dbt catalog "
+                          "(import_dbt --catalog).")
     dialect = dialect or dialect_of_namespace(dataset.namespace)
     if dialect is None:
         raise CannotDraft(f"{dataset}: its namespace {dataset.namespace!r} does not say which warehouse it is in, so "

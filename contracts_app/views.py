@@ -298,11 +298,13 @@ def bound_contract_section(request: HttpRequest, dataset) -> str:
 
 def _drafting_context(request: HttpRequest, dataset) -> dict:
     """For an unbound dataset: its pending draft, and whether this person may draft one from
-    its observed schema (an owner-team member or an admin, and lineage has seen its columns)."""
+    its observed schema (an owner-team member or an admin, and lineage has seen its columns).
+    Nothing to ask for an unowned dataset (it is claimed first); a query or three otherwise."""
+    if dataset.owner_team_id is None:
+        return {"pending_draft": None, "can_draft": False}
     pending = Draft.objects.pending().filter(dataset=dataset).only("pk", "contract_name", "version").first()
-    may = dataset.owner_team_id is not None and (is_governance_admin(request.user)
-                                                 or acts_for(request.user, dataset.owner_team))
-    observed = observed_schemas_of([dataset.pk]).get(dataset.pk) if may and pending is None else None
+    may = pending is None and (is_governance_admin(request.user) or acts_for(request.user, dataset.owner_team))
+    observed = observed_schemas_of([dataset.pk]).get(dataset.pk) if may else None
     return {"pending_draft": pending, "can_draft": bool(observed and observed.get("columns"))}
 
 

@@ -47,7 +47,7 @@ class DatasetDraft(APIView):
 
 
 def _artefact(request, key: str, required: bool) -> dict | None:
-    value = request.data.get(key)
+    value = request.data.get(key) if hasattr(request.data, "get") else None
     if value is None or value == "":
         if required:
             raise ParseError(f"Send dbt's {key}.json as the '{key}' part (a file) of a multipart body.")
@@ -79,15 +79,20 @@ class DbtImport(APIView):
     def post(self, request):
         if not is_governance_admin(request.user):
             raise PermissionDenied("Importing dbt artefacts is for governance admins.")
+        if not hasattr(request.data, "get"):
+            raise ParseError("Send a multipart body: the manifest and catalog files, namespace, dialect, dry_run.")
         manifest = _artefact(request, "manifest", required=True)
         catalog = _artefact(request, "catalog", required=False)
         dialect = request.data.get("dialect") or None
+        namespace = request.data.get("namespace") or None
+        if namespace is not None and not isinstance(namespace, str):
+            raise ParseError("namespace: a string such as postgres://warehouse:5432.")
         if dialect is not None and dialect not in DIALECTS:
             raise ParseError(f"Unknown dialect {dialect!r}; choose one of {', '.join(DIALECTS)}.")
         dry_run = str(request.data.get("dry_run", "")).lower() in ("1", "true", "yes", "on")
         try:
             project = read_project(manifest, catalog)
-            report = import_project(project, namespace=request.data.get("namespace") or None, dialect=dialect,
+            report = import_project(project, namespace=namespace, dialect=dialect,
                                     by=request.user, dry_run=dry_run)
         except DbtArtefactError as exc:
             return Response({"detail": " ".join(exc.messages), "code": "bad_artefact"},

@@ -210,3 +210,10 @@ def test_without_a_namespace_the_one_lineage_already_uses_is_taken(shop_teams):
     with pytest.raises(CommandError, match="pass it with --namespace"):
         Dataset.objects.all().delete()
         call_command("import_dbt", "--manifest", str(MANIFEST), stdout=StringIO(), stderr=StringIO())
+
+
+def test_an_ephemeral_model_has_no_dataset(shop_teams):
+    manifest = json.loads(MANIFEST.read_text())
+    manifest["nodes"]["model.shop.mystery"]["config"]["materialized"] = "ephemeral"
+    project = read_project(manifest, json.loads(CATALOG.read_text()))
+    assert "model.shop.mystery" not in project.nodes

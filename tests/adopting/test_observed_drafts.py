@@ -113,3 +113,11 @@ def test_the_api_answers_409_naming_a_missing_schema(client, dataset, owner_toke
     assert response.json() == {"detail": "postgres://retail-db:5432/retail.public.orders has no observed schema: no "
                                          "lineage event or dataset event has carried a schema facet for it yet.",
                                "code": "cannot_draft"}
+
+
+def test_a_partial_schema_without_types_is_named_not_guessed(dataset):
+    observe("retail.public.orders", ("order_id", "bigint"), ("status", ""))
+    err = StringIO()
+    with pytest.raises(CommandError):
+        call_command("draft_contracts", stdout=StringIO(), stderr=err)
+    assert "its observed schema lists 'status' without a type" in err.getvalue()
