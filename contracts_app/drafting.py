@@ -323,8 +323,8 @@ def write_into_tree(draft: Draft | DraftChange, root: Path) -> str:
     a report line. Files already there are left alone unless they hold exactly the draft's
     document (the team may be editing them in its pull request)."""
     draft = draft.draft if isinstance(draft, DraftChange) else draft
-    if draft is None:
-        return ""
+    if draft is None or not draft.is_pending:
+        return ""  # a reviewed draft is published (or waits in a change request): the tree has its own copy
     folder = tree_folder(draft.document, Path(root))
     shown = folder.relative_to(Path(root)) if folder.is_relative_to(Path(root)) else folder
     if (folder / "schema.yaml").exists() or (folder / "schema.py").exists():

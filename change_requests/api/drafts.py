@@ -108,6 +108,24 @@ class DraftDetail(APIView):
                          **review_of(draft, request.user)})
 
 
+    @extend_schema(
+        summary="Replace a pending draft's document (a member of its owner team)",
+        description=("The body is the whole document ({\"document\": …} or the document itself), with the draft's "
+                     "schema.name and schema.version. Audited; from then on re-running the generator leaves the draft "
+                     "as it is."),
+        request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT},
+    )
+    def put(self, request, pk: int):
+        draft = _draft(pk)
+        document = request.data
+        if isinstance(document, dict) and isinstance(document.get("document"), dict):
+            document = document["document"]
+        if not isinstance(document, dict) or not isinstance(document.get("schema"), dict):
+            raise ValidationError({"detail": "Send the whole contract document (schema:, columns: …) as the body."})
+        draft.edit(dict(document), by=request.user)
+        return self.get(request, pk)
+
+
 class DraftApprove(APIView):
     write_scope = TokenScope.CONTRACTS_PUBLISH
 

@@ -131,3 +131,19 @@ def test_the_dbt_upload_endpoint_says_what_is_wrong_with_a_bad_manifest(client, 
     assert response.status_code == 400 and response.json()["detail"].startswith("manifest: not JSON")
     response = client.post(reverse("api-dbt-import"), {})
     assert response.status_code == 400 and "Send dbt's manifest.json" in response.json()["detail"]
+
+
+def test_the_owner_team_edits_a_draft_over_the_api_and_an_outsider_cannot(client, dataset, owner_team, owner, outsider):
+    draft = drafted(dataset, owner_team)
+    _, mine = ApiToken.issue("alice", user=owner)
+    _, theirs = ApiToken.issue("dave", user=outsider)
+    edited = {**draft.document, "columns": [{**c, "checks": [{"ge": 0}]} if c["name"] == "amount" else c
+                                            for c in draft.document["columns"]]}
+    url = reverse("api-draft-detail", args=[draft.pk])
+    assert client.put(url, {"document": edited}, content_type="application/json", **bearer(theirs)).status_code == 403
+    answer = client.put(url, {"document": edited}, content_type="application/json", **bearer(mine))
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["document"] == edited and answer.json()["edited_by"] == "alice"
+    renamed = {**edited, "schema": {**edited["schema"], "version": "9.0"}}
+    refused = client.put(url, renamed, content_type="application/json", **bearer(mine))
+    assert refused.status_code == 409 and "must keep schema.name" in refused.json()["detail"]
