@@ -347,6 +347,7 @@ def import_project(project: DbtProject, *, namespace: str | None = None, dialect
                 if getattr(recorded, kind):
                     report.add(f"dbt_owner_{kind}", f"dbt owners {kind}: {len(getattr(recorded, kind))} node(s) "
                                "(for attributing their jobs)")
+                    report.counts[f"dbt_owner_{kind}"] = len(getattr(recorded, kind))
             if dry_run:
                 raise _RollBack
     except _RollBack:
