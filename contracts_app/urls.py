@@ -14,4 +14,5 @@ urlpatterns = [
             name="contract-unbind"),
     path("contracts/bind-dataset/<int:pk>/", views.dataset_bind, name="contract-dataset-bind"),
     path("contracts/draft-dataset/<int:pk>/", views.dataset_draft, name="contract-dataset-draft"),
+    path("contracts/import-dbt/", views.dbt_import, name="contract-dbt-import"),
 ]

@@ -16,9 +16,10 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from registry_client.resolution import latest_release, semantic_sort
 
+from contracts_app.dbt import DbtArtefactError, import_project, read_project
 from contracts_app.diff import column_changes, structural_diff
 from contracts_app.drafting import CannotDraft, draft_from_observed_schema
-from contracts_app.forms import BindByNameForm, BindToContractForm, ModeForm
+from contracts_app.forms import BindByNameForm, BindToContractForm, DbtImportForm, ModeForm
 from contracts_app.models import (
     Contract,
     ContractVersion,
@@ -324,3 +325,25 @@ def dataset_draft(request: HttpRequest, pk: int) -> HttpResponse:
     messages.success(request, f"{change.action.capitalize()}: draft {change.name} {change.version}"
                               f"{f' ({change.detail})' if change.detail else ''}; it waits for review here.")
     return redirect(change.draft) if change.draft is not None else redirect(dataset)
+
+
+@login_required
+def dbt_import(request: HttpRequest) -> HttpResponse:
+    """A governance admin uploads a dbt project's manifest (and catalog): a dry run shows what
+    would change, a real run imports it (contracts_app.dbt) and lists what it did."""
+    if not is_governance_admin(request.user):
+        raise PermissionDenied("Importing dbt artefacts is for governance admins.")
+    report, error = None, ""
+    if request.method == "POST":
+        form = DbtImportForm(request.POST, request.FILES)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                project = read_project(data["manifest_json"], data["catalog_json"])
+                report = import_project(project, namespace=data["namespace"] or None, by=request.user,
+                                        dry_run=data["dry_run"])
+            except DbtArtefactError as exc:
+                error = " ".join(exc.messages)
+    else:
+        form = DbtImportForm()
+    return render(request, "contracts_app/dbt_import.html", {"form": form, "report": report, "error": error})

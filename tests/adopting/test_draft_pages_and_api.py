@@ -147,3 +147,24 @@ def test_the_owner_team_edits_a_draft_over_the_api_and_an_outsider_cannot(client
     renamed = {**edited, "schema": {**edited["schema"], "version": "9.0"}}
     refused = client.put(url, renamed, content_type="application/json", **bearer(mine))
     assert refused.status_code == 409 and "must keep schema.name" in refused.json()["detail"]
+
+
+def test_the_dbt_import_page_is_for_governance_admins_and_shows_a_dry_run(client, shop_teams, admin, owner):
+    client.force_login(owner)
+    assert client.get(reverse("contract-dbt-import")).status_code == 403
+    client.force_login(admin)
+    with MANIFEST.open("rb") as manifest, CATALOG.open("rb") as catalog:
+        page = client.post(reverse("contract-dbt-import"), {"manifest": manifest, "catalog": catalog,
+                                                            "namespace": NAMESPACE, "dry_run": "on"}).content.decode()
+    assert "Dry run: nothing was stored" in page and "created   draft wh.sales.orders 1.0" in page
+    assert "postgres type &#x27;jsonb&#x27; has no canonical dtype" in page
+    assert not Dataset.objects.exists()
+
+
+def test_the_dbt_import_page_says_what_is_wrong_with_an_upload(client, admin):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(admin)
+    page = client.post(reverse("contract-dbt-import"),
+                       {"manifest": SimpleUploadedFile("manifest.json", b"[1, 2]")}).content.decode()
+    assert "manifest.json must hold a JSON object" in page
