@@ -100,6 +100,8 @@ class Hit:
     reads: list[str] | None  # the columns it reads; None: all or unknown
     touched: list[str]  # the touched columns among them (all touched ones when it reads everything)
     evidence: list[dict[str, Any]] = field(default_factory=list)
+    decided_by: str = ""  # the rule that made the job its team's (registry.jobs.DecidedBy)
+    decided_by_detail: str = ""
 
 
 @dataclass
@@ -152,14 +154,16 @@ def _evidence(reading: JobReading) -> list[dict[str, Any]]:
 
 
 def _hit(reading: JobReading, dataset_label: str, touched: list[str] | None) -> Hit:
+    decided = (reading.rule, reading.rule_detail)
     if reading.columns is None:
         hits = list(touched) if touched is not None else []
-        return Hit(reading.job, dataset_label, None, hits, _evidence(reading))
+        return Hit(reading.job, dataset_label, None, hits, _evidence(reading), *decided)
     reads = sorted(reading.columns)
     if touched is None:
-        return Hit(reading.job, dataset_label, reads, reads, _evidence(reading))
+        return Hit(reading.job, dataset_label, reads, reads, _evidence(reading), *decided)
     folded = _fold(reads)
-    return Hit(reading.job, dataset_label, reads, [c for c in touched if c.casefold() in folded], _evidence(reading))
+    return Hit(reading.job, dataset_label, reads, [c for c in touched if c.casefold() in folded], _evidence(reading),
+               *decided)
 
 
 def _judge_dataset(label: str, hits: list[Hit], declared: list[str] | None,
@@ -264,7 +268,8 @@ def assess_datasets(datasets_: Iterable[Dataset], touched: list[str] | None, *, 
         elif (reading.team_id is None or reading.team_id != owner_team_id) and (
                 reading.dataset_id in datasets or hit.touched or hit.reads is None):
             unregistered.append({"job": reading.job, "team": slugs.get(reading.team_id), "dataset": hit.dataset,
-                                 "dataset_id": reading.dataset_id, "reads": hit.reads, "touched": hit.touched})
+                                 "dataset_id": reading.dataset_id, "reads": hit.reads, "touched": hit.touched,
+                                 "decided_by": hit.decided_by, "decided_by_detail": hit.decided_by_detail})
     judged = [_judge(team, consumed[team_id], touched) for team_id, team in teams.items()]
     direct = {c.team.slug for c in consumers if c.dataset_id in datasets and c.team_id != owner_team_id}
     return Impact(touched=touched, teams=judged, unregistered_readers=unregistered, dataset_granular=sorted(direct))

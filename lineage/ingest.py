@@ -65,6 +65,7 @@ from lineage.signals import dataset_flags, dataset_written
 from registry.auth import LineageWriter
 from registry.db import on_postgresql, prepared_cursor
 from registry.models import AuditEvent, Dataset
+from registry.ownership import NO_FACTS, JobFacts, job_facts, record_job_facts
 from registry.usage import ColumnRead
 
 DATASET_FIRST_SEEN = "dataset.first_seen"
@@ -220,6 +221,42 @@ def store_events(events: Iterable[dict | ParsedEvent], *, by=None, writer: Linea
     return [store_event(event, by=by, writer=writer) for event in events]
 
 
+# --- what a job's facets say of its owner (registry.ownership) ----------------------
+
+class RecentJobFacts:
+    """The ownership facts (registry.ownership.JobFacts) this process last
+    committed for each job: an event saying the same again writes nothing, so
+    a job's steady stream of events costs no statement for them. At most `size`
+    jobs are remembered; then the memory starts again."""
+
+    def __init__(self, size: int = 100_000) -> None:
+        self.size, self.facts = size, {}
+
+    def clear(self) -> None:
+        self.facts = {}
+
+    def remember(self, job: tuple[str, str], facts: JobFacts) -> None:
+        if len(self.facts) >= self.size:
+            self.facts = {}
+        self.facts[job] = facts
+
+
+RECENT_JOB_FACTS = RecentJobFacts()
+
+
+def keep_job_facts(job: tuple[str, str], job_facets: dict, new_job: bool | None) -> None:
+    """Keep what the event says for the job's ownership (its dbt_node and
+    ownership facets) when the job is new (`new_job`; None: not known) or they
+    may have changed, and decide its team again if so (registry.ownership)."""
+    facts = job_facts(job_facets) if job_facets else NO_FACTS
+    if new_job is False and (not facts.said or RECENT_JOB_FACTS.facts.get(job) == facts):
+        return
+    if new_job is None and RECENT_JOB_FACTS.facts.get(job) == facts:
+        return
+    record_job_facts(job[0], job[1], facts)
+    transaction.on_commit(lambda: RECENT_JOB_FACTS.remember(job, facts))
+
+
 # --- who may write what (registry.auth.LineageWriter) ----------------------------
 
 class WriteRefused(Exception):
@@ -303,11 +340,13 @@ def _store(parsed: ParsedEvent, by, gate: Gate | None, writer: LineageWriter | N
     team = writer.team_id if writer is not None else None
     if on_postgresql():
         with prepared_cursor() as cursor:
-            job_pk, run_pk = _upsert_job_run_and_edges(cursor, parsed, datasets, now, usage, writer)
+            job_pk, run_pk, new_job = _upsert_job_run_and_edges(cursor, parsed, datasets, now, usage, writer)
     else:
         job_pk, run_pk = _upsert_job_and_run(parsed, now, writer)
+        new_job = None  # not known: the facts are written unless this process wrote the same
         _insert_edges(job_pk, run_pk, parsed, datasets, now, usage)
         _upsert_usage(job_pk, parsed, usage, now, team)
+    keep_job_facts(job_key, parsed.job_facets, new_job)
     # Ownership, documentation, symlinks, data quality, …: most events carry none.
     kept = facet_rows([*(parsed.payload.get("inputs") or []), *parsed.outputs],
                       read_only=set(parsed.inputs) - {(o["namespace"], o["name"]) for o in parsed.outputs})
@@ -564,14 +603,15 @@ def _insert_unowned_datasets(keys: list[tuple[str, str]]) -> list[Dataset]:
 # The job and run statements take named parameters: a name used twice is sent once.
 
 @cache
-def _job_sql() -> str:
+def _job_sql(*, inserted: bool = False) -> str:
+    """The job upsert; with `inserted` (PostgreSQL) it also returns whether the row is new."""
     table = Job._meta.db_table
     return (
         f"INSERT INTO {table} (namespace, name, facets, created_at, updated_at) "
         "VALUES (%(job_namespace)s, %(job_name)s, %(job_facets)s, %(now)s, %(now)s) "
         "ON CONFLICT (namespace, name) DO UPDATE SET "
         f"facets = CASE WHEN %(has_job_facets)s THEN EXCLUDED.facets ELSE {table}.facets END, "
-        "updated_at = EXCLUDED.updated_at RETURNING id"
+        "updated_at = EXCLUDED.updated_at RETURNING id" + (",xmax=0 AS new" if inserted else "")
     )
 
 
@@ -630,7 +670,7 @@ def _job_run_and_edges_sql(reads: bool = False, field_edges: bool = False) -> st
     event changes one, follow in a statement of their own)."""
     usage = _usage_ctes((reads, field_edges))
     return (
-        f"WITH job AS ({_job_sql()}), run AS ({_run_sql(job_from_cte=True)}), "
+        f"WITH job AS ({_job_sql(inserted=True)}), run AS ({_run_sql(job_from_cte=True)}), "
         # Terse from here on: psycopg caches the parsing of statements up to 4 KiB.
         f"je AS (INSERT INTO {JobDataset._meta.db_table}(job_id,direction,dataset_id,first_seen_at) "
         "SELECT job.id,e.d,e.i,%(now)s FROM job,unnest(%(directions)s::varchar[],%(dataset_ids)s::bigint[]) e(d,i) "
@@ -639,7 +679,7 @@ def _job_run_and_edges_sql(reads: bool = False, field_edges: bool = False) -> st
         "SELECT run.id,e.d,e.i FROM run,unnest(%(directions)s::varchar[],%(dataset_ids)s::bigint[]) e(d,i) "
         "ORDER BY e.i,e.d ON CONFLICT(run_id,direction,dataset_id) DO NOTHING)"
         + "".join(f",{cte}" for cte in usage)
-        + " SELECT job.id, run.id FROM job, run"
+        + " SELECT job.id, run.id, job.new FROM job, run"
     )
 
 
@@ -647,7 +687,7 @@ def _upsert_job_run_and_edges(cursor, parsed: ParsedEvent, datasets: dict, now: 
                               writer: LineageWriter | None) -> tuple[int, int]:
     """PostgreSQL: the job, the run, both edge sets and the column usage in one
     statement (one round trip instead of four or more; each costs more than the
-    statement's work). Returns the job's and the run's pk."""
+    statement's work). Returns the job's and the run's pk, and whether the job is new."""
     edges = _edges(parsed, datasets, usage)
     params = _job_and_run_params(parsed, now, writer)
     params["directions"] = [direction for _, direction in edges]
@@ -655,10 +695,10 @@ def _upsert_job_run_and_edges(cursor, parsed: ParsedEvent, datasets: dict, now: 
     if usage:
         params.update(_usage_params(usage, now, params["token_team"]))
     cursor.execute(_job_run_and_edges_sql(bool(usage.column_reads), bool(usage.field_edges)), params)
-    job_pk, run_pk = cursor.fetchone()
+    job_pk, run_pk, new_job = cursor.fetchone()
     if usage.schemas:
         cursor.execute(_schemas_statement(), {**params, "job_id": job_pk})
-    return job_pk, run_pk
+    return job_pk, run_pk, new_job
 
 
 def _upsert_job_and_run(parsed: ParsedEvent, now: datetime, writer: LineageWriter | None = None) -> tuple[int, int]:

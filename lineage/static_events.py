@@ -37,6 +37,7 @@ from lineage.ingest import (
     _prep,
     check_outputs,
     datasets_for,
+    keep_job_facts,
     own_transaction,
     parse_event_time,
 )
@@ -125,6 +126,7 @@ def _apply_job_event(parsed: ParsedStatic, by, writer: LineageWriter | None) -> 
                                     "job_facets": _prep(Job, "facets", job_facets), "has_job_facets": bool(job_facets),
                                     "now": _prep(Job, "updated_at", now)})
         job_id = cursor.fetchone()[0]
+    keep_job_facts((parsed.namespace, parsed.name), job_facets, None)
     if "inputs" in event or "outputs" in event:
         declare_lineage(job_id, {(datasets[(d["namespace"], d["name"])].pk, Direction.INPUT.value) for d in inputs}
                         | {(datasets[(d["namespace"], d["name"])].pk, Direction.OUTPUT.value) for d in outputs},

@@ -29,7 +29,7 @@ from lineage.svg import layout
 from registry.hooks import count_badge, dataset_list_badge, dataset_page_section
 from registry.models import Consumer
 from registry.pagination import page_of
-from registry.usage import column_readers
+from registry.usage import column_readers, owner_annotations, owners_of
 
 PAGE_DEPTHS = (1, 2, 3, 4, 5)
 DEFAULT_PAGE_DEPTH = 1
@@ -103,13 +103,20 @@ def job_list(request: HttpRequest) -> HttpResponse:
     latest = Run.objects.filter(job=OuterRef("pk")).order_by("-state_at")
     jobs = Job.objects.annotate(
         last_state=Subquery(latest.values("state")[:1]), last_state_at=Subquery(latest.values("state_at")[:1]),
+        last_token_team_id=Subquery(latest.values("token_team_id")[:1]), **owner_annotations(),
     ).order_by("namespace", "name")
-    return render(request, "lineage/job_list.html", {"page": page_of(request, jobs)})
+    page = page_of(request, jobs)
+    for job, owner in zip(page.object_list, owners_of(page.object_list, lambda j: j.last_token_team_id), strict=True):
+        job.owner = owner
+    return render(request, "lineage/job_list.html", {"page": page})
 
 
 @login_required
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    job = get_object_or_404(Job, pk=pk)
+    latest = Run.objects.filter(job=OuterRef("pk")).order_by("-state_at")
+    job = get_object_or_404(Job.objects.annotate(last_token_team_id=Subquery(latest.values("token_team_id")[:1]),
+                                                 **owner_annotations()), pk=pk)
+    (job.owner,) = owners_of([job], lambda j: j.last_token_team_id)
     start = Node("job", job.pk, job.namespace, job.name)
     ctx = _drawing_context(request, start)
     ctx.update({"job": job, "runs": Run.objects.of_job(job).with_sender().recent(20), "anchor_url": job.get_absolute_url()})

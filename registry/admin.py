@@ -14,6 +14,7 @@ from django.template.response import TemplateResponse
 
 from registry.constants import AuditAction
 from registry.forms import ApiTokenForm
+from registry.jobs import DbtOwner, JobTeam, OwnershipRules, TeamAlias
 from registry.models import (
     ApiToken,
     AuditEvent,
@@ -23,6 +24,13 @@ from registry.models import (
     Team,
     audit_type,
     is_governance_admin,
+)
+from registry.ownership import (
+    declare_alias,
+    normal_rules_text,
+    parse_rules,
+    remove_alias,
+    save_ownership_rules,
 )
 from registry.usage import ColumnRead, NamespaceTeam
 
@@ -357,3 +365,93 @@ class ColumnReadAdmin(ReadOnlyAdmin):
     list_filter = ["kind", "source"]
     search_fields = ["job_name", "job_namespace", "column", "dataset__name"]
     list_select_related = ["dataset"]
+
+
+class OwnershipRulesForm(forms.ModelForm):
+    class Meta:
+        model = OwnershipRules
+        fields = ["text", "note"]
+        widgets = {"text": forms.Textarea(attrs={"rows": 24, "cols": 100, "class": "vLargeTextField"})}
+        help_texts = {"text": "CODEOWNERS syntax, the last matching line winning: `models/finance/** @finance` "
+                              "(dbt's original_file_path), `ns:dbt_shop job:*.finance_* @finance` (job-name globs), "
+                              "`@owner` a team slug or alias."}
+
+    def clean_text(self) -> str:
+        text = normal_rules_text(self.cleaned_data["text"])
+        problems = parse_rules(text).problems
+        if problems:
+            raise ValidationError(problems)
+        return text
+
+
+@admin.register(OwnershipRules)
+class OwnershipRulesAdmin(admin.ModelAdmin):
+    """The job ownership rules file, one version per change: "Add" starts from the version in
+    force; saving makes a new version (audited) and decides every job's team again."""
+
+    form = OwnershipRulesForm
+    list_display = ["version", "created_at", "created_by", "note"]
+    readonly_fields = ["version", "created_at", "created_by"]
+
+    def get_changeform_initial_data(self, request) -> dict:
+        latest = OwnershipRules.objects.order_by("-version").first()
+        return {"text": latest.text if latest else ""}
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False  # a version is never edited: a change is a new version
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def save_model(self, request, obj, form, change) -> None:
+        saved = save_ownership_rules(form.cleaned_data["text"], by=request.user, note=form.cleaned_data["note"])
+        stored = OwnershipRules.objects.get(version=saved.version)
+        obj.pk, obj.version, obj.created_at = stored.pk, stored.version, stored.created_at
+        n = len(saved.reattributed)
+        self.message_user(request, f"Version {saved.version} in force; {n} job{pluralize(n)} changed team."
+                          if saved.created else f"Same text as version {saved.version}: nothing changed.")
+
+    def log_addition(self, request, obj, message):
+        return None  # the audit log has the row (registry.ownership.save_ownership_rules)
+
+
+@admin.register(TeamAlias)
+class TeamAliasAdmin(admin.ModelAdmin):
+    """Other names a team answers to in ownership facets, the rules file and dbt artefacts."""
+
+    list_display = ["alias", "team", "created_at"]
+    search_fields = ["alias", "team__name", "team__slug"]
+    autocomplete_fields = ["team"]
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def save_model(self, request, obj, form, change) -> None:
+        stored = declare_alias(obj.team, obj.alias, by=request.user)
+        obj.pk = stored.pk
+
+    def delete_model(self, request, obj) -> None:
+        remove_alias(obj.team, obj.alias, by=request.user)
+
+    def delete_queryset(self, request, queryset) -> None:
+        for alias in queryset.select_related("team"):
+            remove_alias(alias.team, alias.alias, by=request.user)
+
+
+@admin.register(JobTeam)
+class JobTeamAdmin(ReadOnlyAdmin):
+    """Each job's ownership facts (from its events) and the team the rules decided."""
+
+    list_display = ["job_namespace", "job_name", "team", "rule", "rule_detail", "dbt_path"]
+    list_filter = ["rule"]
+    search_fields = ["job_namespace", "job_name", "dbt_unique_id", "dbt_path"]
+    list_select_related = ["team"]
+
+
+@admin.register(DbtOwner)
+class DbtOwnerAdmin(ReadOnlyAdmin):
+    """Owner teams read from dbt artefacts (registry.ownership.record_dbt_owners)."""
+
+    list_display = ["unique_id", "team", "original_file_path", "source", "recorded_at"]
+    search_fields = ["unique_id", "original_file_path", "team__slug"]
+    list_select_related = ["team"]

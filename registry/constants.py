@@ -28,6 +28,8 @@ class AuditAction:
     DBT_OWNER_REMOVED = "dbt_owner.removed"
     TEAM_ALIAS_DECLARED = "team.alias_declared"
     TEAM_ALIAS_REMOVED = "team.alias_removed"
+    OWNERSHIP_RULES_CHANGED = "ownership_rules.changed"
+    CONSUMPTION_CONFIRMED = "consumer.readings_confirmed"
     # Any other row a governance admin deleted in the Django admin, with its last values.
     DELETED_IN_ADMIN = "admin.deleted"
 

@@ -70,3 +70,70 @@ class DbtOwner(models.Model):
 
     def __str__(self) -> str:
         return f"{self.unique_id} -> {self.team}"
+
+
+class DecidedBy(models.TextChoices):
+    """The rule that decided a job's team, in the order they are tried."""
+
+    OWNERSHIP_FACET = "ownership_facet", "OpenLineage ownership facet"
+    RULES_FILE = "rules_file", "Ownership rules file"
+    DBT_ARTEFACTS = "dbt_artefacts", "dbt artefacts"
+    NAMESPACE = "namespace", "Job namespace mapping"
+    TOKEN = "token", "Team of the posting token"
+    NOBODY = "", "Nobody"
+
+
+class JobTeam(models.Model):
+    """One job (by OpenLineage namespace and name): the facts ownership rules
+    match it by, as its latest events said, and the team the first three rules
+    decide (registry.ownership.attribute_jobs keeps it current whenever a rule
+    or a fact changes; the namespace mapping and the token's team are joined
+    where usage is read, as they always were)."""
+
+    # Written by the ingest: no database constraint on the team (it would share-lock
+    # the team row on every write); Django still sets it NULL when a team goes.
+    job_namespace = models.CharField(max_length=500)
+    job_name = models.CharField(max_length=500)
+    dbt_unique_id = models.CharField(max_length=500, blank=True, help_text="The dbt_node facet's unique_id.")
+    dbt_path = models.CharField(max_length=1000, blank=True, help_text="The dbt_node facet's original_file_path.")
+    owners = models.JSONField(default=list, blank=True,
+                              help_text="The ownership facet's owner names, in its order (normal names).")
+    team = models.ForeignKey("registry.Team", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                             db_constraint=False)
+    rule = models.CharField(max_length=20, choices=DecidedBy.choices, blank=True, default=DecidedBy.NOBODY)
+    rule_detail = models.CharField(max_length=1000, blank=True,
+                                   help_text='Which owner, line or node decided, e.g. "rules v3 line 4: models/finance/** @finance".')
+    first_seen_at = models.DateTimeField(default=timezone.now)
+    attributed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["job_namespace", "job_name"]
+        constraints = [models.UniqueConstraint(fields=["job_namespace", "job_name"], name="job_team_unique",
+                                               violation_error_message="This job is already known.")]
+        indexes = [models.Index(fields=["dbt_unique_id"], name="job_team_dbt_id_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.job_namespace}/{self.job_name}"
+
+    @property
+    def job(self) -> str:
+        return f"{self.job_namespace}/{self.job_name}"
+
+
+class OwnershipRules(models.Model):
+    """One version of the ownership rules file; the highest version is in force.
+    Versions are never edited: a change is a new version (audited)."""
+
+    version = models.PositiveIntegerField(unique=True)
+    text = models.TextField(blank=True)
+    note = models.CharField(max_length=500, blank=True, help_text="Why it changed.")
+    created_at = models.DateTimeField(default=timezone.now)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+
+    class Meta:
+        ordering = ["-version"]
+        verbose_name = "ownership rules version"
+
+    def __str__(self) -> str:
+        return f"ownership rules v{self.version}"

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from registry.constants import DEFAULT_TOKEN_SCOPES, AuditAction, CompatibilityMode, TokenScope
-from registry.jobs import DbtOwner, TeamAlias  # noqa: F401 - the core's models, registered here
+from registry.jobs import DbtOwner, JobTeam, OwnershipRules, TeamAlias  # noqa: F401 - the core's models, registered here
 from registry.querysets import ApiTokenQuerySet, DatasetQuerySet, TeamQuerySet
 from registry.usage import ColumnRead, NamespaceTeam  # noqa: F401 - the core's models, registered here
 

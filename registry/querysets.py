@@ -15,6 +15,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce, Concat
 
+from registry.jobs import JobTeam
 from registry.usage import ColumnRead, NamespaceTeam
 
 
@@ -32,12 +33,14 @@ class DatasetQuerySet(models.QuerySet):
     def with_unregistered_readers(self, now: datetime | None = None) -> DatasetQuerySet:
         """Annotate `unregistered_readers`: how many jobs read each dataset now (within
         COLUMN_USAGE_WINDOW) whose team is neither a registered consumer nor the owner
-        team, or is unknown. A job's team is its namespace's team, else the team of the
-        token that posted its events (registry.usage.attribute); a job with any evidence
+        team, or is unknown. A job's team is decided as registry.usage.attribute decides it
+        (the job's ownership rules, its namespace's team, the posting token's team); a job with any evidence
         from a registered team counts as registered. One subquery, no query of its own."""
         consumer_teams = self.model._meta.get_field("consumers").related_model.objects.filter(
             dataset=OuterRef("dataset")).values("team")
         attributed = Coalesce(
+            Subquery(JobTeam.objects.filter(job_namespace=OuterRef("job_namespace"), job_name=OuterRef("job_name"))
+                     .values("team_id")[:1]),
             Subquery(NamespaceTeam.objects.filter(namespace=OuterRef("job_namespace")).values("team_id")[:1]),
             "token_team_id", output_field=BigIntegerField())
         registered_evidence = (

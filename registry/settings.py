@@ -254,6 +254,7 @@ if FRESHNESS_SWEEP_INTERVAL.total_seconds() < 1:
     raise ImproperlyConfigured("FRESHNESS_SWEEP_INTERVAL must be at least 1s")
 SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {})["FreshnessStatusEnum"] = (
     "freshness.constants.FreshnessStatus")
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["DecidedByEnum"] = "registry.jobs.DecidedBy"
 CELERY_BEAT_SCHEDULE["freshness-sweep"] = {
     "task": "freshness.sweep",
     "schedule": FRESHNESS_SWEEP_INTERVAL.total_seconds(),

@@ -19,9 +19,12 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import models
+from django.db.models import OuterRef, Subquery, Value
+from django.db.models.functions import Concat
 from django.utils import timezone
 
 from registry.hooks import fed_by
+from registry.jobs import DecidedBy, JobTeam
 
 ALL_COLUMNS = ""
 
@@ -51,6 +54,15 @@ class ColumnReadQuerySet(models.QuerySet):
 
     def of_datasets(self, dataset_ids: Iterable[int]) -> ColumnReadQuerySet:
         return self.filter(dataset_id__in=list(dataset_ids))
+
+    def with_job_team(self) -> ColumnReadQuerySet:
+        """Annotate `job_team_id` and `job_decided` ("rule|detail"): the team the job's
+        ownership facet, the rules file or dbt artefacts decided (registry.jobs.JobTeam),
+        in the same query."""
+        job = JobTeam.objects.filter(job_namespace=OuterRef("job_namespace"), job_name=OuterRef("job_name"))
+        return self.annotate(
+            job_team_id=Subquery(job.values("team_id")[:1]),
+            job_decided=Subquery(job.annotate(d=Concat("rule", Value("|"), "rule_detail")).values("d")[:1]))
 
 
 class ColumnRead(models.Model):
@@ -121,6 +133,8 @@ class JobReading:
     job_namespace: str
     job_name: str
     team_id: int | None
+    rule: str = DecidedBy.NOBODY  # which rule decided team_id (registry.jobs.DecidedBy)
+    rule_detail: str = ""
     # Column -> DIRECT or INDIRECT (DIRECT wins when both were seen); None: all or unknown.
     columns: dict[str, str] | None = field(default_factory=dict)
     evidence: list[Evidence] = field(default_factory=list)
@@ -134,14 +148,25 @@ class JobReading:
         return self.columns is None
 
 
-def attribute(job_namespace: str, token_team_id: int | None, mapping: dict[str, int]) -> int | None:
-    """A job's team: the namespace mapping, else the team of the token that posted its events."""
-    return mapping.get(job_namespace, token_team_id)
+def attribute(job_namespace: str, token_team_id: int | None, mapping: dict[str, int],
+              job_team_id: int | None = None, job_decided: str | None = None) -> tuple[int | None, str, str]:
+    """A job's team, the rule that decided it and which owner, line or node did
+    (registry.jobs): what its ownership facet, the rules file or dbt artefacts
+    decided (`job_team_id`, `job_decided` as "rule|detail"), else its namespace's
+    team, else the team of the token that posted its events."""
+    if job_team_id is not None:
+        rule, _, detail = (job_decided or "").partition("|")
+        return job_team_id, rule, detail
+    if job_namespace in mapping:
+        return mapping[job_namespace], DecidedBy.NAMESPACE, f"job namespace {job_namespace}"
+    if token_team_id is not None:
+        return token_team_id, DecidedBy.TOKEN, "the team of the token that posted its events"
+    return None, DecidedBy.NOBODY, ""
 
 
 def readings_of(dataset_ids: Iterable[int], *, now: datetime | None = None) -> list[JobReading]:
     """Every job's current reading of the datasets, attributed to teams (two queries)."""
-    rows = list(ColumnRead.objects.current(now).of_datasets(dataset_ids)
+    rows = list(ColumnRead.objects.current(now).of_datasets(dataset_ids).with_job_team()
                 .order_by("dataset_id", "job_namespace", "job_name", "column"))
     mapping = dict(NamespaceTeam.objects.filter(namespace__in={r.job_namespace for r in rows})
                    .values_list("namespace", "team_id"))
@@ -150,10 +175,11 @@ def readings_of(dataset_ids: Iterable[int], *, now: datetime | None = None) -> l
         key = (row.dataset_id, row.job_namespace, row.job_name)
         reading = readings.get(key)
         if reading is None:
-            reading = readings[key] = JobReading(row.dataset_id, row.job_namespace, row.job_name,
-                                                 attribute(row.job_namespace, row.token_team_id, mapping))
+            reading = readings[key] = JobReading(row.dataset_id, row.job_namespace, row.job_name, *attribute(
+                row.job_namespace, row.token_team_id, mapping, row.job_team_id, row.job_decided))
         elif reading.team_id is None and row.token_team_id is not None:
-            reading.team_id = attribute(row.job_namespace, row.token_team_id, mapping)
+            reading.team_id, reading.rule, reading.rule_detail = attribute(
+                row.job_namespace, row.token_team_id, mapping, row.job_team_id, row.job_decided)
         reading.evidence.append(Evidence(row.source, str(row.run_uuid) if row.run_uuid else None,
                                          row.event_time, row.last_seen_at))
         if row.column == ALL_COLUMNS:
@@ -178,6 +204,13 @@ class Reader:
     kinds: dict[str, str]
     undeclared: list[str]  # read, though its team declared other columns
     last_seen_at: datetime | None
+    rule: str = DecidedBy.NOBODY  # which rule decided its team (registry.jobs.DecidedBy)
+    rule_detail: str = ""
+
+    @property
+    def decided_by(self) -> str:
+        """The rule that decided the job's team, in words."""
+        return DecidedBy(self.rule).label
 
     @property
     def unregistered(self) -> bool:
@@ -189,7 +222,8 @@ class Reader:
         return {"job": self.job, "team": self.team, "registered": self.registered, "owner_team": self.owner_team,
                 "columns": self.columns,
                 "kinds": self.kinds, "undeclared": self.undeclared,
-                "last_seen_at": self.last_seen_at.isoformat() if self.last_seen_at else None}
+                "last_seen_at": self.last_seen_at.isoformat() if self.last_seen_at else None,
+                "decided_by": self.rule, "decided_by_detail": self.rule_detail}
 
 
 def readers_of(dataset, consumers: Iterable, *, now: datetime | None = None) -> list[Reader]:
@@ -209,7 +243,7 @@ def readers_of(dataset, consumers: Iterable, *, now: datetime | None = None) -> 
         rows.append(Reader(r.job, r.team_id, team.slug if team else None, team.name if team else None,
                            r.team_id in declared, r.team_id is not None and r.team_id == dataset.owner_team_id,
                            columns, dict(r.columns or {}), undeclared,
-                           max((e.last_seen_at for e in r.evidence), default=None)))
+                           max((e.last_seen_at for e in r.evidence), default=None), r.rule, r.rule_detail))
     rows.sort(key=lambda row: (not row.unregistered, row.team or "", row.job))
     return rows
 
@@ -224,10 +258,16 @@ class ColumnReader:
     kinds: list[str]  # DIRECT and/or INDIRECT
     last_seen_at: datetime
     source: str  # of the latest evidence
+    rule: str = DecidedBy.NOBODY  # which rule decided its team (registry.jobs.DecidedBy)
+    rule_detail: str = ""
 
     @property
     def job(self) -> str:
         return f"{self.job_namespace}/{self.job_name}"
+
+    @property
+    def decided_by(self) -> str:
+        return DecidedBy(self.rule).label
 
 
 @dataclass
@@ -242,23 +282,31 @@ class ColumnReaders:
 def column_readers(dataset_id: int, *, now: datetime | None = None) -> ColumnReaders:
     """Each column's current readers, and the jobs reading all/unknown columns,
     attributed to teams as readings_of does (two queries)."""
-    rows = list(ColumnRead.objects.current(now).filter(dataset_id=dataset_id).select_related("token_team")
+    Team = NamespaceTeam._meta.get_field("team").related_model  # registry.models imports this module
+    rows = list(ColumnRead.objects.current(now).filter(dataset_id=dataset_id).with_job_team()
+                .annotate(namespace_team_id=Subquery(NamespaceTeam.objects.filter(namespace=OuterRef("job_namespace"))
+                                                     .values("team_id")[:1]))
                 .order_by("column", "job_namespace", "job_name", "kind"))
-    mapping = {m.namespace: m.team for m in
-               NamespaceTeam.objects.filter(namespace__in={r.job_namespace for r in rows}).select_related("team")}
+    mapping = {r.job_namespace: r.namespace_team_id for r in rows if r.namespace_team_id is not None}
+    teams = Team.objects.in_bulk({r.token_team_id for r in rows} | {r.job_team_id for r in rows} | set(mapping.values())
+                                 - {None})
     by_column: dict[str, dict[tuple[str, str], ColumnReader]] = {}
     for row in rows:
         readers = by_column.setdefault(row.column, {})
         reader = readers.get((row.job_namespace, row.job_name))
         if reader is None:
-            team = mapping.get(row.job_namespace, row.token_team)
+            team_id, rule, detail = attribute(row.job_namespace, row.token_team_id, mapping,
+                                              row.job_team_id, row.job_decided)
             readers[(row.job_namespace, row.job_name)] = ColumnReader(
-                row.job_namespace, row.job_name, team, [row.kind], row.last_seen_at, row.source)
+                row.job_namespace, row.job_name, teams.get(team_id), [row.kind], row.last_seen_at, row.source,
+                rule, detail)
             continue
         if row.kind not in reader.kinds:
             reader.kinds.append(row.kind)
-        if reader.team is None and row.job_namespace not in mapping:
-            reader.team = row.token_team
+        if reader.team is None and row.token_team_id is not None:
+            team_id, reader.rule, reader.rule_detail = attribute(row.job_namespace, row.token_team_id, mapping,
+                                                                 row.job_team_id, row.job_decided)
+            reader.team = teams.get(team_id)
         if row.last_seen_at > reader.last_seen_at:
             reader.last_seen_at, reader.source = row.last_seen_at, row.source
     everything = list(by_column.pop(ALL_COLUMNS, {}).values())
@@ -318,3 +366,39 @@ def downstream_columns(sources: Touched, *, depth: int = DOWNSTREAM_DEPTH,
         if not frontier:
             break
     return {dataset_id: columns for dataset_id, columns in reached.items() if columns}
+
+
+def owner_annotations(namespace: str = "namespace", name: str = "name") -> dict:
+    """Annotations for a queryset of jobs (fields `namespace`, `name`): `job_team_id`
+    and `job_decided` (registry.jobs.JobTeam) and `namespace_team_id`, for
+    `owners_of` to finish without a query per job."""
+    job = JobTeam.objects.filter(job_namespace=OuterRef(namespace), job_name=OuterRef(name))
+    return {"job_team_id": Subquery(job.values("team_id")[:1]),
+            "job_decided": Subquery(job.annotate(d=Concat("rule", Value("|"), "rule_detail")).values("d")[:1]),
+            "namespace_team_id": Subquery(NamespaceTeam.objects.filter(namespace=OuterRef(namespace)).values("team_id")[:1])}
+
+
+@dataclass
+class JobOwner:
+    team: object | None  # registry.Team
+    rule: str  # registry.jobs.DecidedBy
+    detail: str
+
+    @property
+    def decided_by(self) -> str:
+        return DecidedBy(self.rule).label
+
+    def to_dict(self) -> dict:
+        return {"team": getattr(self.team, "slug", None), "decided_by": self.rule, "decided_by_detail": self.detail}
+
+
+def owners_of(jobs: Iterable, token_team_of=lambda job: None) -> list[JobOwner]:
+    """Each job's owner, for jobs annotated with `owner_annotations` (one query for the teams);
+    `token_team_of(job)`: the team id of the token that posted its latest event, if known."""
+    jobs = list(jobs)
+    decided = [attribute(j.namespace, token_team_of(j), {j.namespace: j.namespace_team_id}
+                         if j.namespace_team_id is not None else {}, j.job_team_id, j.job_decided) for j in jobs]
+    Team = NamespaceTeam._meta.get_field("team").related_model  # registry.models imports this module
+    ids = {team_id for team_id, _, _ in decided if team_id is not None}
+    teams = Team.objects.in_bulk(ids) if ids else {}
+    return [JobOwner(teams.get(team_id), rule, detail) for team_id, rule, detail in decided]

@@ -28,8 +28,11 @@ from registry.hooks import (
     nav_items,
     render_dataset_list_table,
 )
+from registry.jobs import OwnershipRules
 from registry.models import Consumer, Dataset, Team
+from registry.ownership import unowned_jobs
 from registry.pagination import page_of
+from registry.readings import confirm_readings, readings_to_confirm
 from registry.usage import readers_of
 
 log = logging.getLogger(__name__)
@@ -176,6 +179,37 @@ def dataset_unconsume(request: HttpRequest, pk: int) -> HttpResponse:
     team = get_object_or_404(Team, pk=request.POST.get("team"))
     return act_and_redirect(request, dataset, lambda: dataset.unregister_consumer(team, by=request.user),
                   f"{team} no longer consumes {dataset}.")
+
+
+@login_required
+def readings(request: HttpRequest) -> HttpResponse:
+    """For each of the user's teams, the datasets its jobs read without the team
+    consuming them, and one button confirming them all."""
+    teams = [(team, readings_to_confirm(team)) for team in Team.objects.of_user(request.user)]
+    return render(request, "registry/readings.html", {
+        "teams": [(team, found, sum(1 for r in found if r.confirmable)) for team, found in teams]})
+
+
+@login_required
+@require_POST
+def readings_confirm(request: HttpRequest) -> HttpResponse:
+    team = get_object_or_404(Team, pk=request.POST.get("team"))
+    try:
+        done = confirm_readings(team, by=request.user)
+    except (ValidationError, PermissionDenied) as exc:
+        messages.error(request, " ".join(getattr(exc, "messages", None) or [str(exc)]))
+    else:
+        n = len(done.registered)
+        messages.success(request, f"{team} is now a consumer of {n} dataset{'' if n == 1 else 's'}, "
+                                  "declaring the columns its jobs read.")
+    return redirect("readings-to-confirm")
+
+
+@login_required
+def unowned_jobs_page(request: HttpRequest) -> HttpResponse:
+    """The jobs no rule owns (only their token's team, or nobody), each with the rules-file line that would claim it."""
+    latest = OwnershipRules.objects.order_by("-version").first()
+    return render(request, "registry/unowned_jobs.html", {"jobs": unowned_jobs(), "rules": latest})
 
 
 @require_GET

@@ -37,7 +37,8 @@ class DatasetDetailSerializer(DatasetSerializer):
     consumers = ConsumerSerializer(many=True, read_only=True)
     readers = serializers.SerializerMethodField(
         help_text="Jobs seen in lineage reading the dataset: team, registered or not, whether it is the owner team, the columns they read "
-                  "(null: all or unknown) and any read beyond what the team declared.")
+                  "(null: all or unknown), any read beyond what the team declared, and the rule that decided the job's team "
+                  "(decided_by: ownership_facet, rules_file, dbt_artefacts, namespace, token or \"\"; decided_by_detail).")
 
     class Meta(DatasetSerializer.Meta):
         fields = DatasetSerializer.Meta.fields + ["consumers", "readers"]

@@ -1,12 +1,20 @@
 from django.urls import path
 
-from registry.api import views
+from registry.api import ownership, views
 
 urlpatterns = [
     path("teams/", views.TeamList.as_view(), name="api-team-list"),
     path("teams/<slug:team>/job-namespaces/", views.TeamJobNamespaces.as_view(), name="api-team-job-namespaces"),
     path("teams/<slug:team>/job-namespaces/<path:namespace>/", views.TeamJobNamespaceDetail.as_view(),
          name="api-team-job-namespace"),
+    path("teams/<slug:team>/aliases/", ownership.TeamAliases.as_view(), name="api-team-aliases"),
+    path("teams/<slug:team>/aliases/<path:alias>/", ownership.TeamAliasDetail.as_view(), name="api-team-alias"),
+    path("teams/<slug:team>/readings/", ownership.TeamReadings.as_view(), name="api-team-readings"),
+    path("teams/<slug:team>/readings/confirm/", ownership.TeamReadingsConfirm.as_view(), name="api-team-readings-confirm"),
+    path("ownership/rules/", ownership.OwnershipRulesView.as_view(), name="api-ownership-rules"),
+    path("ownership/rules/versions/", ownership.OwnershipRulesVersions.as_view(), name="api-ownership-rules-versions"),
+    path("ownership/jobs/", ownership.JobOwners.as_view(), name="api-job-owners"),
+    path("ownership/unowned-jobs/", ownership.UnownedJobs.as_view(), name="api-unowned-jobs"),
     path("datasets/", views.DatasetList.as_view(), name="api-dataset-list"),
     path("datasets/<int:pk>/", views.DatasetDetail.as_view(), name="api-dataset-detail"),
     path("datasets/<int:pk>/claim/", views.DatasetClaim.as_view(), name="api-dataset-claim"),

@@ -152,11 +152,12 @@ def test_the_dataset_page_lists_each_columns_readers_and_those_reading_everythin
     assert "airflow/nightly_export" in everything and "Warehouse" in everything and "unregistered" in everything
     by_column = section[section.index("By column"):]
     rows = [re.sub(r"<[^>]+>|\s+", " ", row).split() for row in by_column.split("<tr>")[2:]]
+    by_token = ["decided", "by", "team", "of", "the", "posting", "token"]  # the rule that decided the team
     assert [r[:-2] for r in rows] == [  # without the last-seen date and time
-        ["amount", "airflow/revenue_report", "direct", "Analytics", "column_lineage"],
-        ["dbt/margins", "direct", "Analytics", "column_lineage"],
-        ["order_id", "airflow/revenue_report", "direct", "Analytics", "column_lineage"],
-        ["status", "airflow/revenue_report", "indirect", "Analytics", "column_lineage"],
+        ["amount", "airflow/revenue_report", "direct", "Analytics", *by_token, "column_lineage"],
+        ["dbt/margins", "direct", "Analytics", "decided", "by", "job", "namespace", "mapping", "column_lineage"],
+        ["order_id", "airflow/revenue_report", "direct", "Analytics", *by_token, "column_lineage"],
+        ["status", "airflow/revenue_report", "indirect", "Analytics", *by_token, "column_lineage"],
     ]
 
 
@@ -165,7 +166,7 @@ def test_the_column_usage_section_is_three_queries(readers, rf, owner, dataset, 
 
     request = rf.get(dataset.get_absolute_url())
     request.user = owner
-    # 1: the dataset's current column reads with their token teams, 2: the namespace teams, 3: its consumers.
+    # 1: the dataset's current column reads with their jobs' and namespaces' teams, 2: those teams, 3: its consumers.
     with django_assert_num_queries(3):
         html = column_usage_section(request, dataset)
     assert "revenue_report" in html
