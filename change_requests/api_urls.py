@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from change_requests.api import views
+from change_requests.api import drafts, views
 
 urlpatterns = [
     path("change-requests/", views.ChangeRequestList.as_view(), name="api-change-request-list"),
@@ -11,6 +11,9 @@ urlpatterns = [
     path("change-requests/<int:pk>/withdraw/", views.Withdraw.as_view(), name="api-change-request-withdraw"),
     path("change-requests/<int:pk>/reject/", views.Reject.as_view(), name="api-change-request-reject"),
     path("change-requests/<int:pk>/approve/", views.ApproveOverSilence.as_view(), name="api-change-request-approve"),
+    path("drafts/", drafts.DraftList.as_view(), name="api-draft-list"),
+    path("drafts/<int:pk>/", drafts.DraftDetail.as_view(), name="api-draft-detail"),
+    path("drafts/<int:pk>/approve/", drafts.DraftApprove.as_view(), name="api-draft-approve"),
     # Names are dotted, so [^/]+ (as the contract API's own routes).
     re_path(r"^contracts/(?P<name>[^/]+)/impact/$", views.ImpactPreview.as_view(), name="api-contract-impact"),
 ]

@@ -13,3 +13,4 @@ class ChangeRequestsConfig(AppConfig):
         from registry.hooks import nav_item
 
         nav_item("Change requests", "change-request-list", order=30)
+        nav_item("Drafts", "draft-queue", order=31)

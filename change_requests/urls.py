@@ -1,6 +1,6 @@
 from django.urls import path
 
-from change_requests import views
+from change_requests import draft_views, views
 
 urlpatterns = [
     path("change-requests/", views.change_request_list, name="change-request-list"),
@@ -13,4 +13,8 @@ urlpatterns = [
     path("change-requests/<int:pk>/withdraw/", views.change_request_withdraw, name="change-request-withdraw"),
     path("change-requests/<int:pk>/reject/", views.change_request_reject, name="change-request-reject"),
     path("change-requests/<int:pk>/approve/", views.change_request_approve, name="change-request-approve"),
+    path("drafts/", draft_views.draft_queue, name="draft-queue"),
+    path("drafts/<int:pk>/", draft_views.draft_detail, name="draft-detail"),
+    path("drafts/<int:pk>/approve/", draft_views.draft_approve, name="draft-approve"),
+    path("drafts/<int:pk>/discard/", draft_views.draft_discard, name="draft-discard"),
 ]

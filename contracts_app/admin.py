@@ -12,6 +12,7 @@ from contracts_app.models import (
     Contract,
     ContractVersion,
     DatasetBinding,
+    Draft,
     IntegrationSpec,
 )
 from contracts_app.publishing import delete_spec, delete_version
@@ -143,3 +144,13 @@ class IntegrationSpecAdmin(ReadOnlyAdmin):
 
     def delete_model(self, request, obj: IntegrationSpec) -> None:
         delete_spec(obj, by=request.user)  # audited, and out of the spec index after commit
+
+
+@admin.register(Draft)
+class DraftAdmin(ReadOnlyAdmin):
+    """Drafts are reviewed on their page (/drafts/<id>/), where approving runs the publish gate."""
+
+    list_display = ["contract_name", "version", "owner_team", "state", "origin", "source", "created_at", "reviewed_by"]
+    list_filter = ["state", "origin", "owner_team"]
+    search_fields = ["contract_name", "source"]
+    list_select_related = ["owner_team", "reviewed_by"]

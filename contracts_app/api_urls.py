@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 
 from contracts_app import drift_api
-from contracts_app.api import views
+from contracts_app.api import adopting, views
 
 # Contract names are dotted and versions may hold dots too, so both match [^/]+.
 NAME = r"(?P<name>[^/]+)"
@@ -25,4 +25,7 @@ urlpatterns = [
     # Schema drift (the contracts side's reaction to lineage).
     path("datasets/<int:pk>/drift/", drift_api.DatasetDriftList.as_view(), name="api-dataset-drift"),
     path("drift/", drift_api.LatestDriftList.as_view(), name="api-drift-latest"),
+    # Adopting: drafts from observed schemas, and a dbt project's artefacts.
+    path("datasets/<int:pk>/draft-contract/", adopting.DatasetDraft.as_view(), name="api-dataset-draft"),
+    path("dbt/import/", adopting.DbtImport.as_view(), name="api-dbt-import"),
 ]

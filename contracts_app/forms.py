@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from django import forms
 
 from contracts_app.models import Contract
@@ -41,3 +43,34 @@ class BindToContractForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["contract"].queryset = Contract.objects.manageable_by(user).order_by("name")
         self.fields["contract"].empty_label = None
+
+
+class DbtImportForm(forms.Form):
+    """The dbt import page (governance admins): dbt's artefacts, where their datasets live, and a dry run."""
+
+    manifest = forms.FileField(help_text="dbt's target/manifest.json")
+    catalog = forms.FileField(required=False, help_text="dbt's target/catalog.json (`dbt docs generate`): the "
+                                                        "columns' types")
+    namespace = forms.CharField(required=False, max_length=500,
+                                help_text="as dbt-ol names it, e.g. postgres://warehouse:5432 (default: the one "
+                                          "lineage already has the project's datasets in)")
+    dry_run = forms.BooleanField(required=False, initial=True, label="Dry run: show what would change, store nothing")
+
+    def _json(self, name: str) -> dict | None:
+        upload = self.cleaned_data.get(name)
+        if upload is None:
+            return None
+        try:
+            value = json.loads(upload.read().decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise forms.ValidationError({name: f"{upload.name} is not JSON: {exc}"}) from None
+        if not isinstance(value, dict):
+            raise forms.ValidationError({name: f"{upload.name} must hold a JSON object (dbt writes one)"})
+        return value
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        if not self.errors:
+            cleaned["manifest_json"] = self._json("manifest")
+            cleaned["catalog_json"] = self._json("catalog")
+        return cleaned

@@ -31,7 +31,7 @@ from contracts_app.exporting import export_file
 from contracts_app.gates import check_location, validate_document
 from contracts_app.yamlio import ContractYamlError, dump_yaml, load_yaml_file
 
-__all__ = ["ImportFailed", "ImportOutcome", "import_odcs_file", "render_schema_py"]
+__all__ = ["ImportFailed", "ImportOutcome", "import_odcs_file", "place_in_tree", "render_schema_py"]
 
 
 class ImportFailed(Exception):
@@ -64,8 +64,12 @@ def _kwargs_source(kwargs: dict[str, Any]) -> str:
     return ", ".join(f"{key}={value!r}" for key, value in kwargs.items())
 
 
-def render_schema_py(document: dict) -> str:
-    """An editable Pandera class that exports to `document` (a dataframe contract)."""
+_ODCS_ORIGIN = "imported from an Open Data Contract Standard contract by import_odcs"
+
+
+def render_schema_py(document: dict, *, origin: str = _ODCS_ORIGIN) -> str:
+    """An editable Pandera class that exports to `document` (a dataframe contract);
+    `origin` completes its docstring ("drafted from dbt artefacts by import_dbt")."""
     schema, meta, config = document["schema"], document.get("meta") or {}, document["config"]
     decorator = {"domain": schema["domain"], "subdomains": schema["subdomains"], "entity": schema["entity"],
                  "version": schema["version"], "owner": schema["owner"]}
@@ -73,8 +77,8 @@ def render_schema_py(document: dict) -> str:
         decorator["description"] = schema["description"]
     meta_source = f"SchemaMeta({_kwargs_source(meta)})" if meta else None
     lines = [
-        f'"""{schema["name"]} {schema["version"]}: imported from an Open Data Contract Standard contract by',
-        "import_odcs. Edit it like any other contract, then run export_contracts.\"\"\"",
+        f'"""{schema["name"]} {schema["version"]}: {origin}.',
+        "Edit it like any other contract, then run export_contracts.\"\"\"",
         "",
         "from typing import List, Optional  # noqa: F401, UP035 - pandera reads typing's spellings",
         "",
@@ -112,6 +116,13 @@ def _imported_yaml(document: dict, source: Path) -> str:
     return dump_yaml(document, header=f"# Imported from the ODCS contract {source.name} by import_odcs.\n")
 
 
+def tree_folder(document: dict, into: Path) -> Path:
+    """Where a document sits in the tree rooted at `into`: domains/<parts…>/<vX_Y>/."""
+    section = document["schema"]
+    return Path(into, "domains", section["domain"], *section["subdomains"], section["entity"],
+                version_to_folder(section["version"]))
+
+
 def import_odcs_file(path: Path, *, into: Path) -> ImportOutcome:
     """Import one ODCS file into the tree rooted at `into` (it holds `domains/`)."""
     path, into = Path(path), Path(into)
@@ -127,40 +138,57 @@ def import_odcs_file(path: Path, *, into: Path) -> ImportOutcome:
     problems = validate_document(document, str(path))
     if problems:
         raise ImportFailed(f"{path}: the imported contract fails the gates:\n  " + "\n  ".join(map(str, problems)))
-    relative = Path("domains", section["domain"], *section["subdomains"], section["entity"],
-                    version_to_folder(section["version"]))
-    folder = into / relative
+    folder = tree_folder(document, into)
     if (folder / "schema.yaml").exists() or (folder / "schema.py").exists():
         raise ImportFailed(f"{path}: {section['name']} {section['version']} is already in the tree at {folder}; "
                            "a published version never changes: import it as a new version")
     outcome = ImportOutcome(section["name"], section["version"], section["schema_type"], folder, notes=imported.notes)
+    try:
+        outcome.written = place_in_tree(document, into=into, origin=_ODCS_ORIGIN,
+                                        yaml_text=_imported_yaml(document, path))
+    except ImportFailed as exc:
+        raise ImportFailed(f"{path}: {exc}") from None
+    return outcome
 
+
+def place_in_tree(document: dict, *, into: Path, origin: str, yaml_text: str | None = None) -> list[Path]:
+    """Write a document that passed the gates into the tree at `into`: a `schema.py` and the
+    `schema.yaml` exported from it (dataframe), or the `schema.yaml` (event, api; `yaml_text`
+    or the plain dump). Staged in a scratch folder, checked (export gives back exactly
+    `document`; the location rules), then moved into place: a failure leaves the tree as it
+    was. Returns the files written; replaces files already there."""
+    into = Path(into)
+    section = document["schema"]
+    relative = tree_folder(document, Path())
+    folder = into / relative
+    written: list[Path] = []
     into.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".import-", dir=into))
     try:
         staged = scratch / relative
         staged.mkdir(parents=True)
         if section["schema_type"] == "dataframe":
-            (staged / "schema.py").write_text(render_schema_py(document), encoding="utf-8")
+            (staged / "schema.py").write_text(render_schema_py(document, origin=origin), encoding="utf-8")
             result = export_file(staged / "schema.py", scratch)
             if result.status == "error":
-                raise ImportFailed(f"{path}: the generated schema.py does not export: {result.error}")
+                raise ImportFailed(f"the generated schema.py does not export: {result.error}")
             exported = load_yaml_file(staged / "schema.yaml")
             if exported != document:
                 differ = sorted(k for k in {*exported, *document} if exported.get(k) != document.get(k))
-                raise ImportFailed(f"{path}: the generated schema.py exports a different contract "
+                raise ImportFailed(f"the generated schema.py exports a different contract "
                                    f"(sections {', '.join(differ)}); nothing was written")
             names = ["schema.py", "schema.yaml"]
         else:
-            (staged / "schema.yaml").write_text(_imported_yaml(document, path), encoding="utf-8")
+            text = yaml_text if yaml_text is not None else dump_yaml(document, header=f"# {origin[0].upper()}{origin[1:]}.\n")
+            (staged / "schema.yaml").write_text(text, encoding="utf-8")
             problems = check_location(document, staged / "schema.yaml", scratch)
             if problems:
-                raise ImportFailed(f"{path}: " + "; ".join(map(str, problems)))
+                raise ImportFailed("; ".join(map(str, problems)))
             names = ["schema.yaml"]
         folder.mkdir(parents=True, exist_ok=True)
         for name in names:
             os.replace(staged / name, folder / name)
-            outcome.written.append(folder / name)
+            written.append(folder / name)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return outcome
+    return written

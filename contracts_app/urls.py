@@ -13,4 +13,6 @@ urlpatterns = [
     re_path(r"^contracts/(?P<name>[^/]+\.[^/]+)/bindings/(?P<dataset>[0-9]+)/unbind/$", views.contract_unbind,
             name="contract-unbind"),
     path("contracts/bind-dataset/<int:pk>/", views.dataset_bind, name="contract-dataset-bind"),
+    path("contracts/draft-dataset/<int:pk>/", views.dataset_draft, name="contract-dataset-draft"),
+    path("contracts/import-dbt/", views.dbt_import, name="contract-dbt-import"),
 ]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -15,12 +16,15 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from registry_client.resolution import latest_release, semantic_sort
 
+from contracts_app.dbt import DbtArtefactError, import_project, read_project
 from contracts_app.diff import column_changes, structural_diff
-from contracts_app.forms import BindByNameForm, BindToContractForm, ModeForm
+from contracts_app.drafting import CannotDraft, draft_from_observed_schema
+from contracts_app.forms import BindByNameForm, BindToContractForm, DbtImportForm, ModeForm
 from contracts_app.models import (
     Contract,
     ContractVersion,
     DatasetBinding,
+    Draft,
     SchemaType,
     field_names,
     is_weaker,
@@ -28,8 +32,8 @@ from contracts_app.models import (
 from contracts_app.publishing import check_in_required_modes
 from contracts_app.schema_table import contract_tables
 from contracts_app.yamlio import ContractYamlError, load_yaml
-from registry.hooks import dataset_page_section
-from registry.models import Dataset, Team
+from registry.hooks import dataset_page_section, observed_schemas_of
+from registry.models import Dataset, Team, acts_for, is_governance_admin
 from registry.views import act_and_redirect
 
 
@@ -286,7 +290,60 @@ def bound_contract_section(request: HttpRequest, dataset) -> str:
     else:
         # Listed once here; the select is written from this list, so rendering queries nothing more.
         bindable = list(Contract.objects.manageable_by(request.user).order_by("name").only("name"))
-        if not bindable:
-            return ""
         ctx["bindable"] = bindable
+        ctx.update(_drafting_context(request, dataset))
+        if not bindable and not ctx["can_draft"] and ctx["pending_draft"] is None:
+            return ""
     return render_to_string("contracts_app/_dataset_section.html", ctx, request=request)
+
+
+def _drafting_context(request: HttpRequest, dataset) -> dict:
+    """For an unbound dataset: its pending draft, and whether this person may draft one from
+    its observed schema (an owner-team member or an admin, and lineage has seen its columns).
+    Nothing to ask for an unowned dataset (it is claimed first); a query or three otherwise."""
+    if dataset.owner_team_id is None:
+        return {"pending_draft": None, "can_draft": False}
+    pending = Draft.objects.pending().filter(dataset=dataset).only("pk", "contract_name", "version").first()
+    may = pending is None and (is_governance_admin(request.user) or acts_for(request.user, dataset.owner_team))
+    observed = observed_schemas_of([dataset.pk]).get(dataset.pk) if may else None
+    return {"pending_draft": pending, "can_draft": bool(observed and observed.get("columns"))}
+
+
+@login_required
+@require_POST
+def dataset_draft(request: HttpRequest, pk: int) -> HttpResponse:
+    """"Draft a contract" on a dataset page: from its observed schema into the owner team's queue."""
+    dataset = get_object_or_404(Dataset.objects.select_related("owner_team"), pk=pk)
+    if dataset.owner_team_id is None or not (is_governance_admin(request.user)
+                                             or acts_for(request.user, dataset.owner_team)):
+        raise PermissionDenied("Only a member of the dataset's owner team (or a governance admin) drafts its contract.")
+    try:
+        change = draft_from_observed_schema(dataset, by=request.user)
+    except CannotDraft as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect(dataset)
+    messages.success(request, f"{change.action.capitalize()}: draft {change.name} {change.version}"
+                              f"{f' ({change.detail})' if change.detail else ''}; it waits for review here.")
+    return redirect(change.draft) if change.draft is not None else redirect(dataset)
+
+
+@login_required
+def dbt_import(request: HttpRequest) -> HttpResponse:
+    """A governance admin uploads a dbt project's manifest (and catalog): a dry run shows what
+    would change, a real run imports it (contracts_app.dbt) and lists what it did."""
+    if not is_governance_admin(request.user):
+        raise PermissionDenied("Importing dbt artefacts is for governance admins.")
+    report, error = None, ""
+    if request.method == "POST":
+        form = DbtImportForm(request.POST, request.FILES)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                project = read_project(data["manifest_json"], data["catalog_json"])
+                report = import_project(project, namespace=data["namespace"] or None, by=request.user,
+                                        dry_run=data["dry_run"])
+            except DbtArtefactError as exc:
+                error = " ".join(exc.messages)
+    else:
+        form = DbtImportForm()
+    return render(request, "contracts_app/dbt_import.html", {"form": form, "report": report, "error": error})

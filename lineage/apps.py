@@ -8,7 +8,8 @@ class LineageConfig(AppConfig):
     def ready(self) -> None:
         from lineage import demo, views  # noqa: F401  (register the demo step and the dataset-page section)
         from lineage.column_graph import fed_columns
-        from registry.hooks import column_feeds, hot_path, nav_item
+        from lineage.models import observed_schemas
+        from registry.hooks import column_feeds, dataset_observed_schemas, hot_path, nav_item
 
         nav_item("Jobs", "lineage-job-list", order=30)
         # Pipelines POST events at a high rate with bearer tokens: skip the page middleware.
@@ -17,3 +18,5 @@ class LineageConfig(AppConfig):
         hot_path("api-lineage-slash")  # the same endpoint as Marquez's Java client spells it
         # Who a change breaks downstream: the columns a column feeds, from the field edges.
         column_feeds(fed_columns)
+        # What a dataset's latest schema facet listed, for drafting a contract from it.
+        dataset_observed_schemas(observed_schemas)

@@ -227,3 +227,24 @@ def team_channels(provider: TeamChannels) -> None:
 
 def team_channels_provider() -> TeamChannels | None:
     return _team_channels[0] if _team_channels else None
+_observed_schemas: list[Callable] = []
+
+
+def dataset_observed_schemas(fn: Callable) -> Callable:
+    """Register who knows the datasets' observed schemas (lineage keeps each dataset's
+    latest schema facet).
+
+    `fn(dataset_ids)` returns {dataset id: {"columns": [{"name", "type", "description"}],
+    "complete": bool (every column typed), "seen_at": datetime | None}} for the datasets
+    it has a schema of; `observed_schemas_of` merges the answers (drafting reads it)."""
+    if fn not in _observed_schemas:
+        _observed_schemas.append(fn)
+    return fn
+
+
+def observed_schemas_of(dataset_ids) -> dict:
+    found: dict = {}
+    for fn in _observed_schemas:
+        for dataset_id, schema in fn(list(dataset_ids)).items():
+            found.setdefault(dataset_id, schema)
+    return found

@@ -163,7 +163,7 @@ def test_binding_from_the_dataset_page_is_for_the_contracts_owner_team(client, c
 @pytest.mark.parametrize(("bound", "queries"), [
     # 1: the binding with its contract and owner team, 2: is the person in that team
     (True, 2),
-    # 1: the binding (none), 2: the contracts of the person's teams
+    # 1: the binding (none), 2: the contracts of the person's teams (an unowned dataset: nothing to draft)
     (False, 2),
 ])
 def test_the_dataset_section_takes_a_fixed_number_of_queries(rf, contract, dataset, owner, bound, queries,
@@ -174,3 +174,15 @@ def test_the_dataset_section_takes_a_fixed_number_of_queries(rf, contract, datas
     with django_assert_num_queries(queries):
         html = bound_contract_section(request, target)
     assert ('id="dataset-mode-form"' if bound else 'id="dataset-bind-form"') in html
+
+
+def test_an_owned_unbound_dataset_asks_three_more_queries_to_offer_a_draft(rf, contract, owner_team, owner,
+                                                                          django_assert_num_queries):
+    target = Dataset.objects.create(namespace="db", name="fresh", owner_team=owner_team)
+    request = rf.get(target.get_absolute_url())
+    request.user = owner
+    # the binding (none), the person's contracts, a pending draft (none), is the person in the
+    # owner team, the observed schema (none: no "Draft a contract")
+    with django_assert_num_queries(5):
+        html = bound_contract_section(request, target)
+    assert 'id="dataset-bind-form"' in html and 'id="dataset-draft-form"' not in html
