@@ -266,14 +266,18 @@ def build_document(model: type, *, on_warning: Callable[[str], None] | None = No
             dtype = canonicalize_dtype(column.dtype)
         except UnknownDtypeError as exc:
             raise ExportError(f"{info.name}: column {name!r}: {exc}") from None
-        entry: dict[str, Any] = {
-            "name": name,
-            "dtype": dtype,
+        entry: dict[str, Any] = {"name": name, "dtype": dtype}
+        physical = (getattr(column, "metadata", None) or {}).get("physical_type")
+        if physical is not None:
+            if not isinstance(physical, str) or not physical.strip():
+                raise ExportError(f"{info.name}: column {name!r}: metadata physical_type must be a type name (a string)")
+            entry["physical_type"] = physical
+        entry.update({
             "nullable": bool(column.nullable),
             "coerce": bool(column.coerce),
             "required": bool(column.required),
             "unique": bool(column.unique),
-        }
+        })
         if getattr(column, "title", None):
             entry["title"] = column.title
         if column.description:
