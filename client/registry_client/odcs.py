@@ -48,6 +48,7 @@ __all__ = [
     "OdcsImport",
     "RegistryFacts",
     "from_odcs",
+    "portable_physical_type",
     "to_odcs",
 ]
 
@@ -156,6 +157,12 @@ def _type_fields(dtype: str, physical: str | None = None) -> dict[str, Any]:
     if fmt:
         fields["logicalTypeOptions"] = {"format": fmt}
     return fields
+
+
+def portable_physical_type(dtype: str) -> str:
+    """The physicalType the export writes for a canonical dtype when its column has no
+    `physical_type` of its own (a `physical_type` equal to it says nothing more)."""
+    return _type_fields(dtype)["physicalType"]
 
 
 def _dtype_of_physical(physical: Any) -> str | None:
