@@ -43,6 +43,7 @@ from registry_client.checks import (
 )
 from registry_client.dtypes import UnknownDtypeError, canonicalize_dtype
 from registry_client.mixins import ContractMixin
+from registry_client.odcs import portable_physical_type
 from registry_client.registration import ContractPathError, enforce_registry_rules, registered_info
 
 from .gates import check_location, validate_document, walk_contract_files
@@ -266,14 +267,19 @@ def build_document(model: type, *, on_warning: Callable[[str], None] | None = No
             dtype = canonicalize_dtype(column.dtype)
         except UnknownDtypeError as exc:
             raise ExportError(f"{info.name}: column {name!r}: {exc}") from None
-        entry: dict[str, Any] = {
-            "name": name,
-            "dtype": dtype,
+        entry: dict[str, Any] = {"name": name, "dtype": dtype}
+        physical = (getattr(column, "metadata", None) or {}).get("physical_type")
+        if physical is not None:
+            if not isinstance(physical, str) or not physical.strip():
+                raise ExportError(f"{info.name}: column {name!r}: metadata physical_type must be a type name (a string)")
+            if physical != portable_physical_type(dtype):  # the portable spelling is what the export writes anyway
+                entry["physical_type"] = physical
+        entry.update({
             "nullable": bool(column.nullable),
             "coerce": bool(column.coerce),
             "required": bool(column.required),
             "unique": bool(column.unique),
-        }
+        })
         if getattr(column, "title", None):
             entry["title"] = column.title
         if column.description:

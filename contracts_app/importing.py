@@ -28,14 +28,41 @@ from registry_client.pandera_models import field_kwargs
 from registry_client.versions import version_to_folder
 
 from contracts_app.exporting import export_file
-from contracts_app.gates import check_location, validate_document
+from contracts_app.gates import Problem, check_location, validate_document
 from contracts_app.yamlio import ContractYamlError, dump_yaml, load_yaml_file
 
 __all__ = ["ImportFailed", "ImportOutcome", "import_odcs_file", "place_in_tree", "render_schema_py"]
 
 
 class ImportFailed(Exception):
-    """The ODCS file cannot become a contract in the tree; the message says what and where."""
+    """The ODCS file cannot become a contract in the tree; the message says what and where.
+
+    `problems` lists every problem found in the file, each with its JSON path."""
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        self.problems = list(problems) if problems else [message]
+        super().__init__(message)
+
+
+def _report(path: Path, problems: list[str]) -> ImportFailed:
+    return ImportFailed(f"{path}: {len(problems)} problem(s), nothing was written:\n  " + "\n  ".join(problems),
+                        problems)
+
+
+# Where a gate's finding about the imported document sits in the ODCS file.
+def _odcs_path(problem: Problem, document: dict) -> str:
+    where = problem.where
+    if where.startswith("schema."):
+        key = where.split(".", 1)[1]
+        return {"name": "id", "domain": "id", "subdomains": "id", "entity": "id", "owner": "team.name",
+                "version": "version", "description": "description.purpose"}.get(key.split(".")[0].split("[")[0], where)
+    if where.startswith("column "):
+        names = [c.get("name") for c in document.get("columns") or []]
+        label, _, rest = where[len("column "):].partition(" ")
+        name = label.strip("'\"")
+        if name in names:
+            return f"schema[0].properties[{names.index(name)}]" + (f" {rest}" if rest else "")
+    return where
 
 
 @dataclass
@@ -123,21 +150,24 @@ def tree_folder(document: dict, into: Path) -> Path:
                 version_to_folder(section["version"]))
 
 
-def import_odcs_file(path: Path, *, into: Path) -> ImportOutcome:
-    """Import one ODCS file into the tree rooted at `into` (it holds `domains/`)."""
+def import_odcs_file(path: Path, *, into: Path, name: str | None = None, team: str | None = None) -> ImportOutcome:
+    """Import one ODCS file into the tree rooted at `into` (it holds `domains/`).
+
+    `name` and `team` name the contract and its owner team where the file does not
+    (`import_odcs --id`, `--team`). Every problem found is reported at once."""
     path, into = Path(path), Path(into)
     try:
         odcs = load_yaml_file(path)
     except (OSError, ContractYamlError) as exc:
         raise ImportFailed(f"{path}: {exc}") from None
     try:
-        imported = from_odcs(odcs)
+        imported = from_odcs(odcs, name=name, team=team)
     except OdcsError as exc:
-        raise ImportFailed(f"{path}: {exc}") from None
+        raise _report(path, exc.problems) from None
     document, section = imported.document, imported.document["schema"]
     problems = validate_document(document, str(path))
     if problems:
-        raise ImportFailed(f"{path}: the imported contract fails the gates:\n  " + "\n  ".join(map(str, problems)))
+        raise _report(path, [f"{_odcs_path(p, document)}: {p.message}" for p in problems])
     folder = tree_folder(document, into)
     if (folder / "schema.yaml").exists() or (folder / "schema.py").exists():
         raise ImportFailed(f"{path}: {section['name']} {section['version']} is already in the tree at {folder}; "

@@ -31,7 +31,13 @@ from urllib.parse import urlsplit
 
 from packaging.version import InvalidVersion, Version
 
-from registry_client.dtypes import CANONICAL_DTYPES, is_list_dtype, list_element
+from registry_client.dtypes import (
+    CANONICAL_DTYPES,
+    UnknownDtypeError,
+    canonicalize_dtype,
+    is_list_dtype,
+    list_element,
+)
 
 __all__ = [
     "API_VERSION",
@@ -42,6 +48,7 @@ __all__ = [
     "OdcsImport",
     "RegistryFacts",
     "from_odcs",
+    "portable_physical_type",
     "to_odcs",
 ]
 
@@ -62,7 +69,14 @@ CUSTOM_KEYS = (SCHEMA_TYPE, META, CONSUMERS, MODE, CONFIG, COLUMN, JSON_SCHEMA, 
 
 
 class OdcsError(ValueError):
-    """An ODCS contract that cannot become a contract document; the message names the path."""
+    """An ODCS contract that cannot become a contract document; the message names the path.
+
+    `problems` holds every problem found, each starting with its JSON path, so one
+    import reports them all at once."""
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        self.problems = list(problems) if problems else [message]
+        super().__init__(message)
 
 
 # --- what the registry knows beyond the document ---------------------------------
@@ -131,31 +145,51 @@ _BY_LOGICAL = {
 }
 
 
-def _type_fields(dtype: str) -> dict[str, Any]:
+def _type_fields(dtype: str, physical: str | None = None) -> dict[str, Any]:
+    """logicalType, physicalType (the column's own, else the portable spelling) and format."""
     if is_list_dtype(dtype):
         element = list_element(dtype)
         item = _type_fields(element)
-        return {"logicalType": "array", "physicalType": f"array<{item['physicalType']}>",
+        return {"logicalType": "array", "physicalType": physical or f"array<{item['physicalType']}>",
                 "items": {k: v for k, v in item.items()}}
-    logical, fmt, physical = _SCALAR_TYPES[dtype]
-    fields: dict[str, Any] = {"logicalType": logical, "physicalType": physical}
+    logical, fmt, default = _SCALAR_TYPES[dtype]
+    fields: dict[str, Any] = {"logicalType": logical, "physicalType": physical or default}
     if fmt:
         fields["logicalTypeOptions"] = {"format": fmt}
     return fields
 
 
+def portable_physical_type(dtype: str) -> str:
+    """The physicalType the export writes for a canonical dtype when its column has no
+    `physical_type` of its own (a `physical_type` equal to it says nothing more)."""
+    return _type_fields(dtype)["physicalType"]
+
+
+def _dtype_of_physical(physical: Any) -> str | None:
+    if not isinstance(physical, str):
+        return None
+    lowered = physical.strip().lower()
+    if lowered in _BY_PHYSICAL:
+        return _BY_PHYSICAL[lowered]
+    match = re.fullmatch(r"array<(.+)>", lowered)
+    if match and match.group(1) in _BY_PHYSICAL:
+        dtype = f"List[{_BY_PHYSICAL[match.group(1)]}]"
+        return dtype if dtype in CANONICAL_DTYPES else None
+    try:
+        return canonicalize_dtype(lowered)
+    except UnknownDtypeError:
+        return None
+
+
 def _dtype_of(prop: dict, path: str) -> str:
+    """The canonical dtype of a property: by its logicalType (and format); by its physicalType
+    only when it has no logicalType. The physical type itself is the warehouse's, kept as is."""
     physical = prop.get("physicalType")
-    if isinstance(physical, str):
-        lowered = physical.strip().lower()
-        if lowered in _BY_PHYSICAL:
-            return _BY_PHYSICAL[lowered]
-        match = re.fullmatch(r"array<(.+)>", lowered)
-        if match and match.group(1) in _BY_PHYSICAL:
-            dtype = f"List[{_BY_PHYSICAL[match.group(1)]}]"
-            if dtype in CANONICAL_DTYPES:
-                return dtype
     logical = prop.get("logicalType")
+    if logical is None:
+        dtype = _dtype_of_physical(physical)
+        if dtype is not None:
+            return dtype
     if logical == "array":
         items = prop.get("items")
         if not isinstance(items, dict):
@@ -215,7 +249,9 @@ def _map_checks(dtype: str, checks: list[dict]) -> tuple[dict, list[dict], list[
     return options, quality, carried
 
 
-def _unmap_checks(prop: dict, carried: list[dict], order: list[str] | None, path: str) -> list[dict]:
+def _unmap_checks(prop: dict, carried: list[dict], order: list[str] | None, path: str,
+                  notes: list[str] | None = None) -> list[dict]:
+    notes = [] if notes is None else notes
     options = prop.get("logicalTypeOptions") or {}
     pool: dict[str, list[dict]] = {}
     for option, key in _BOUND_KEYS.items():
@@ -231,8 +267,8 @@ def _unmap_checks(prop: dict, carried: list[dict], order: list[str] | None, path
         if valid is not None and rule.get("mustBe") == 0:
             pool.setdefault("isin", []).append({"isin": list(valid)})
         else:
-            raise OdcsError(f"{path}.quality[{index}]: only `invalidValues` with validValues and mustBe: 0 becomes a "
-                            "check (isin); the contract format has no place for this rule")
+            notes.append(f"{path}.quality[{index}]: not imported; only `invalidValues` with validValues and "
+                         "mustBe: 0 becomes a check (isin)")
     for entry in carried:
         ((key, _),) = entry.items()
         pool.setdefault(key, []).append(entry)
@@ -260,7 +296,7 @@ def _column_property(column: dict) -> dict[str, Any]:
         prop["businessName"] = column["title"]
     if column.get("description"):
         prop["description"] = column["description"]
-    prop.update(_type_fields(dtype))
+    prop.update(_type_fields(dtype, column.get("physical_type")))
     options, quality, carried = _map_checks(dtype, column.get("checks") or [])
     if options:
         prop["logicalTypeOptions"] = {**prop.get("logicalTypeOptions", {}), **options}
@@ -304,10 +340,20 @@ def _column_of(prop: dict, path: str, notes: list[str]) -> dict[str, Any]:
         nullable = False
         notes.append(f"{path}.primaryKey: imported as a column that is not nullable"
                      + ("" if unique else " (a composite key's uniqueness is config.unique)"))
-    column: dict[str, Any] = {
-        "name": prop["name"], "dtype": dtype, "nullable": nullable, "coerce": bool(extra.get("coerce", False)),
-        "required": bool(extra.get("required", True)), "unique": unique,
-    }
+    column: dict[str, Any] = {"name": prop["name"], "dtype": dtype}
+    physical = prop.get("physicalType")
+    if physical is not None and not (isinstance(physical, str) and physical.strip()):
+        raise OdcsError(f"{path}.physicalType: {physical!r} is not a type name")
+    if physical is not None and physical != _type_fields(dtype)["physicalType"]:
+        # the warehouse's own spelling (INT, DECIMAL(10, 2), …), exported back unchanged
+        column["physical_type"] = physical
+    items = prop.get("items")
+    if (is_list_dtype(dtype) and isinstance(items, dict) and items.get("physicalType") is not None
+            and items["physicalType"] != _type_fields(list_element(dtype))["physicalType"]):
+        notes.append(f"{path}.items.physicalType: {items['physicalType']!r} not imported; the column's own "
+                     "physicalType is kept, its items' is the portable one")
+    column.update({"nullable": nullable, "coerce": bool(extra.get("coerce", False)),
+                   "required": bool(extra.get("required", True)), "unique": unique})
     if prop.get("businessName"):
         column["title"] = prop["businessName"]
     if prop.get("description"):
@@ -321,7 +367,7 @@ def _column_of(prop: dict, path: str, notes: list[str]) -> dict[str, Any]:
     for option in sorted(set(options) - known):
         notes.append(f"{path}.logicalTypeOptions.{option}: not imported; the contract format has no such check")
     column["checks"] = _unmap_checks({**prop, "logicalTypeOptions": {k: options[k] for k in options if k in known}},
-                                     list(extra.get("checks") or []), extra.get("checkOrder"), path)
+                                     list(extra.get("checks") or []), extra.get("checkOrder"), path, notes)
     return column
 
 
@@ -710,16 +756,26 @@ _ROOT_KEYS = {"apiVersion", "kind", "id", "name", "version", "status", "domain",
 _STATE = "not part of a contract document; the registry keeps it"
 
 
-def _name_parts(name: str) -> tuple[str, list[str], str]:
+# The name parts and version the contract format takes (its templates say the same).
+_PART = re.compile(r"[^./\\\s-]+")
+_VERSION = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(\.(0|[1-9][0-9]*))?((a|b|rc)(0|[1-9][0-9]*))?(\.dev(0|[1-9][0-9]*))?")
+
+
+def _name_parts(name: str, where: str = "id") -> tuple[str, list[str], str]:
     parts = name.split(".")
-    if len(parts) < 2 or not all(parts):
-        raise OdcsError(f"id: {name!r} is not a dotted contract name (domain.sub….entity)")
+    if len(parts) < 2 or not all(_PART.fullmatch(p) for p in parts):
+        hint = "; name the contract with --id domain.entity" if where == "id" else ""
+        raise OdcsError(f"{where}: {name!r} is not a dotted contract name (domain.sub….entity, each part without "
+                        f"'.', '/', '-', '\\' or spaces){hint}")
     return parts[0], parts[1:-1], parts[-1]
 
 
 def _infer_schema_type(odcs: dict, notes: list[str]) -> str:
     objects = odcs.get("schema") or []
-    if len(objects) == 1 and all(
+    if not isinstance(objects, list) or not all(isinstance(o, dict) for o in objects):
+        return "dataframe"  # the schema section's own problem is reported where it is read
+    tables = all(str(o.get("physicalType", "")).lower() in ("table", "view") for o in objects)
+    if (len(objects) == 1 or (objects and tables)) and all(
             isinstance(p, dict) and p.get("logicalType") not in ("object",) and not p.get("properties")
             for p in objects[0].get("properties") or []):
         kind = "dataframe"
@@ -729,38 +785,66 @@ def _infer_schema_type(odcs: dict, notes: list[str]) -> str:
     return kind
 
 
-def from_odcs(odcs: Any) -> OdcsImport:
+def from_odcs(odcs: Any, *, name: str | None = None, team: str | None = None) -> OdcsImport:
     """The contract document an ODCS v3 contract describes, with notes on what did not fit.
 
-    Raises OdcsError, naming the path, when it cannot become a document at all."""
+    `name` (a dotted contract name) and `team` (the owner team's slug) fill in what the
+    contract lacks, or stand in for what it says (a note keeps what was replaced).
+
+    Raises OdcsError when it cannot become a document at all; its `problems` list every
+    problem found, each with its JSON path."""
     if not isinstance(odcs, dict):
         raise OdcsError("the file is not a YAML mapping")
     if odcs.get("kind") != "DataContract" or not str(odcs.get("apiVersion", "")).startswith("v3."):
         raise OdcsError(f"apiVersion/kind: expected an ODCS v3 DataContract, got apiVersion "
                         f"{odcs.get('apiVersion')!r} kind {odcs.get('kind')!r}")
     notes: list[str] = []
+    problems: list[str] = []
     _note_unknown(odcs, _ROOT_KEYS, "", notes)
     notes[:] = [n.lstrip(".") for n in notes]
     customs = _customs(odcs)
-    name = odcs.get("id") or odcs.get("name")
-    if not isinstance(name, str):
-        raise OdcsError("id: missing; the contract's dotted name goes there")
-    if odcs.get("name") not in (None, name):
-        notes.append(f"name: {odcs['name']!r} not imported; the contract is named by its id {name!r}")
-    domain, subdomains, entity = _name_parts(name)
-    if odcs.get("domain") not in (None, domain):
-        raise OdcsError(f"domain: {odcs['domain']!r} disagrees with the id {name!r} (domain {domain!r})")
+    given = odcs.get("id") or odcs.get("name")
+    domain, subdomains, entity = "", [], ""
+    if name is not None:
+        try:
+            domain, subdomains, entity = _name_parts(name, "--id")
+        except OdcsError as exc:
+            problems.append(str(exc))
+        if given not in (None, name):
+            notes.append(f"id: {given!r} not imported; the contract is named {name!r} (--id)")
+    elif not isinstance(given, str):
+        problems.append("id: missing; the contract's dotted name goes there (or name it with --id)")
+    else:
+        name = given
+        if odcs.get("name") not in (None, name):
+            notes.append(f"name: {odcs['name']!r} not imported; the contract is named by its id {name!r}")
+        try:
+            domain, subdomains, entity = _name_parts(name)
+        except OdcsError as exc:
+            problems.append(str(exc))
+    if domain and odcs.get("domain") not in (None, domain) and given != name:
+        notes.append(f"domain: {odcs['domain']!r} not imported; the contract's domain is {domain!r} (--id)")
+    elif domain and odcs.get("domain") not in (None, domain):
+        problems.append(f"domain: {odcs['domain']!r} disagrees with the contract name {name!r} (domain {domain!r})")
     version = odcs.get("version")
     if not isinstance(version, str | int | float) or isinstance(version, bool):
-        raise OdcsError("version: missing")
-    team = odcs.get("team")
-    owner = team.get("name") if isinstance(team, dict) else None
-    if not owner:
-        raise OdcsError("team.name: missing; it names the owner team (its slug)")
-    if isinstance(team, dict):
-        for key in team:
+        problems.append("version: missing")
+    elif not _VERSION.fullmatch(str(version)):
+        problems.append(f"version: {str(version)!r} is not a contract version (MAJOR.MINOR[.PATCH][aN|bN|rcN][.devN])")
+    section_team = odcs.get("team")
+    owner = section_team.get("name") if isinstance(section_team, dict) else None
+    if team is not None:
+        if owner not in (None, team):
+            notes.append(f"team.name: {owner!r} not imported; the owner team is {team!r} (--team)")
+        owner = team
+    elif not owner or not isinstance(owner, str):
+        problems.append("team.name: missing; it names the owner team (its slug), or give one with --team")
+    if isinstance(section_team, dict):
+        for key in section_team:
             if key != "name":
                 notes.append(f"team.{key}: {_STATE} (team membership)")
+    elif isinstance(section_team, list):
+        notes.append(f"team: a list of members; {_STATE} (team membership)")
     description = odcs.get("description")
     purpose = description.get("purpose") if isinstance(description, dict) else None
     if isinstance(description, dict):
@@ -787,6 +871,17 @@ def from_odcs(odcs: Any) -> OdcsImport:
     for index, _ in enumerate(odcs.get("slaProperties") or []):
         notes.append(f"slaProperties[{index}]: {_STATE} (a dataset's freshness SLO: set it on the dataset page)")
 
+    try:
+        _schema_sections(odcs, document, schema_type, notes, problems)
+    except OdcsError as exc:
+        problems.extend(exc.problems)
+    if problems:
+        raise OdcsError(f"{len(problems)} problem(s):\n  " + "\n  ".join(problems), problems)
+    return OdcsImport(document=document, notes=notes)
+
+
+def _schema_sections(odcs: dict, document: dict, schema_type: str, notes: list[str], problems: list[str]) -> None:
+    """The datasets and the schema sections of the document, every problem added to `problems`."""
     objects = odcs.get("schema") or []
     if not isinstance(objects, list) or not objects:
         raise OdcsError("schema: missing; a contract describes at least one schema object")
@@ -804,7 +899,8 @@ def from_odcs(odcs: Any) -> OdcsImport:
 
     if schema_type == "dataframe":
         if len(objects) != 1:
-            raise OdcsError(f"schema: a dataframe contract has one schema object, this has {len(objects)}")
+            problems.append(f"schema: a dataframe contract has one schema object (a table), this has {len(objects)}; "
+                            "import each table as a contract of its own")
         element = objects[0]
         _note_unknown(element, {"name", "logicalType", "physicalType", "physicalName", "properties", "quality",
                                 "customProperties", "description"}, "schema[0]", notes)
@@ -828,8 +924,18 @@ def from_odcs(odcs: Any) -> OdcsImport:
             "unique": unique, "add_missing_columns": config.get("add_missing_columns", False),
             "unique_column_names": config.get("unique_column_names", False),
         }
-        document["columns"] = [_column_of(p, f"schema[0].properties[{i}]", notes)
-                               for i, p in enumerate(element.get("properties") or [])]
+        document["columns"] = []
+        for number, table in enumerate(objects):  # every table's problems, though only one can be imported
+            for index, prop in enumerate(table.get("properties") or [] if isinstance(table, dict) else []):
+                try:
+                    column = _column_of(prop, f"schema[{number}].properties[{index}]", [] if number else notes)
+                except OdcsError as exc:
+                    problems.extend(exc.problems)
+                    continue
+                if number == 0:
+                    document["columns"].append(column)
+        if not document["columns"] and not problems:
+            problems.append("schema[0].properties: missing; a table has at least one column")
     elif schema_type == "event":
         if len(objects) != 1:
             raise OdcsError(f"schema: an event contract has one schema object (its payload), this has {len(objects)}")
@@ -838,16 +944,19 @@ def from_odcs(odcs: Any) -> OdcsImport:
         callbacks: dict[str, Any] = {}
         for index, element in enumerate(objects):
             where = _customs(element).get(SECTION) or element.get("name")
-            body = _section_of(element, f"schema[{index}]", notes)
+            try:
+                body = _section_of(element, f"schema[{index}]", notes)
+            except OdcsError as exc:
+                problems.extend(exc.problems)
+                continue
             if where in ("request", "response"):
                 document[where] = body
             elif isinstance(where, str) and where.startswith(("callbacks.", "callback_")):
                 callbacks[where.split(".", 1)[1] if where.startswith("callbacks.") else where[len("callback_"):]] = body
             else:
-                raise OdcsError(f"schema[{index}]: an api contract's schema objects are request, response and "
+                problems.append(f"schema[{index}]: an api contract's schema objects are request, response and "
                                 f"callback_<name>; {where!r} is none of them")
         if callbacks:
             document["callbacks"] = callbacks
     else:
-        raise OdcsError(f"customProperties[{SCHEMA_TYPE}]: {schema_type!r} is not dataframe, event or api")
-    return OdcsImport(document=document, notes=notes)
+        problems.append(f"customProperties[{SCHEMA_TYPE}]: {schema_type!r} is not dataframe, event or api")

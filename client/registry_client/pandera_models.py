@@ -26,7 +26,8 @@ from registry_client.dtypes import (
 )
 from registry_client.errors import InvalidContract
 
-__all__ = ["CANONICAL_DTYPES", "build_model", "contract_header", "field_kwargs", "pandera_json_schema", "pandera_yaml"]
+__all__ = ["CANONICAL_DTYPES", "NOT_A_PANDERA_SCHEMA", "STRING_STORAGES", "build_model", "contract_header", "field_kwargs",
+           "pandera_json", "pandera_json_schema", "pandera_serialized", "pandera_yaml"]
 
 _CONFIG_KEYS = (
     "strict", "coerce", "drop_invalid_rows", "ordered", "unique", "add_missing_columns", "unique_column_names",
@@ -47,6 +48,9 @@ def field_kwargs(column: dict, contract: str) -> dict[str, Any]:
         kwargs["description"] = column["description"]
     if column.get("title"):
         kwargs["title"] = column["title"]
+    if column.get("physical_type"):
+        # the warehouse's own type name; pandera keeps it beside the column without acting on it
+        kwargs["metadata"] = {"physical_type": column["physical_type"]}
     try:
         kwargs.update(check_kwargs(column.get("checks")))
     except UnserializableCheck as exc:
@@ -110,18 +114,61 @@ def contract_header(document: dict) -> dict[str, str]:
     return header_for(SchemaInfo.from_dict(document.get("schema") or {}), SchemaMeta.from_dict(meta))
 
 
-def pandera_yaml(document: dict) -> str:
+STRING_STORAGES = ("python", "pyarrow")
+
+
+def pandera_serialized(document: dict, strings: str = "python") -> dict[str, Any]:
+    """pandera's own serialized schema (`pandera.io.serialize_schema`) of the rebuilt model, with
+    string columns spelled `str`, which any pandera reads.
+
+    pandera writes the dtype pandas picked for a string column, `string[pyarrow]` where pyarrow is
+    installed, and a reader without pyarrow cannot build that. `strings="pyarrow"` asks for it
+    anyway (every reader then needs pyarrow). Other dtypes are written as pandera writes them."""
+    from pandera.io import pandas_io
+
+    if strings not in STRING_STORAGES:
+        raise ValueError(f"strings: {strings!r} is not one of {', '.join(STRING_STORAGES)}")
+    serialized = pandas_io.serialize_schema(build_model(document).to_schema())
+    dtypes = {c["name"]: c["dtype"] for c in document.get("columns") or []}
+    for name, column in (serialized.get("columns") or {}).items():
+        if dtypes.get(name) == "str":
+            column["dtype"] = "string[pyarrow]" if strings == "pyarrow" else "str"
+    return serialized
+
+
+def _list_columns(document: dict) -> list[str]:
+    return [c["name"] for c in document.get("columns") or [] if str(c.get("dtype", "")).startswith("List[")]
+
+
+def pandera_yaml(document: dict, strings: str = "python") -> str:
     """pandera's own YAML (`DataFrameSchema.to_yaml`) of the rebuilt model: what
-    `pandera.pandas.DataFrameSchema.from_yaml` (pandera.io.pandas_io.from_yaml) reads.
+    `pandera.pandas.DataFrameSchema.from_yaml` (pandera.io.pandas_io.from_yaml) reads, with
+    dtypes it reads without optional extras (see `pandera_serialized`).
 
     pandera writes a list column's dtype as `list[str]` and cannot read that back (0.35),
     so such a document's YAML says so in a comment above pandera's text."""
-    text = build_model(document).to_schema().to_yaml()
-    lists = [c["name"] for c in document.get("columns") or [] if str(c.get("dtype", "")).startswith("List[")]
+    import yaml
+
+    text = yaml.safe_dump(pandera_serialized(document, strings), sort_keys=False)
+    lists = _list_columns(document)
     if lists:
         text = (f"# pandera's from_yaml cannot read back the list dtypes it writes here (columns: {', '.join(lists)}); "
                 "see docs/odcs.md\n" + text)
     return text
+
+
+def pandera_json(document: dict, strings: str = "python") -> dict[str, Any]:
+    """pandera's own JSON (`DataFrameSchema.to_json`) of the rebuilt model, as a mapping: what
+    `pandera.pandas.DataFrameSchema.from_json` (pandera.io.pandas_io.from_json) reads. Like the
+    YAML, a list column's dtype (`list[str]`) is one pandera cannot read back (0.35)."""
+    return pandera_serialized(document, strings)
+
+
+# Where pandera's from_json / from_yaml look for a frame-wide dtype. The JSON Schema export is a
+# different document that pandera's readers would silently take for an empty schema accepting any
+# frame; this keyword (an annotation to JSON Schema tools, which ignore it) makes them fail saying why.
+NOT_A_PANDERA_SCHEMA = ("not a pandera schema: this is the JSON Schema of the frame's records; validate records "
+                        "with a JSON Schema validator, or read ?format=pandera-json with pandera's from_json")
 
 
 # The JSON types of the list elements a published document may use (dtypes.CANONICAL_LIST_ELEMENTS).
@@ -138,7 +185,7 @@ def pandera_json_schema(document: dict) -> dict[str, Any]:
     columns = document.get("columns") or []
     lists = {c["name"]: c["dtype"] for c in columns if is_list_dtype(str(c.get("dtype", "")))}
     if not lists:
-        return build_model(document).to_json_schema()
+        return _finished(build_model(document).to_json_schema())
     schema = build_model({**document, "columns": [c for c in columns if c["name"] not in lists]}).to_json_schema()
     written = schema.get("properties", {})
     properties = {"index": written["index"]} if "index" in written else {}
@@ -149,4 +196,17 @@ def pandera_json_schema(document: dict) -> dict[str, Any]:
         elif name in written:
             properties[name] = written[name]
     schema["properties"] = properties
+    return _finished(schema)
+
+
+def _finished(schema: dict[str, Any]) -> dict[str, Any]:
+    """pandera's JSON Schema made one that JSON Schema tools take and pandera's readers refuse.
+
+    pandera types a timestamp column's items `datetime`, a Table Schema type that is no JSON
+    Schema type: they are the ISO 8601 strings a frame's records hold."""
+    for column in (schema.get("properties") or {}).values():
+        items = column.get("items") if isinstance(column, dict) else None
+        if isinstance(items, dict) and items.get("type") == "datetime":
+            column["items"] = {"type": "string", "format": "date-time"}
+    schema["dtype"] = NOT_A_PANDERA_SCHEMA
     return schema

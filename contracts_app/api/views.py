@@ -10,7 +10,12 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from registry_client.identity import META_KEYS
-from registry_client.pandera_models import pandera_json_schema, pandera_yaml
+from registry_client.pandera_models import (
+    STRING_STORAGES,
+    pandera_json,
+    pandera_json_schema,
+    pandera_yaml,
+)
 from rest_framework import generics, renderers, serializers, status
 from rest_framework.exceptions import APIException, NotFound, ParseError
 from rest_framework.response import Response
@@ -210,6 +215,10 @@ class PanderaYAMLRenderer(YAMLRenderer):
     format = "pandera-yaml"
 
 
+class PanderaJSONRenderer(renderers.JSONRenderer):
+    format = "pandera-json"
+
+
 class JSONSchemaRenderer(renderers.JSONRenderer):
     media_type = "application/schema+json"
     format = "json-schema"
@@ -217,21 +226,27 @@ class JSONSchemaRenderer(renderers.JSONRenderer):
 
 # ?format= on a version: the registry's own view of it, or the version in another tool's format.
 EXPORT_FORMATS = {
-    "odcs": lambda cv: odcs_yaml(cv),
-    "pandera-yaml": lambda cv: pandera_yaml(cv.document),
-    "json-schema": lambda cv: pandera_json_schema(cv.document),
+    "odcs": lambda cv, strings: odcs_yaml(cv),
+    "pandera-yaml": lambda cv, strings: pandera_yaml(cv.document, strings),
+    "pandera-json": lambda cv, strings: pandera_json(cv.document, strings),
+    "json-schema": lambda cv, strings: pandera_json_schema(cv.document),
 }
-DATAFRAME_ONLY = ("pandera-yaml", "json-schema")
+DATAFRAME_ONLY = ("pandera-yaml", "pandera-json", "json-schema")
 
 
 class VersionDetail(APIView):
     """A version; `?format=odcs` is it as an Open Data Contract Standard contract (docs/odcs.md),
-    `?format=pandera-yaml` and `?format=json-schema` pandera's own formats (dataframe contracts)."""
+    `?format=pandera-yaml`, `?format=pandera-json` and `?format=json-schema` pandera's own formats
+    (dataframe contracts; docs/odcs.md says which pandera reader takes which)."""
 
     renderer_classes = [renderers.JSONRenderer, renderers.BrowsableAPIRenderer, OdcsRenderer, PanderaYAMLRenderer,
-                        JSONSchemaRenderer]
+                        PanderaJSONRenderer, JSONSchemaRenderer]
 
-    @extend_schema(parameters=[OpenApiParameter("format", str, enum=["json", *EXPORT_FORMATS])],
+    @extend_schema(parameters=[OpenApiParameter("format", str, enum=["json", *EXPORT_FORMATS]),
+                               OpenApiParameter("strings", str, enum=list(STRING_STORAGES),
+                                                description="pandera formats: the string dtype written, `str` "
+                                                            "(python, the default: any pandera reads it) or "
+                                                            "`string[pyarrow]` (readers need pyarrow)")],
                    responses={(200, "application/json"): VersionSerializer, (200, "application/yaml"): OpenApiTypes.OBJECT,
                               (200, "application/schema+json"): OpenApiTypes.OBJECT})
     def get(self, request, name: str, version: str):
@@ -244,7 +259,11 @@ class VersionDetail(APIView):
                 f"{name} is a {cv.contract.schema_type} contract; ?format={wanted} is pandera's format for dataframe "
                 f"contracts. Its JSON Schema sections are in the document (document/?format=json); "
                 f"?format=odcs works for every contract.", code="not_a_dataframe_contract")
-        return Response(EXPORT_FORMATS[wanted](cv))
+        strings = request.query_params.get("strings", "python")
+        if strings not in STRING_STORAGES:
+            raise ValidationRefused(f"strings={strings!r}: give python (dtype str) or pyarrow (dtype string[pyarrow])",
+                                    code="unknown_string_storage")
+        return Response(EXPORT_FORMATS[wanted](cv, strings))
 
 
 class VersionDocument(APIView):

@@ -244,3 +244,23 @@ def test_column_titles_and_descriptions_are_exported(tree):
     columns = load_yaml_file(tree / "domains/shop/sales/orders/v1_0/schema.yaml")["columns"]
     assert (columns[0]["title"], columns[0]["description"]) == ("Order number", "As printed on the receipt.")
     assert "title" not in columns[1] and "description" not in columns[1]
+
+
+def test_a_columns_physical_type_is_exported_from_its_field_metadata(tree):
+    write_schema(tree, "domains/shop/sales/orders/v1_0", contract_source(body=(
+        "    total: float = pa.Field(metadata={'physical_type': 'DECIMAL(10, 2)'})\n"
+        "    note: str = pa.Field(metadata={'owner_note': 'not a type'})\n"
+        "    count: int = pa.Field(metadata={'physical_type': 'bigint'})\n"
+    )))
+    export_tree(tree)
+    columns = load_yaml_file(tree / "domains/shop/sales/orders/v1_0/schema.yaml")["columns"]
+    assert columns[0]["physical_type"] == "DECIMAL(10, 2)" and list(columns[0])[:3] == ["name", "dtype", "physical_type"]
+    assert "physical_type" not in columns[1]
+    assert "physical_type" not in columns[2]  # int64's portable spelling: the export writes it anyway
+
+
+def test_a_physical_type_that_is_not_a_name_is_refused_at_export(tree):
+    write_schema(tree, "domains/shop/sales/orders/v1_0", contract_source(body=(
+        "    total: float = pa.Field(metadata={'physical_type': 10})\n")))
+    with pytest.raises(CommandError, match=r"column 'total': metadata physical_type must be a type name"):
+        run(root=tree)

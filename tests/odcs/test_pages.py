@@ -12,6 +12,7 @@ def test_a_table_contract_page_links_odcs_and_pandera_formats(client, owner, pub
     page = client.get("/contracts/retail.sales.orders/?version=1.0").content.decode()
     assert 'href="/api/contracts/retail.sales.orders/versions/1.0/?format=odcs"' in page
     assert 'href="/api/contracts/retail.sales.orders/versions/1.0/?format=pandera-yaml"' in page
+    assert 'href="/api/contracts/retail.sales.orders/versions/1.0/?format=pandera-json"' in page
     assert 'href="/api/contracts/retail.sales.orders/versions/1.0/?format=json-schema"' in page
     assert client.get("/api/contracts/retail.sales.orders/versions/1.0/?format=odcs").status_code == 200
 

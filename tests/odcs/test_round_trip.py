@@ -120,8 +120,11 @@ def check_values(dtype: str) -> dict[str, st.SearchStrategy]:
 def columns(draw, name: str) -> dict:
     dtype = draw(st.sampled_from(["str", "int32", "int64", "float32", "float64", "bool", "datetime64[ns]",
                                   "List[str]", "List[int64]", "List[float64]", "List[bool]"]))
-    column = {"name": name, "dtype": dtype, "nullable": draw(st.booleans()), "coerce": draw(st.booleans()),
-              "required": draw(st.booleans()), "unique": draw(st.booleans())}
+    column = {"name": name, "dtype": dtype}
+    if draw(st.integers(0, 3)) == 0:  # a warehouse's own type name, as an import keeps it
+        column["physical_type"] = draw(st.sampled_from(["INT", "DECIMAL(10, 2)", "TEXT", "TIMESTAMPTZ", "UUID"]))
+    column.update({"nullable": draw(st.booleans()), "coerce": draw(st.booleans()),
+                   "required": draw(st.booleans()), "unique": draw(st.booleans())})
     if draw(st.booleans()):
         column["title"] = draw(TEXT.filter(bool))
     if draw(st.booleans()):

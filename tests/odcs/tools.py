@@ -1,9 +1,9 @@
-"""datacontract-cli, the Open Data Contract Standard's own tool, in a virtualenv of its own.
+"""Real clients in virtualenvs of their own: datacontract-cli, the Open Data Contract Standard's
+own tool, and pandera as a user without optional extras has it (no pyarrow).
 
-It pulls in far more than the product needs, so it lives under `.venv-tools/datacontract`
-(git-ignored), created on first use and reused after (a marker file records what was
-installed, so a half-made virtualenv is made again). A missing tool fails the tests that
-need it; it never skips them.
+Each lives under `.venv-tools/<name>` (git-ignored), created on first use and reused after (a
+marker file records what was installed, so a half-made or outdated virtualenv is made again).
+A missing tool fails the tests that need it; it never skips them.
 """
 
 from __future__ import annotations
@@ -19,15 +19,30 @@ REQUIREMENT = "datacontract-cli[postgres]==1.2.8"
 MARKER = TOOLS / ".installed"
 
 
+# pandera as its own docs install it, pinned to the versions the product is tested with; no pyarrow
+PANDERA = ROOT / ".venv-tools" / "pandera"
+PANDERA_REQUIREMENTS = ("pandera==0.35.0", "pandas==3.1.1", "numpy==2.4.6", "pyyaml")
+
+
+def _ensure_venv(folder: Path, requirements: tuple[str, ...], *, check: str | None = None) -> None:
+    """Make `folder` a virtualenv holding `requirements` unless its marker says it already is;
+    `check` is a Python snippet run in it afterwards that must succeed."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    wanted = "\n".join(requirements)
+    marker = folder / ".installed"
+    with open(folder.parent / f".{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two pytest processes must not build it at once
+        if not (marker.exists() and marker.read_text().strip() == wanted):
+            subprocess.run([sys.executable, "-m", "venv", "--clear", str(folder)], check=True)
+            subprocess.run([str(folder / "bin" / "pip"), "install", "--quiet", *requirements], check=True)
+            if check:
+                subprocess.run([str(folder / "bin" / "python"), "-c", check], check=True)
+            marker.write_text(wanted + "\n")
+
+
 def ensure_datacontract_cli() -> Path:
     """The `datacontract` executable, installing it first if needed."""
-    TOOLS.parent.mkdir(parents=True, exist_ok=True)
-    with open(TOOLS.parent / ".datacontract.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # two pytest processes must not build it at once
-        if not (MARKER.exists() and MARKER.read_text().strip() == REQUIREMENT):
-            subprocess.run([sys.executable, "-m", "venv", "--clear", str(TOOLS)], check=True)
-            subprocess.run([str(TOOLS / "bin" / "pip"), "install", "--quiet", REQUIREMENT], check=True)
-            MARKER.write_text(REQUIREMENT + "\n")
+    _ensure_venv(TOOLS, (REQUIREMENT,))
     executable = TOOLS / "bin" / "datacontract"
     if not executable.exists():
         raise RuntimeError(f"{REQUIREMENT} installed into {TOOLS} but {executable} is missing")
@@ -40,3 +55,17 @@ def odcs_json_schema(version: str) -> Path:
     if not found:
         raise RuntimeError(f"datacontract-cli in {TOOLS} ships no ODCS {version} JSON Schema")
     return found[0]
+
+
+_NO_PYARROW = """
+import importlib.util, sys
+if importlib.util.find_spec("pyarrow") is not None:
+    sys.exit("pyarrow is installed in the pandera tool virtualenv; it must read our exports without it")
+"""
+
+
+def ensure_pandera_without_pyarrow() -> Path:
+    """The Python of a virtualenv with pandera, pandas, numpy and PyYAML and no pyarrow."""
+    _ensure_venv(PANDERA, PANDERA_REQUIREMENTS, check=_NO_PYARROW)
+    subprocess.run([str(PANDERA / "bin" / "python"), "-c", _NO_PYARROW], check=True)
+    return PANDERA / "bin" / "python"

@@ -21,13 +21,21 @@ class Command(BaseCommand):
         parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="ODCS YAML files")
         parser.add_argument("--into", type=Path, default=None,
                             help="the contracts root holding 'domains/' (default: settings.CONTRACTS_ROOT)")
+        parser.add_argument("--id", dest="name", default=None, metavar="NAME",
+                            help="the contract's dotted name (domain.sub….entity), where the file's id is "
+                                 "missing or not one")
+        parser.add_argument("--team", default=None, metavar="SLUG",
+                            help="the owner team's slug, where the file's team.name is missing or not one")
 
-    def handle(self, *args, files: list[Path], into: Path | None = None, **options) -> None:
+    def handle(self, *args, files: list[Path], into: Path | None = None, name: str | None = None,
+               team: str | None = None, **options) -> None:
         root = Path(into or settings.CONTRACTS_ROOT)
+        if name is not None and len(files) > 1:
+            raise CommandError("--id names one contract: give one FILE with it")
         failures = []
         for path in files:
             try:
-                outcome = import_odcs_file(path, into=root)
+                outcome = import_odcs_file(path, into=root, name=name, team=team)
             except ImportFailed as exc:
                 failures.append(str(exc))
                 self.stderr.write(self.style.ERROR(str(exc)))
