@@ -368,10 +368,11 @@ def _checked(event: Any) -> tuple[ParsedEvent | ParsedStatic | None, list]:
     checked = check_event(event)
     if checked.problems:
         return None, checked.problems
+    # A facet that breaks its own schema is left out, not the event (lineage.facet_schemas.without_facets).
     if checked.kind == EventKind.RUN:
-        parsed = ParsedEvent.of(event)
+        parsed = ParsedEvent.of(event, checked.invalid_facets)
     else:
-        parsed = ParsedStatic.of(event, checked.kind)
+        parsed = ParsedStatic.of(event, checked.kind, checked.invalid_facets)
     return parsed, storage_problems(event, kind=checked.kind, canonical=parsed.canonical)
 
 
