@@ -64,3 +64,12 @@ def test_a_facet_breaking_its_schema_on_an_output_of_another_team_still_refuses_
     assert response.status_code == 403
     assert response.json()["code"] == "dataset_not_writable"
     assert not RunEvent.objects.exists()
+
+
+def test_the_job_page_notes_each_run_stored_without_a_facet(client, lineage_secret, owner):
+    post(client, marquez_event("event_additional_facet.json"), lineage_secret)
+    client.force_login(owner)
+    page = client.get(Job.objects.get().get_absolute_url()).content.decode()
+    assert "3 facets left out" in page
+    assert "<code>outputs[0].facets.dataSource</code>" in page
+    assert "is not a &quot;uri&quot; (DatasourceDatasetFacet)" in page
