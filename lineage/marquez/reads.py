@@ -381,11 +381,14 @@ def search(query: str, *, kind: str | None = None, sort: str = "name", limit: in
 
 
 def events(*, page: Page, ascending: bool = False, before: datetime | None = None,
-           after: datetime | None = None) -> dict[str, Any]:
+           after: datetime | None = None, namespace: str | None = None) -> dict[str, Any]:
     """The raw OpenLineage events as received (2 queries: count, page), by the
     time the registry received them (the indexed column), newest first unless
-    `ascending`. Events pruned by retention are gone."""
+    `ascending`; with `namespace`, only the events of jobs in it. Events pruned
+    by retention are gone."""
     found = RunEvent.objects.all()
+    if namespace is not None:
+        found = found.filter(job_namespace=namespace)
     if before:
         found = found.filter(received_at__lt=before)
     if after:

@@ -146,13 +146,15 @@ class Search(APIView):
 
 @extend_schema(exclude=True)
 class LineageEvents(APIView):
-    def get(self, request: Request) -> Response:
+    """/events/lineage, and marquez-python's /events and /events/{namespace} (its jobs' events)."""
+
+    def get(self, request: Request, namespace: str | None = None) -> Response:
         params = request.query_params
         direction = (params.get("sortDirection") or "desc").lower()
         if direction not in ("asc", "desc"):
             raise BadParameter(f"sortDirection must be asc or desc, not {params['sortDirection']!r}.")
         return _answer(reads.events, page=page_of(request), ascending=direction == "asc",
-                       before=_moment(params, "before"), after=_moment(params, "after"))
+                       before=_moment(params, "before"), after=_moment(params, "after"), namespace=namespace)
 
 
 @extend_schema(exclude=True)
