@@ -73,3 +73,13 @@ def test_the_job_page_notes_each_run_stored_without_a_facet(client, lineage_secr
     assert "3 facets left out" in page
     assert "<code>outputs[0].facets.dataSource</code>" in page
     assert "is not a &quot;uri&quot; (DatasourceDatasetFacet)" in page
+
+
+def test_a_batch_lists_each_events_dropped_facets_by_its_index(client, lineage_secret):
+    batch = [marquez_event("event_dataset_event.json"), marquez_event("event_additional_facet.json")]
+    response = post(client, batch, lineage_secret, path="/api/v1/lineage/batch/")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["stored"] == 2
+    assert [w["path"] for w in body["warnings"]] == [
+        "[1].job.facets.sourceCodeLocation", "[1].inputs[0].facets.dataSource", "[1].outputs[0].facets.dataSource"]
