@@ -512,3 +512,13 @@ def test_new_list_query_counts_do_not_grow_with_the_rows(described, reader, djan
     with django_assert_num_queries(queries):
         large = reader.get(path, params)
     assert small.status_code == large.status_code == 200
+
+
+def test_upstream_run_lineage_costs_queries_per_level_not_per_run(described, reader, django_assert_num_queries):
+    # session, user; the run; then per level of runs: their inputs (with the version each read), the runs
+    # that wrote them; the last level's inputs only.
+    with django_assert_num_queries(8):
+        assert len(reader.get("/api/v1/runlineage/upstream", {"runId": described}).json()["runs"]) == 3
+    more_pipelines(6)  # more runs reading raw.orders: the same levels
+    with django_assert_num_queries(8):
+        assert len(reader.get("/api/v1/runlineage/upstream", {"runId": described}).json()["runs"]) == 3
