@@ -47,6 +47,14 @@ def test_marquez_static_events_are_stored_as_sent(client, lineage_secret, name):
     assert StaticEvent.objects.count() == 1
 
 
+@pytest.mark.parametrize("name", ["event_namespace_naming.json", "event_unicode.json"])
+def test_marquez_run_events_with_sound_facets_are_stored_without_warnings(client, lineage_secret, name):
+    response = post(client, marquez_event(name), lineage_secret)
+    assert response.status_code == 201, response.content
+    assert "warnings" not in response.json()
+    assert Run.objects.get().job.name == marquez_event(name)["job"]["name"]
+
+
 def test_an_event_without_the_schema_url_the_spec_requires_is_still_refused(client, lineage_secret):
     response = post(client, marquez_event("event_simple.json"), lineage_secret)
     assert response.status_code == 422
