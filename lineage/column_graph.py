@@ -8,8 +8,9 @@ also resolves the node id, so its cost follows the neighbourhood, as the
 dataset graph's does (lineage.graph). Edges older than COLUMN_USAGE_WINDOW do
 not count, as column reads do not.
 
-Node ids are Marquez's: `datasetField:<namespace>:<name>:<field>`, or
-`dataset:<namespace>:<name>` for every field of a dataset that has lineage.
+Node ids are Marquez's: `datasetField:<namespace>:<name>:<field>`,
+`dataset:<namespace>:<name>` for every field of a dataset that has lineage, or
+`job:<namespace>:<name>` for every field the job fed (its outputs' fields).
 Namespaces and names may hold colons, so every split is tried against the
 stored datasets (the longest namespace, then the longest name, wins).
 """
@@ -26,7 +27,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from lineage.graph import GraphError, NodeNotFound
-from lineage.models import DatasetSchema, FieldEdge
+from lineage.models import DatasetSchema, FieldEdge, Job
 from registry.db import prepared_cursor
 from registry.models import Dataset
 from registry.usage import Effect, UsageKind, carries
@@ -38,23 +39,26 @@ MAX_SPLITS = 200  # node id splits tried; an id with dozens of colons is not a r
 EDGES = FieldEdge._meta.db_table
 DATASETS = Dataset._meta.db_table
 SCHEMAS = DatasetSchema._meta.db_table
+JOBS = Job._meta.db_table
 
 
 @dataclass(frozen=True)
 class ColumnNodeId:
-    kind: str  # "datasetField" | "dataset"
+    kind: str  # "datasetField" | "dataset" | "job"
     splits: list[tuple[str, str, str | None]]  # (namespace, name, field or None)
 
 
 def parse_column_node_id(node_id: str) -> ColumnNodeId:
     """Every (namespace, name, field) a column-lineage node id allows."""
     kind, sep, rest = (node_id or "").partition(":")
-    if not sep or kind not in ("datasetField", "dataset"):
-        raise GraphError(f"nodeId {node_id!r} is not of the form datasetField:<namespace>:<name>:<field> "
-                         "or dataset:<namespace>:<name>.")
+    if not sep or kind not in ("datasetField", "dataset", "job"):
+        raise GraphError(f"nodeId {node_id!r} is not of the form datasetField:<namespace>:<name>:<field>, "
+                         "dataset:<namespace>:<name> or job:<namespace>:<name>.")
+    # marquez-python appends "#<version>" when asked for a version: only the current lineage is kept.
+    rest = rest.split("#", 1)[0] if kind != "datasetField" else rest
     colons = [i for i, char in enumerate(rest) if char == ":" and 0 < i < len(rest) - 1]
     splits: list[tuple[str, str, str | None]] = []
-    if kind == "dataset":
+    if kind in ("dataset", "job"):
         splits = [(rest[:i], rest[i + 1:], None) for i in colons]
     else:
         for a, first in enumerate(colons):
@@ -84,7 +88,7 @@ def check_request(depth: int | str | None, with_downstream: bool | str | None) -
 
 
 @cache
-def column_walk_sql(vendor: str) -> str:
+def column_walk_sql(vendor: str, kind: str = "dataset") -> str:
     """One statement: resolve the start fields, walk the field edges up (and down),
     and return the edge and node rows of the neighbourhood:
 
@@ -93,7 +97,9 @@ def column_walk_sql(vendor: str) -> str:
         ("n", dataset id, field, NULL, namespace, name, field type, …)   a node
 
     Parameters: %(namespaces)s, %(names)s, %(fields)s (the candidate splits; a
-    NULL field: every field of the dataset), %(depth)s, %(downstream)s, %(since)s."""
+    NULL field: every field of the dataset), %(depth)s, %(downstream)s, %(since)s.
+    With `kind` "job" the candidates name a job, and the start fields are those
+    its field edges feed."""
     if vendor == "postgresql":
         candidates = ("cand(ns, nm, f) AS (SELECT * FROM unnest(CAST(%(namespaces)s AS text[]), "
                       "CAST(%(names)s AS text[]), CAST(%(fields)s AS text[]))), ")
@@ -104,18 +110,27 @@ def column_walk_sql(vendor: str) -> str:
         field_type = "json_extract(s.fields, '$.\"' || n.field || '\"')"
     known_field = (f"(EXISTS (SELECT 1 FROM {EDGES} x WHERE x.dataset_id = d.id AND x.field = c.f) "
                    f"OR EXISTS (SELECT 1 FROM {EDGES} x WHERE x.input_dataset_id = d.id AND x.input_field = c.f))")
+    if kind == "job":
+        # The job the id names (longest namespace, then longest name, wins), and the fields it feeds.
+        resolve = (f"jb(id) AS (SELECT j.id FROM {JOBS} j JOIN cand c ON j.namespace = c.ns AND j.name = c.nm "
+                   "ORDER BY length(j.namespace) DESC, length(j.name) DESC LIMIT 1), "
+                   f"start(dataset_id, field) AS (SELECT DISTINCT e.dataset_id, e.field FROM {EDGES} e "
+                   "JOIN jb ON e.job_id = jb.id WHERE e.last_seen_at >= %(since)s), ")
+    else:
+        resolve = None
     return (
         "WITH RECURSIVE " + candidates
+        + (resolve if resolve else
         # The dataset the id names (longest namespace, then longest name, wins) …
-        + f"ds(id, f) AS (SELECT d.id, c.f FROM {DATASETS} d JOIN cand c ON d.namespace = c.ns AND d.name = c.nm "
+        f"ds(id, f) AS (SELECT d.id, c.f FROM {DATASETS} d JOIN cand c ON d.namespace = c.ns AND d.name = c.nm "
         f"WHERE c.f IS NULL OR {known_field} "
         "ORDER BY length(d.namespace) DESC, length(d.name) DESC LIMIT 1), "
         # … and its start fields: the one named, or every field with lineage.
         "start(dataset_id, field) AS (SELECT ds.id, ds.f FROM ds WHERE ds.f IS NOT NULL "
         f"UNION SELECT e.dataset_id, e.field FROM {EDGES} e JOIN ds ON e.dataset_id = ds.id WHERE ds.f IS NULL "
         f"UNION SELECT e.input_dataset_id, e.input_field FROM {EDGES} e JOIN ds ON e.input_dataset_id = ds.id "
-        "WHERE ds.f IS NULL), "
-        "up(dataset_id, field, depth) AS (SELECT dataset_id, field, 0 FROM start UNION "
+        "WHERE ds.f IS NULL), ")
+        + "up(dataset_id, field, depth) AS (SELECT dataset_id, field, 0 FROM start UNION "
         f"SELECT e.input_dataset_id, e.input_field, u.depth + 1 FROM up u JOIN {EDGES} e "
         "ON e.dataset_id = u.dataset_id AND e.field = u.field "
         "WHERE u.depth < %(depth)s AND e.last_seen_at >= %(since)s), "
@@ -151,10 +166,11 @@ def column_lineage(node_id: str, *, depth: int | str | None = DEFAULT_DEPTH,
 
         params["candidates"] = json.dumps(parsed.splits)
     with prepared_cursor() as cursor:
-        cursor.execute(column_walk_sql(connection.vendor), params)
+        cursor.execute(column_walk_sql(connection.vendor, "job" if parsed.kind == "job" else "dataset"), params)
         rows = cursor.fetchall()
     if not any(row[0] == "s" for row in rows):
-        raise NodeNotFound(f"No dataset field with id {node_id!r} has column lineage.")
+        what = "job" if parsed.kind == "job" else "dataset field"
+        raise NodeNotFound(f"No {what} with id {node_id!r} has column lineage.")
     return to_marquez(rows)
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 import jsonschema_rs
@@ -147,12 +147,26 @@ def _where(base: str, instance_path: list) -> str:
     return base + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in instance_path)
 
 
-def check_facets(facets: Any, path: str, place: str) -> list[tuple[str, str]]:
-    """(path, message) for each standard facet of `facets` (the event's object
-    at `path`) its schema refuses."""
+class InvalidFacet(NamedTuple):
+    """A standard facet its own schema refuses: where it is in the event
+    (`container`: the keys down to its facets object), its key, and why."""
+
+    container: tuple[str | int, ...]  # ("outputs", 0, "facets")
+    key: str  # "dataSource"
+    problems: tuple[tuple[str, str], ...]  # (path of the field, message)
+
+    @property
+    def path(self) -> str:
+        return _where("", list(self.container)).lstrip(".") + f".{self.key}"
+
+
+def check_facets(facets: Any, container: tuple[str | int, ...], place: str) -> list[InvalidFacet]:
+    """Each standard facet of `facets` (the event's object at `container`)
+    its schema refuses: one validation per facet, its errors spelled out only
+    when it fails."""
     if not isinstance(facets, dict):
         return []
-    problems = []
+    invalid = []
     for key, facet in facets.items():
         schemas = schemas_for(key, place)
         if not schemas or (isinstance(facet, dict) and facet.get("_deleted") is True):
@@ -160,23 +174,48 @@ def check_facets(facets: Any, path: str, place: str) -> list[tuple[str, str]]:
         if any(schema.validator.is_valid(facet) for schema in schemas):
             continue
         schema = schemas[0]  # the errors of the file made for this place
-        where = f"{path}.{key}"
-        for error in schema.validator.iter_errors(facet):
-            problems.append((_where(where, list(error.instance_path)), f"{error.message} ({schema.title})"))
-    return problems
+        where = _where("", [*container, key]).lstrip(".")
+        invalid.append(InvalidFacet(container, key, tuple(
+            (_where(where, list(error.instance_path)), f"{error.message} ({schema.title})")
+            for error in schema.validator.iter_errors(facet))))
+    return invalid
+
+
+def invalid_facets(event: dict, kind: str) -> list[InvalidFacet]:
+    """The standard facets of a structurally valid event of `kind`
+    ("RunEvent", "JobEvent" or "DatasetEvent") that break their own schemas."""
+    if kind == "DatasetEvent":
+        return check_facets(event["dataset"].get("facets"), ("dataset", "facets"), DATASET)
+    invalid: list[InvalidFacet] = []
+    if kind == "RunEvent":
+        invalid += check_facets(event["run"].get("facets"), ("run", "facets"), RUN)
+    invalid += check_facets(event["job"].get("facets"), ("job", "facets"), JOB)
+    for side, own_place, own_key in (("inputs", INPUT, "inputFacets"), ("outputs", OUTPUT, "outputFacets")):
+        for i, dataset in enumerate(event.get(side) or []):
+            invalid += check_facets(dataset.get("facets"), (side, i, "facets"), DATASET)
+            invalid += check_facets(dataset.get(own_key), (side, i, own_key), own_place)
+    return invalid
 
 
 def event_facet_problems(event: dict, kind: str) -> list[tuple[str, str]]:
-    """Facet-schema problems of a structurally valid event of `kind`
-    ("RunEvent", "JobEvent" or "DatasetEvent")."""
-    problems: list[tuple[str, str]] = []
-    if kind == "DatasetEvent":
-        return check_facets(event["dataset"].get("facets"), "dataset.facets", DATASET)
-    if kind == "RunEvent":
-        problems += check_facets(event["run"].get("facets"), "run.facets", RUN)
-    problems += check_facets(event["job"].get("facets"), "job.facets", JOB)
-    for side, own_place, own_key in (("inputs", INPUT, "inputFacets"), ("outputs", OUTPUT, "outputFacets")):
-        for i, dataset in enumerate(event.get(side) or []):
-            problems += check_facets(dataset.get("facets"), f"{side}[{i}].facets", DATASET)
-            problems += check_facets(dataset.get(own_key), f"{side}[{i}].{own_key}", own_place)
-    return problems
+    """Facet-schema problems of a structurally valid event of `kind`, field by field."""
+    return [problem for facet in invalid_facets(event, kind) for problem in facet.problems]
+
+
+def without_facets(event: dict, invalid: list[InvalidFacet]) -> dict:
+    """`event` with the `invalid` facets taken out: a copy of each object on
+    the way down to them, the event itself left as it was sent."""
+    if not invalid:
+        return event
+    copy = dict(event)
+    copied: set[tuple] = {()}
+    for facet in invalid:
+        node = copy
+        for depth, step in enumerate(facet.container):
+            prefix = facet.container[: depth + 1]
+            if prefix not in copied:
+                node[step] = list(node[step]) if isinstance(node[step], list) else dict(node[step])
+                copied.add(prefix)
+            node = node[step]
+        node.pop(facet.key, None)
+    return copy

@@ -66,6 +66,11 @@ MAX_NAME = 500
 # by facet name (a dozen known names) and reason, so the series stay few.
 FACETS_REFUSED = Counter("lineage_facets_refused", "Dataset facets the lineage ingest dropped (and the reason): "
                          "writes to a dataset the event's token may not write.", ["facet", "reason"])
+# Standard facets left out because they break their own schema, by the event's
+# producer (a deployment has a handful) and facet key (the standard ones only).
+FACETS_INVALID = Counter("lineage_facets_invalid", "Standard facets the lineage ingest left out of an event it "
+                         "stored because they break their own schema, by producer.", ["producer", "facet"])
+MAX_PRODUCER_LABEL = 200
 
 
 
@@ -111,11 +116,28 @@ class RefusedFacet:
 
     path: str  # where the event carries it: "inputs[0].inputFacets.dataQualityAssertions"
     facet: str
-    reason: str  # "not_owner"
+    reason: str  # "not_owner" | "invalid"
     detail: str
+    code: str = "facet_not_writable"  # | "facet_invalid"
+    producer: str = ""  # the event's, for an invalid facet's counter
 
     def to_dict(self) -> dict[str, str]:
-        return {"path": self.path, "code": "facet_not_writable", "reason": self.detail}
+        return {"path": self.path, "code": self.code, "reason": self.detail}
+
+
+def invalid_facet_warnings(invalid: Iterable[Any], producer: str) -> list[RefusedFacet]:
+    """The warnings for facets left out because they break their own schema
+    (lineage.facet_schemas.InvalidFacet), sent by `producer`."""
+    found = []
+    for facet in invalid:
+        first_path, first = facet.problems[0]
+        more = f" (and {len(facet.problems) - 1} more)" if len(facet.problems) > 1 else ""
+        found.append(RefusedFacet(
+            facet.path, facet.key, "invalid",
+            f"{first_path}: {first}{more}. The {facet.key} facet breaks its own schema: it is kept in the raw "
+            "event but left out of what the registry acts on; the rest of the event is stored.",
+            code="facet_invalid", producer=producer))
+    return found
 
 
 def facets_refused(objects: Iterable[dict], side: str, refused: set[DatasetKey], token: str) -> list[RefusedFacet]:
@@ -163,7 +185,10 @@ def refuse_aliases(rows: FacetRows, sides: dict[str, list[dict]], names: set[Dat
 def report_refused(refused: list[RefusedFacet], *, where: str) -> None:
     """Count and log the facets an event stored without (call once it is committed)."""
     for facet in refused:
-        FACETS_REFUSED.labels(facet=facet.facet, reason=facet.reason).inc()
+        if facet.code == "facet_invalid":
+            FACETS_INVALID.labels(producer=facet.producer[:MAX_PRODUCER_LABEL], facet=facet.facet).inc()
+        else:
+            FACETS_REFUSED.labels(facet=facet.facet, reason=facet.reason).inc()
     if refused:
         log.info("lineage ingest: %s stored without %d facet(s): %s", where, len(refused),
                  "; ".join(f"{f.path}: {f.detail}" for f in refused))

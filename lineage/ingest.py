@@ -52,12 +52,14 @@ from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connec
 from django.utils import timezone
 
 from lineage.column_usage import RecentlyWritten, UsagePlan, UsageRows, usage_said
+from lineage.facet_schemas import without_facets
 from lineage.facets import (
     FacetRows,
     Provenance,
     RefusedFacet,
     facet_rows,
     facets_refused,
+    invalid_facet_warnings,
     record_facets,
     refuse_aliases,
     report_refused,
@@ -131,12 +133,17 @@ class ParsedEvent:
     run_facets: dict
     inputs: list[tuple[str, str]]
     outputs: list[dict]  # the output dataset objects, as sent
-    payload: dict
-    canonical: str  # the event as canonical JSON text, stored as the payload
+    payload: dict  # the event the registry acts on: as sent, less its invalid facets
+    canonical: str  # the event as sent, as canonical JSON text, stored as the raw payload
+    invalid: tuple = ()  # lineage.facet_schemas.InvalidFacet: the facets left out of `payload`
 
     @classmethod
-    def of(cls, event: dict) -> ParsedEvent:
+    def of(cls, event: dict, invalid: Iterable = ()) -> ParsedEvent:
+        """The event as sent; `invalid`: its facets that break their own schemas,
+        kept in the raw event and left out of everything else."""
         canonical = json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        invalid = tuple(invalid)
+        event = without_facets(event, list(invalid))
         seen: set[tuple[str, str]] = set()
         outputs = []
         for out in event.get("outputs") or []:
@@ -158,6 +165,7 @@ class ParsedEvent:
             outputs=outputs,
             payload=event,
             canonical=canonical,
+            invalid=invalid,
         )
 
     @property
@@ -226,6 +234,8 @@ def store_event(event: dict | ParsedEvent, *, by=None, gate: Gate | None = None,
         try:
             with own_transaction():
                 stored = _store(parsed, by, gate, writer, token)
+            if parsed.invalid:
+                stored.refused[:0] = invalid_facet_warnings(parsed.invalid, parsed.payload.get("producer", ""))
             report_refused(stored.refused, where=f"run {stored.run_id} of job {parsed.job_namespace}/{parsed.job_name}")
             return stored
         except OperationalError as exc:

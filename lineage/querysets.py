@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from lineage.validation import check_event
+
 
 class RunQuerySet(models.QuerySet):
     def of_job(self, job) -> RunQuerySet:
@@ -22,6 +24,17 @@ class RunQuerySet(models.QuerySet):
 class RunEventQuerySet(models.QuerySet):
     def received_before(self, moment: datetime) -> RunEventQuerySet:
         return self.filter(received_at__lt=moment)
+
+    def dropped_facets_by_run(self, run_uuids: list) -> dict:
+        """{run uuid: [(path, reason), …]}: the facets the ingest left out of
+        these runs' stored events because they break their own schemas, found
+        again in the raw events (1 query; the ingest keeps no other record)."""
+        dropped: dict = {}
+        for run_uuid, payload in self.filter(run_uuid__in=run_uuids).order_by("id").values_list("run_uuid", "payload"):
+            for facet in check_event(payload).invalid_facets:
+                path, message = facet.problems[0]
+                dropped.setdefault(run_uuid, []).append((facet.path, f"{path}: {message}"))
+        return dropped
 
 
 class FieldEdgeQuerySet(models.QuerySet):

@@ -29,13 +29,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connection
 from django.utils import timezone
 
-from lineage.facets import Provenance, facet_rows, facets_refused, record_facets, report_refused
+from lineage.facet_schemas import without_facets
+from lineage.facets import (
+    Provenance,
+    facet_rows,
+    facets_refused,
+    invalid_facet_warnings,
+    record_facets,
+    report_refused,
+)
 from lineage.ingest import (
     Gate,
     StoredEvent,
@@ -65,17 +74,20 @@ class ParsedStatic:
     event_time: datetime
     namespace: str  # the dataset's (DatasetEvent) or the job's (JobEvent)
     name: str
-    payload: dict
-    canonical: str
+    payload: dict  # the event the registry acts on: as sent, less its invalid facets
+    canonical: str  # the event as sent, stored raw
+    invalid: tuple = ()  # lineage.facet_schemas.InvalidFacet: the facets left out of `payload`
 
     @classmethod
-    def of(cls, event: dict, kind: str) -> ParsedStatic:
+    def of(cls, event: dict, kind: str, invalid: Iterable = ()) -> ParsedStatic:
         canonical = json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        invalid = tuple(invalid)
+        event = without_facets(event, list(invalid))
         named = event["dataset"] if kind == EventKind.DATASET else event["job"]
         return cls(kind=Origin.DATASET if kind == EventKind.DATASET else Origin.JOB,
                    checksum=hashlib.sha256(canonical.encode()).hexdigest(),
                    event_time=parse_event_time(event["eventTime"]), namespace=named["namespace"],
-                   name=named["name"], payload=event, canonical=canonical)
+                   name=named["name"], payload=event, canonical=canonical, invalid=invalid)
 
 
 def store_static_event(parsed: ParsedStatic, *, by=None, gate: Gate | None = None,
@@ -84,17 +96,18 @@ def store_static_event(parsed: ParsedStatic, *, by=None, gate: Gate | None = Non
     docstring). The token (the `gate`'s, else `writer`) may write only the
     datasets it may (lineage.ingest.check_outputs): a DatasetEvent's dataset,
     a JobEvent's outputs; a JobEvent's inputs it may not write lose their state facets."""
-    refused = []
+    refused = invalid_facet_warnings(parsed.invalid, parsed.payload.get("producer", "")) if parsed.invalid else []
     with own_transaction():
         if gate is not None:
             with connection.cursor() as cursor:
                 writer = gate.run_alone(cursor)
         if not _insert_raw(parsed):
-            return StoredEvent(stored=False, run_id=None, kind=parsed.kind)
+            return StoredEvent(stored=False, run_id=None, kind=parsed.kind, refused=refused)
         if parsed.kind == Origin.DATASET:
-            created, refused = _apply_dataset_event(parsed, by, writer)
+            created, written = _apply_dataset_event(parsed, by, writer)
         else:
-            created, refused = _apply_job_event(parsed, by, writer)
+            created, written = _apply_job_event(parsed, by, writer)
+        refused += written
     report_refused(refused, where=f"{'DatasetEvent of dataset' if parsed.kind == Origin.DATASET else 'JobEvent of job'} "
                                   f"{parsed.namespace}/{parsed.name}")
     return StoredEvent(stored=True, run_id=None, kind=parsed.kind, datasets_created=created, refused=refused)

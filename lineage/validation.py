@@ -23,12 +23,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 
-from lineage.facet_schemas import event_facet_problems, is_date_time, is_uri, is_uuid
+from lineage.facet_schemas import InvalidFacet, invalid_facets, is_date_time, is_uri, is_uuid
 from registry.identifiers import identifier_problem
 
 EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")
@@ -195,17 +196,22 @@ def _intended_kind(event: dict) -> str:
 
 @dataclass(frozen=True)
 class Checked:
-    """The verdict on one event: its kind (None when it is none) and its problems."""
+    """The verdict on one event: its kind (None when it is none), its problems
+    (any refuses it), and the standard facets that break their own schemas
+    (each is dropped, not the event: lineage.facet_schemas.without_facets)."""
 
     kind: str | None
     problems: list[Problem]
+    invalid_facets: list[InvalidFacet] = dataclass_field(default_factory=list)
 
 
 def check_event(event: Any, *, facets: bool = True) -> Checked:
     """The 2-0-2 verdict on `event`: the spec's top level is `oneOf [RunEvent,
     DatasetEvent, JobEvent]`, so an event is valid when exactly one kind fits.
     With `facets`, every known facet of a valid event is also checked against
-    its own facet schema (lineage.facet_schemas)."""
+    its own facet schema (lineage.facet_schemas): one that fails is listed in
+    `invalid_facets`, not among the problems, since a producer's sloppy facet
+    must not cost the run."""
     if not isinstance(event, dict):
         return Checked(None, [Problem("", f"an event must be a JSON object, got {_kind(event)}")])
     if not ("run" in event or "job" in event or "dataset" in event):
@@ -240,12 +246,14 @@ def check_event(event: Any, *, facets: bool = True) -> Checked:
     kind = fitting[0]
     if not facets:
         return Checked(kind, [])
-    return Checked(kind, [Problem(path, message) for path, message in event_facet_problems(event, kind)])
+    return Checked(kind, [], invalid_facets(event, kind))
 
 
 def run_event_problems(event: Any) -> list[Problem]:
     """Every way `event` breaks the 2-0-2 spec, its facets' schemas included (empty when it is valid)."""
-    return check_event(event).problems
+    checked = check_event(event)
+    return checked.problems + [Problem(path, message) for facet in checked.invalid_facets
+                               for path, message in facet.problems]
 
 
 NAME_LIMIT = 500  # the namespace/name columns of jobs and datasets

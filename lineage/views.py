@@ -25,6 +25,7 @@ from lineage.models import (
     QualityCheck,
     Run,
     RunDataset,
+    RunEvent,
 )
 from lineage.svg import layout
 from registry.hooks import count_badge, dataset_list_badge, dataset_page_section
@@ -122,7 +123,12 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     ctx = _drawing_context(request, start)
     # What the graph shows: the datasets runs read and wrote, and those JobEvents declared.
     edges = job.edges()
-    ctx.update({"job": job, "runs": Run.objects.of_job(job).with_sender().recent(20), "anchor_url": job.get_absolute_url(),
+    runs = list(Run.objects.of_job(job).with_sender().recent(20))
+    # A note on each run stored without a facet that broke its own schema.
+    dropped = RunEvent.objects.dropped_facets_by_run([run.run_uuid for run in runs])
+    for run in runs:
+        run.dropped_facets = dropped.get(run.run_uuid, [])
+    ctx.update({"job": job, "runs": runs, "anchor_url": job.get_absolute_url(),
                 "sides": [("reads", edges.get(Direction.INPUT, [])), ("writes", edges.get(Direction.OUTPUT, []))],
                 "no_datasets": not edges})
     return render(request, "lineage/job_detail.html", ctx)

@@ -14,11 +14,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import F, OuterRef, QuerySet, Subquery, Value
+from django.db.models import F, Max, Min, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, Greatest
 
 from lineage.marquez import shapes
-from lineage.models import Direction, Job, Run, RunDataset, RunEvent, RunState
+from lineage.models import DatasetFacet, Direction, Job, Run, RunDataset, RunEvent, RunState
 from registry.models import Dataset, Team
 from registry.usage import NamespaceTeam
 
@@ -380,11 +381,14 @@ def search(query: str, *, kind: str | None = None, sort: str = "name", limit: in
 
 
 def events(*, page: Page, ascending: bool = False, before: datetime | None = None,
-           after: datetime | None = None) -> dict[str, Any]:
+           after: datetime | None = None, namespace: str | None = None) -> dict[str, Any]:
     """The raw OpenLineage events as received (2 queries: count, page), by the
     time the registry received them (the indexed column), newest first unless
-    `ascending`. Events pruned by retention are gone."""
+    `ascending`; with `namespace`, only the events of jobs in it. Events pruned
+    by retention are gone."""
     found = RunEvent.objects.all()
+    if namespace is not None:
+        found = found.filter(job_namespace=namespace)
     if before:
         found = found.filter(received_at__lt=before)
     if after:
@@ -392,3 +396,164 @@ def events(*, page: Page, ascending: bool = False, before: datetime | None = Non
     total = found.count()
     order = ("received_at", "id") if ascending else ("-received_at", "-id")
     return {"events": list(page.of(found.order_by(*order)).values_list("payload", flat=True)), "totalCount": total}
+
+
+# --- job versions -----------------------------------------------------------------
+
+def _job_version_payload(job_payload: dict[str, Any]) -> dict[str, Any]:
+    """Marquez's JobVersion for a job's one version (the job as it is now)."""
+    version = job_payload["currentVersion"]
+    keys = ("name", "namespace", "createdAt", "location", "inputs", "outputs", "facets", "latestRun")
+    return {"id": {**job_payload["id"], "version": version}, "version": version,
+            **{key: job_payload[key] for key in keys if key in job_payload}}
+
+
+def job_versions(namespace: str, name: str, page: Page) -> dict[str, Any]:
+    """A job's versions: its one version (3 queries, as the job)."""
+    found = job(namespace, name)
+    versions = [_job_version_payload(found)][page.offset:page.offset + page.limit]
+    return {"versions": versions, "totalCount": 1}
+
+
+def job_version(namespace: str, name: str, version: str) -> dict[str, Any]:
+    """The job's one version, when `version` names it (3 queries)."""
+    found = job(namespace, name)
+    if version.lower() != found["currentVersion"]:
+        raise Missing(f"Job {name!r} in namespace {namespace!r} has one version, {found['currentVersion']}, "
+                      f"not {version!r}: the registry keeps no job versions.")
+    return _job_version_payload(found)
+
+
+# --- sources and tags -------------------------------------------------------------
+
+def _source_type(url: str) -> str:
+    scheme, sep, _ = url.partition("://")
+    return scheme.upper().replace("+", "_") if sep and scheme else "DEFAULT"
+
+
+def _sources(name: str | None = None) -> list[dict[str, Any]]:
+    """Marquez's Sources, by name (2 queries): each `dataSource` facet's name
+    and uri, and each dataset namespace no facet names or locates (a namespace
+    is where its datasets are: Marquez makes it their source, named and located
+    by it)."""
+    facets = DatasetFacet.objects.filter(name="dataSource")
+    namespaces = Dataset.objects.all()
+    if name is not None:
+        facets = facets.filter(Q(facet__name=name) | Q(facet__uri=name))
+        namespaces = namespaces.filter(namespace=name)
+    found: dict[str, dict[str, Any]] = {}
+    for source, url, created, updated in (
+            facets.values_list(KT("facet__name"), KT("facet__uri")).annotate(first=Min("event_time"), last=Max("updated_at"))
+            .order_by()):
+        if not source:
+            continue
+        entry = found.setdefault(source, {"name": source, "connectionUrl": url or source,
+                                          "created": created, "updated": updated})
+        entry["created"], entry["updated"] = min(entry["created"], created), max(entry["updated"], updated)
+    located = {entry["connectionUrl"] for entry in found.values()}
+    for ns, created in namespaces.values_list("namespace").annotate(first=Min("created_at")).order_by():
+        if ns not in found and ns not in located:
+            found[ns] = {"name": ns, "connectionUrl": ns, "created": created, "updated": created}
+    return [{"type": _source_type(entry["connectionUrl"]), "name": entry["name"],
+             "createdAt": shapes.iso(entry["created"]), "updatedAt": shapes.iso(entry["updated"]),
+             "connectionUrl": entry["connectionUrl"]}
+            for entry in sorted(found.values(), key=lambda e: e["name"])]
+
+
+def sources(page: Page) -> dict[str, Any]:
+    """Every source by name (2 queries)."""
+    found = _sources()
+    return {"sources": found[page.offset:page.offset + page.limit], "totalCount": len(found)}
+
+
+def source(name: str) -> dict[str, Any]:
+    """One source (2 queries)."""
+    found = [entry for entry in _sources(name) if entry["name"] == name]
+    if not found:
+        raise Missing(f"No source {name!r}: no dataSource facet names it and no dataset is in a namespace of that name.")
+    return found[0]
+
+
+def _tags_of(facet: Any) -> list[tuple[str, str | None]]:
+    """(name, description) of each entry of a `tags` facet (TagsDatasetFacet,
+    TagsJobFacet: {"tags": [{"key", "value", "source"}]}): Marquez names a tag
+    by its key; the value, when it says more than the key, describes it."""
+    entries = facet.get("tags") if isinstance(facet, dict) else None
+    found = []
+    for entry in entries if isinstance(entries, list) else []:
+        key = entry.get("key") if isinstance(entry, dict) else None
+        if isinstance(key, str) and key:
+            value = entry.get("value")
+            found.append((key, value if isinstance(value, str) and value and value.lower() not in (key.lower(), "true") else None))
+    return found
+
+
+def tags(page: Page) -> dict[str, Any]:
+    """Every tag the events' dataset and job `tags` facets carry, by name (2
+    queries: the datasets' kept tags facets, the jobs' latest tags facets)."""
+    found: dict[str, str | None] = {}
+    for facet in DatasetFacet.objects.filter(name="tags").values_list("facet", flat=True):
+        for name, description in _tags_of(facet):
+            found[name] = found.get(name) or description
+    for facet in Job.objects.filter(facets__has_key="tags").values_list("facets__tags", flat=True):
+        for name, description in _tags_of(facet):
+            found[name] = found.get(name) or description
+    listed = [{"name": name, **({"description": found[name]} if found[name] else {})} for name in sorted(found)]
+    return {"tags": listed[page.offset:page.offset + page.limit], "totalCount": len(listed)}
+
+
+# --- run lineage ------------------------------------------------------------------
+
+RUN_LINEAGE_DEPTH = 20
+RUN_LINEAGE_MAX_DEPTH = 100
+
+def run_lineage_upstream(run_id: str, depth: int) -> dict[str, Any]:
+    """Marquez's UpstreamRunLineage: the run, then the runs that wrote the
+    dataset versions it read, and theirs, `depth` runs deep, in that order
+    (2 queries, then 2 per level of runs: their edges, their rows). An input's
+    version is the latest write before the run (as the run endpoint says)."""
+    start = _run(run_id)
+    read_version = (RunDataset.objects.filter(dataset=OuterRef("dataset"), direction=Direction.OUTPUT,
+                                              run_id__lt=OuterRef("run_id"))
+                    .order_by("-run_id").values("run_id")[:1])
+    runs: dict[int, Run] = {start.pk: start}
+    order, frontier, answers = [start.pk], [start.pk], {}
+    level = 0
+    while frontier:
+        inputs: dict[int, list[tuple]] = {}
+        for run_pk, namespace, name, producer in (
+                RunDataset.objects.filter(run_id__in=frontier, direction=Direction.INPUT)
+                .annotate(producer=Subquery(read_version))
+                .order_by("dataset__namespace", "dataset__name")
+                .values_list("run_id", "dataset__namespace", "dataset__name", "producer")):
+            inputs.setdefault(run_pk, []).append((namespace, name, producer))
+        for run_pk in frontier:
+            answers[run_pk] = inputs.get(run_pk, [])
+        level += 1
+        producers = sorted({p for run_pk in frontier for _, _, p in answers[run_pk] if p is not None and p not in runs})
+        if level > depth or not producers:
+            break
+        for found in Run.objects.select_related("job").filter(pk__in=producers):
+            runs[found.pk] = found
+        order += producers
+        frontier = producers
+    uuids = {pk: run.run_uuid for pk, run in runs.items()}
+    missing = {p for pk in answers for _, _, p in answers[pk] if p is not None and p not in uuids}
+    if missing:
+        uuids.update(Run.objects.filter(pk__in=missing).values_list("pk", "run_uuid"))
+    listed = []
+    for pk in order:
+        run_row = runs[pk]
+        entry = {
+            "job": {"namespace": run_row.job.namespace, "name": run_row.job.name,
+                    "version": shapes.job_version(run_row.job.namespace, run_row.job.name)},
+            "run": shapes._present({"id": str(run_row.run_uuid), "start": shapes.iso(run_row.started_at),
+                                    "end": shapes.iso(run_row.ended_at),
+                                    "status": shapes.RUN_STATES.get(run_row.state, run_row.state)}),
+            "inputs": [shapes._present({"namespace": namespace, "name": name,
+                                        "version": str(uuids[p]) if p is not None else None,
+                                        "producedByRunId": str(uuids[p]) if p is not None else None})
+                       for namespace, name, p in answers.get(pk, [])],
+        }
+        listed.append(entry)
+    return {"runs": listed}

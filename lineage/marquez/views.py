@@ -83,7 +83,7 @@ class NamespaceList(APIView):
 
 @extend_schema(exclude=True)
 class NamespaceTree(APIView):
-    """/namespaces/{namespace}[/datasets[/{dataset}[/versions[/{version}]]] | /jobs[/{job}[/runs]]]"""
+    """/namespaces/{namespace}[/datasets[/{dataset}[/versions[/{version}]]] | /jobs[/{job}[/runs | /versions[/{version}]]]]"""
 
     def get(self, request: Request, rest: str) -> Response:
         where = route(rest)
@@ -101,6 +101,10 @@ class NamespaceTree(APIView):
             return _answer(reads.jobs, where.namespace, page_of(request))
         if where.resource == "job":
             return _answer(reads.job, where.namespace, where.name)
+        if where.resource == "job_versions":
+            return _answer(reads.job_versions, where.namespace, where.name, page_of(request))
+        if where.resource == "job_version":
+            return _answer(reads.job_version, where.namespace, where.name, where.version)
         return _answer(reads.job_runs, where.namespace, where.name, page_of(request))
 
 
@@ -142,10 +146,40 @@ class Search(APIView):
 
 @extend_schema(exclude=True)
 class LineageEvents(APIView):
-    def get(self, request: Request) -> Response:
+    """/events/lineage, and marquez-python's /events and /events/{namespace} (its jobs' events)."""
+
+    def get(self, request: Request, namespace: str | None = None) -> Response:
         params = request.query_params
         direction = (params.get("sortDirection") or "desc").lower()
         if direction not in ("asc", "desc"):
             raise BadParameter(f"sortDirection must be asc or desc, not {params['sortDirection']!r}.")
         return _answer(reads.events, page=page_of(request), ascending=direction == "asc",
-                       before=_moment(params, "before"), after=_moment(params, "after"))
+                       before=_moment(params, "before"), after=_moment(params, "after"), namespace=namespace)
+
+
+@extend_schema(exclude=True)
+class SourceList(APIView):
+    def get(self, request: Request) -> Response:
+        return _answer(reads.sources, page_of(request))
+
+
+@extend_schema(exclude=True)
+class SourceDetail(APIView):
+    def get(self, request: Request, name: str) -> Response:
+        return _answer(reads.source, name)
+
+
+@extend_schema(exclude=True)
+class TagList(APIView):
+    def get(self, request: Request) -> Response:
+        return _answer(reads.tags, page_of(request))
+
+
+@extend_schema(exclude=True)
+class RunLineageUpstream(APIView):
+    def get(self, request: Request) -> Response:
+        run_id = request.query_params.get("runId")
+        if not run_id:
+            raise BadParameter("Send runId=<uuid>: the run whose upstream runs to list.")
+        depth = _whole(request.query_params, "depth", reads.RUN_LINEAGE_DEPTH, maximum=reads.RUN_LINEAGE_MAX_DEPTH)
+        return _answer(reads.run_lineage_upstream, run_id, depth)

@@ -113,7 +113,8 @@ def test_the_api_needs_authentication(fields, client):
 
 @pytest.mark.parametrize(("params", "status", "message"), [
     ({}, 400, "Send nodeId"),
-    ({"nodeId": "job:airflow:clean"}, 400, "is not of the form"),
+    ({"nodeId": "run:airflow:clean"}, 400, "is not of the form"),
+    ({"nodeId": "job:airflow:nothing"}, 404, "has column lineage"),
     ({"nodeId": "datasetField:onlyname"}, 400, "needs a namespace"),
     ({"nodeId": F + "mart.totals:total", "depth": "-1"}, 400, "depth must be from 0"),
     ({"nodeId": F + "mart.totals:total", "withDownstream": "maybe"}, 400, "withDownstream must be true or false"),

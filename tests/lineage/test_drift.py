@@ -131,12 +131,13 @@ def test_no_contract_or_no_schema_facet_records_nothing(client, lineage_secret, 
     assert not SchemaDriftCheck.objects.exists()
 
 
-def test_a_malformed_schema_facet_is_refused_and_checks_nothing(client, lineage_secret, dataset, contract):
+def test_a_malformed_schema_facet_is_dropped_and_checks_nothing(client, lineage_secret, dataset, contract):
     out = {"namespace": dataset.namespace, "name": dataset.name,
            "facets": {"schema": {"_producer": "https://x.example/p", "_schemaURL": "https://x.example/s", "fields": "oops"}}}
     response = post(client, run_event(outputs=[out]), lineage_secret)
-    assert response.status_code == 422
-    assert response.json()["errors"][0]["path"] == "outputs[0].facets.schema.fields"
+    assert response.status_code == 201
+    assert [(w["path"], w["code"]) for w in response.json()["warnings"]] == [("outputs[0].facets.schema", "facet_invalid")]
+    assert response.json()["warnings"][0]["reason"].startswith("outputs[0].facets.schema.fields: ")
     assert not SchemaDriftCheck.objects.exists()
 
 

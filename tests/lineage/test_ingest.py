@@ -224,15 +224,37 @@ def test_a_gzip_body_inflating_over_the_limit_is_a_413(client, lineage_secret, s
     assert not RunEvent.objects.exists()
 
 
-def test_a_rowcount_sent_as_a_string_is_refused_naming_the_facet_and_the_field(client, lineage_secret):
+def test_a_facet_breaking_its_own_schema_is_dropped_with_a_warning_and_the_event_stored(client, lineage_secret):
+    from lineage.facets import FACETS_INVALID
+    from lineage.signals import dataset_written
+
+    from .conftest import schema_facet
+
     event = run_event("COMPLETE", outputs=["mart.orders"], row_count=5)
     event["outputs"][0]["outputFacets"]["outputStatistics"]["rowCount"] = "5"
-    response = post(client, event, lineage_secret)
-    assert response.status_code == 422
-    assert response.json()["errors"] == [{
-        "path": "outputs[0].outputFacets.outputStatistics.rowCount",
-        "message": '"5" is not of type "integer" (OutputStatisticsOutputDatasetFacet)'}]
-    assert not RunEvent.objects.exists()
+    event["outputs"][0]["facets"] = {"schema": schema_facet(("id", "BIGINT"))}
+    producer = event["producer"]
+    before = FACETS_INVALID.labels(producer=producer, facet="outputStatistics")._value.get()
+    seen = []
+
+    def listener(**kwargs):
+        seen.append(kwargs)
+
+    dataset_written.connect(listener)
+    try:
+        response = post(client, event, lineage_secret)
+    finally:
+        dataset_written.disconnect(listener)
+    assert response.status_code == 201
+    assert response.json()["warnings"] == [{
+        "path": "outputs[0].outputFacets.outputStatistics", "code": "facet_invalid",
+        "reason": 'outputs[0].outputFacets.outputStatistics.rowCount: "5" is not of type "integer" '
+                  "(OutputStatisticsOutputDatasetFacet). The outputStatistics facet breaks its own schema: it is kept "
+                  "in the raw event but left out of what the registry acts on; the rest of the event is stored."}]
+    # Kept raw for inspection; left out of what listeners (freshness, drift) are told.
+    assert RunEvent.objects.get().payload["outputs"][0]["outputFacets"]["outputStatistics"]["rowCount"] == "5"
+    assert seen[0]["output_facets"] == {} and seen[0]["schema_facet"]["fields"] == [{"name": "id", "type": "BIGINT"}]
+    assert FACETS_INVALID.labels(producer=producer, facet="outputStatistics")._value.get() == before + 1
 
 
 def test_dataset_written_is_sent_once_per_output_with_its_facets(client, lineage_secret):

@@ -5,6 +5,7 @@ the lists cost a fixed number of queries."""
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from urllib.parse import quote
 
@@ -19,9 +20,17 @@ from lineage.graph import lineage_graph
 from lineage.ingest import store_event
 from lineage.marquez.graph import marquez_graph
 from lineage.marquez.paths import Route, route
+from lineage.marquez.shapes import job_version
 from lineage.models import Run
 
-from .conftest import PRODUCER, WAREHOUSE, run_event, schema_facet
+from .conftest import (
+    PRODUCER,
+    WAREHOUSE,
+    column_lineage_facet,
+    input_field,
+    run_event,
+    schema_facet,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -35,11 +44,34 @@ def _marquez_document() -> Path:
 
 
 def _marquez_api() -> OpenAPI:
-    """Marquez's document, with its two slips mended: "paramteters" on
-    /runlineage/upstream (a spec check refuses the document, so none is run)
-    and the empty `type:` of SearchResult's name and updatedAt, which its
-    descriptions say are strings (a validator cannot use a type of null)."""
+    """Marquez's document, with its slips mended: "paramteters" on
+    /runlineage/upstream (a spec check refuses the document, so none is run),
+    the empty `type:` of SearchResult's name and updatedAt, which its
+    descriptions say are strings (a validator cannot use a type of null), and
+    the job versions' status codes written as numbers (YAML's 200, not '200'),
+    and /column-lineage typed as the dataset graph (nodes of type JOB or
+    DATASET) where Marquez answers DATASET_FIELD nodes: their data is described
+    here as Marquez's ColumnLineageNodeData writes it (nulls included)."""
     document = yaml.safe_load(_marquez_document().read_text())
+    schemas = document["components"]["schemas"]
+    schemas["NodeType"]["enum"].append("DATASET_FIELD")
+    nullable = {"type": "string", "nullable": True}
+    schemas["ColumnLineageNodeData"] = {"type": "object", "required": ["namespace", "dataset", "field", "inputFields"],
+        "properties": {"type": {"type": "string"}, "namespace": {"type": "string"}, "dataset": {"type": "string"},
+                       "field": {"type": "string"}, "fieldType": nullable, "transformationDescription": nullable,
+                       "transformationType": nullable,
+                       "inputFields": {"type": "array", "items": {"type": "object",
+                           "required": ["namespace", "dataset", "field"],
+                           "properties": {"namespace": {"type": "string"}, "dataset": {"type": "string"},
+                                          "field": {"type": "string"}, "transformationDescription": nullable,
+                                          "transformationType": nullable}}}}}
+    data = schemas["GraphNode"]["properties"]["data"]
+    data["oneOf"].append({"$ref": "#/components/schemas/ColumnLineageNodeData"})
+    data["discriminator"]["mapping"]["DATASET_FIELD"] = "#/components/schemas/ColumnLineageNodeData"
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            if isinstance(operation, dict) and "responses" in operation:
+                operation["responses"] = {str(code): answer for code, answer in operation["responses"].items()}
     result = document["components"]["schemas"]["SearchResult"]["properties"]
     for key in ("name", "updatedAt"):
         assert result[key]["type"] is None
@@ -367,3 +399,126 @@ def test_a_token_reads_the_namespaces_in_four_queries(pipeline, client, read_onl
     # 1: the token (with its person and team), 2: its last use (first use), 3: count, 4: page.
     with django_assert_num_queries(4):
         assert client.get("/api/v1/namespaces", HTTP_AUTHORIZATION=f"Bearer {read_only_secret}").status_code == 200
+
+
+# --- sources, tags, job versions, run lineage and column lineage -------------------
+
+def tags_facet(*tags: tuple[str, str]) -> dict:
+    return {**facet(tags=[{"key": key, "value": value, "source": "CONFIG"} for key, value in tags]),
+            "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/TagsDatasetFacet.json"}
+
+
+@pytest.fixture
+def described(pipeline):
+    """The pipeline, and a run of `publish` (mart.totals -> report.totals) whose
+    events carry tags (dataset and job), a dataSource and column lineage."""
+    source = facet(name="warehouse", uri="postgres://warehouse:5432")
+    event = run_event(
+        "COMPLETE", job="publish", event_time="2026-11-30T04:00:00.000Z",
+        inputs=[{"namespace": WAREHOUSE, "name": "mart.totals", "facets": {"dataSource": source}}],
+        outputs=[{"namespace": WAREHOUSE, "name": "report.totals",
+                  "facets": {"dataSource": source, "tags": tags_facet(("PII", "true"), ("tier", "gold")),
+                             "schema": schema_facet(("total", "NUMERIC")),
+                             "columnLineage": column_lineage_facet(
+                                 {"total": [input_field("mart.totals", "total", "DIRECT/AGGREGATION")]})}}],
+        job_facets={"tags": {**tags_facet(("nightly", "true")),
+                             "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/TagsJobFacet.json"}})
+    store_event(event)
+    return event["run"]["runId"]
+
+
+def described_paths(run_id: str) -> list[tuple[str, dict]]:
+    return [
+        ("/sources", {}),
+        ("/sources/warehouse", {}),
+        (f"/sources/{quote('s3://never-seen', safe='')}", None),
+        ("/tags", {}),
+        ("/namespaces/airflow/jobs/clean/versions", {}),
+        (f"/namespaces/airflow/jobs/clean/versions/{job_version('airflow', 'clean')}", {}),
+        ("/runlineage/upstream", {"runId": run_id}),
+        ("/runlineage/upstream", {"runId": run_id, "depth": 1}),
+        ("/column-lineage", {"nodeId": "job:airflow:publish"}),
+        ("/column-lineage", {"nodeId": D + "report.totals", "withDownstream": "true"}),
+        ("/column-lineage", {"nodeId": f"datasetField:{WAREHOUSE}:report.totals:total", "depth": 1}),
+    ]
+
+
+def test_sources_tags_job_versions_and_lineage_answer_in_marquez_shape_with_or_without_a_slash(described, reader):
+    for path, params in described_paths(described):
+        if params is None:
+            assert reader.get(f"/api/v1{path}").status_code == 404
+            continue
+        get(reader, path, **params)
+        get(reader, path + "/", **params)
+
+
+def test_sources_are_the_data_sources_named_by_facets_and_the_dataset_namespaces(described, reader):
+    found = {s["name"]: s for s in get(reader, "/sources")["sources"]}
+    # The warehouse namespace is where the facet says the "warehouse" source is: listed once.
+    assert list(found) == ["warehouse"]
+    assert found["warehouse"]["connectionUrl"] == WAREHOUSE and found["warehouse"]["type"] == "POSTGRES"
+    assert get(reader, "/sources/warehouse")["name"] == "warehouse"
+    # A namespace no facet locates is its own source.
+    store_event(run_event("COMPLETE", job="copy", outputs=[{"namespace": "s3://lake", "name": "orders"}]))
+    lake = get(reader, f"/sources/{quote('s3://lake', safe='')}")
+    assert lake["connectionUrl"] == "s3://lake" and lake["type"] == "S3"
+
+
+def test_tags_are_those_the_dataset_and_job_tags_facets_carry(described, reader):
+    assert get(reader, "/tags")["tags"] == [{"name": "PII"}, {"name": "nightly"},
+                                            {"name": "tier", "description": "gold"}]
+
+
+def test_a_job_has_one_version_and_reads_it_by_id(described, reader):
+    versions = get(reader, "/namespaces/airflow/jobs/clean/versions")["versions"]
+    assert [v["id"] for v in versions] == [{"namespace": "airflow", "name": "clean",
+                                            "version": job_version("airflow", "clean")}]
+    assert versions[0]["location"] == "https://git.example.com/etl/clean.py"
+    assert reader.get(f"/api/v1/namespaces/airflow/jobs/clean/versions/{uuid.uuid4()}").status_code == 404
+
+
+def test_upstream_run_lineage_walks_the_runs_that_wrote_what_each_run_read(described, reader):
+    runs = get(reader, "/runlineage/upstream", runId=described)["runs"]
+    assert [r["job"]["name"] for r in runs] == ["publish", "aggregate", "clean"]
+    aggregate = Run.objects.get(job__name="aggregate")
+    assert runs[0]["inputs"] == [{"namespace": WAREHOUSE, "name": "mart.totals",
+                                  "version": str(aggregate.run_uuid), "producedByRunId": str(aggregate.run_uuid)}]
+    assert runs[0]["run"]["status"] == "COMPLETED"
+    assert [r["job"]["name"] for r in get(reader, "/runlineage/upstream", runId=described, depth=1)["runs"]] == \
+        ["publish", "aggregate"]
+
+
+def test_column_lineage_by_job_starts_from_the_fields_it_fed(described, reader):
+    graph = get(reader, "/column-lineage", nodeId="job:airflow:publish")["graph"]
+    assert [n["id"] for n in graph] == [f"datasetField:{WAREHOUSE}:mart.totals:total",
+                                        f"datasetField:{WAREHOUSE}:report.totals:total"]
+    assert reader.get("/api/v1/column-lineage", {"nodeId": "job:airflow:nothing"}).status_code == 404
+
+
+@pytest.mark.parametrize(("path", "params", "queries"), [
+    ("/api/v1/sources", {}, 4),  # session, user; the dataSource facets, the namespaces
+    ("/api/v1/tags", {}, 4),  # session, user; the datasets' tags facets, the jobs' tags facets
+    ("/api/v1/namespaces/airflow/jobs/clean/versions", {}, 5),  # session, user; the job, its edges, its latest run
+])
+def test_new_list_query_counts_do_not_grow_with_the_rows(described, reader, django_assert_num_queries, path, params,
+                                                         queries):
+    with django_assert_num_queries(queries):
+        small = reader.get(path, params)
+    for i in range(4):
+        store_event(run_event("COMPLETE", job=f"tagged_{i}", outputs=[{
+            "namespace": f"postgres://db{i}:5432", "name": f"t{i}",
+            "facets": {"tags": tags_facet((f"tag{i}", "true")),
+                       "dataSource": facet(name=f"db{i}", uri=f"postgres://db{i}:5432")}}]))
+    with django_assert_num_queries(queries):
+        large = reader.get(path, params)
+    assert small.status_code == large.status_code == 200
+
+
+def test_upstream_run_lineage_costs_queries_per_level_not_per_run(described, reader, django_assert_num_queries):
+    # session, user; the run; then per level of runs: their inputs (with the version each read), the runs
+    # that wrote them; the last level's inputs only.
+    with django_assert_num_queries(8):
+        assert len(reader.get("/api/v1/runlineage/upstream", {"runId": described}).json()["runs"]) == 3
+    more_pipelines(6)  # more runs reading raw.orders: the same levels
+    with django_assert_num_queries(8):
+        assert len(reader.get("/api/v1/runlineage/upstream", {"runId": described}).json()["runs"]) == 3

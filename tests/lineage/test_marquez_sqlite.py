@@ -25,13 +25,18 @@ _, secret = ApiToken.issue("ingest", team=team)
 client = Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
 schema = {"_producer": "https://example.com/p", "_schemaURL": "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json",
           "fields": [{"name": "id", "type": "int"}]}
+base = {"_producer": "https://example.com/p", "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/Facet.json"}
+tags = {**base, "tags": [{"key": "PII", "value": "true", "source": "CONFIG"}]}
+source = {**base, "name": "demo", "uri": "demo://"}
+lineage = {**base, "fields": {"id": {"inputFields": [{"namespace": "demo://", "name": "raw", "field": "id"}]}}}
 run_id = str(uuid.uuid4())
 for kind in ("START", "COMPLETE"):
     event = {"eventType": kind, "eventTime": "2026-11-30T01:00:00Z", "producer": "https://example.com/p",
              "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
              "run": {"runId": run_id}, "job": {"namespace": "airflow", "name": "load"},
              "inputs": [{"namespace": "demo://", "name": "raw"}],
-             "outputs": [{"namespace": "demo://", "name": "mart", "facets": {"schema": schema}}]}
+             "outputs": [{"namespace": "demo://", "name": "mart", "facets": {"schema": schema, "tags": tags,
+                                                                              "dataSource": source, "columnLineage": lineage}}]}
     client.post("/api/v1/lineage", json.dumps(event), content_type="application/json")
 
 def get(path, **params):
@@ -52,6 +57,10 @@ print(json.dumps({
     "graph_fields": [n["data"].get("fields") for n in graph if n["type"] == "DATASET"],
     "search": sorted(r["nodeId"] for r in get("/search", q="%a%", sort="updated_at")["results"]),
     "events": get("/events/lineage")["totalCount"],
+    "tags": get("/tags")["tags"], "sources": [x["name"] for x in get("/sources/")["sources"]],
+    "job_versions": get("/namespaces/airflow/jobs/load/versions")["totalCount"],
+    "run_lineage": [r["job"]["name"] for r in get("/runlineage/upstream", runId=run_id)["runs"]],
+    "column_lineage": [n["id"] for n in get("/column-lineage/", nodeId="job:airflow:load")["graph"]],
 }))
 """
 
@@ -75,4 +84,6 @@ def test_the_sqlite_demo_answers_marquez_read_api(tmp_path):
         "graph_fields": [[{"name": "id", "type": "int", "tags": []}], []],
         "search": ["dataset:demo://:mart", "dataset:demo://:raw", "job:airflow:load"],
         "events": 2,
+        "tags": [{"name": "PII"}], "sources": ["demo"], "job_versions": 1, "run_lineage": ["load"],
+        "column_lineage": ["datasetField:demo://:mart:id", "datasetField:demo://:raw:id"],
     }

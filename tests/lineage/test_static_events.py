@@ -130,12 +130,16 @@ def test_quality_facets_of_a_dataset_event_become_a_check_without_a_run(client, 
     assert check.metrics == {"rowCount": 10, "columnMetrics": {"id": {"nullCount": 0, "distinctCount": 10}}}
 
 
-def test_a_dataset_facet_breaking_its_schema_is_refused_naming_the_facet_and_field(client, lineage_secret):
+def test_a_dataset_facet_breaking_its_schema_is_dropped_naming_the_facet_and_field(client, lineage_secret):
     response = post(client, dataset_event(ownership=facet(owners=[{"type": "MAINTAINER"}])), lineage_secret)
-    assert response.status_code == 422
-    assert response.json()["errors"] == [{"path": "dataset.facets.ownership.owners[0]",
-                                          "message": '"name" is a required property (OwnershipDatasetFacet)'}]
-    assert not Dataset.objects.exists() and not StaticEvent.objects.exists()
+    assert response.status_code == 201
+    [warning] = response.json()["warnings"]
+    assert warning["path"] == "dataset.facets.ownership" and warning["code"] == "facet_invalid"
+    assert warning["reason"].startswith('dataset.facets.ownership.owners[0]: "name" is a required property '
+                                        "(OwnershipDatasetFacet). The ownership facet breaks its own schema")
+    # Stored raw, acted on without it: the dataset is seen, no ownership facet is kept.
+    assert StaticEvent.objects.get().payload["dataset"]["facets"]["ownership"]["owners"] == [{"type": "MAINTAINER"}]
+    assert Dataset.objects.exists() and not DatasetFacet.objects.filter(name="ownership").exists()
 
 
 def test_a_dataset_event_without_a_dataset_says_what_is_missing(client, lineage_secret):

@@ -288,9 +288,12 @@ def test_we_agree_with_the_official_spec_on_every_mutation_of_valid_events(offic
 def test_every_corpus_event_gets_the_status_the_spec_implies(client, lineage_secret):
     for name, event, valid in CORPUS:
         response = post(client, event, lineage_secret)
-        assert response.status_code == (201 if valid and name not in FACET_INVALID else 422), (name, response.content)
+        assert response.status_code == (201 if valid else 422), (name, response.content)
+        # A facet that breaks its own schema is left out, with a warning; the event is stored.
+        codes = {w["code"] for w in response.json().get("warnings", [])} if valid else set()
+        assert codes == ({"facet_invalid"} if name in FACET_INVALID else set()), (name, response.content)
     # Some corpus files are the same event from different commits.
-    assert 0 < RunEvent.objects.count() <= 30 - len(FACET_INVALID)
+    assert 0 < RunEvent.objects.count() <= 30
 
 
 def test_an_error_message_names_the_field_and_the_rule(client, lineage_secret):
