@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .budget import BUDGET_KINDS
+
 
 @dataclass(frozen=True)
 class Change:
@@ -15,8 +17,10 @@ class Change:
     `breaking` is filled in by check_compatibility: does this change break a
     direction the mode requires? `against` names the version compared with.
     `proof` is filled in for breaking changes: "proven" with a `witness` document (valid under
-    one version, invalid under the other, in `witness_direction`), or "assumed" when the checker
-    could not prove the direction safe and found no witness within its budget (see witness.py).
+    one version, invalid under the other, in `witness_direction`), "assumed" when the checker
+    could not prove the direction safe and found no witness within its budget (see witness.py),
+    or "undecided" for a change a budget decided (`decided_by_budget`: the checker stopped
+    before deciding that place and counts it as breaking both ways) and no witness showed.
     """
 
     path: str
@@ -30,8 +34,12 @@ class Change:
     witness: Any = None
     witness_direction: str | None = None
 
+    @property
+    def decided_by_budget(self) -> bool:
+        return self.kind in BUDGET_KINDS
+
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "decided_by_budget": self.decided_by_budget}
 
 
 @dataclass
@@ -41,10 +49,17 @@ class CompatibilityReport:
     suggested_bump: str
     changes: list[Change] = field(default_factory=list)
     verdict: str = ""
+    # The steps each budget allowed and spent (budget.py), summed over the comparisons.
+    work: dict = field(default_factory=dict)
 
     @property
     def breaking_changes(self) -> list[Change]:
         return [c for c in self.changes if c.breaking]
+
+    @property
+    def undecided(self) -> list[Change]:
+        """The changes a budget decided: not proven breaking, counted as breaking both ways."""
+        return [c for c in self.changes if c.decided_by_budget]
 
     def to_dict(self) -> dict:
         return {
@@ -53,4 +68,11 @@ class CompatibilityReport:
             "suggested_bump": self.suggested_bump,
             "verdict": self.verdict,
             "changes": [c.to_dict() for c in self.changes],
+            "counts": {
+                "breaking": len(self.breaking_changes),
+                "proven": sum(c.proof == "proven" for c in self.changes),
+                "assumed": sum(c.proof == "assumed" for c in self.changes),
+                "decided_by_budget": len(self.undecided),
+            },
+            "work": dict(self.work),
         }
