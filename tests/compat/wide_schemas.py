@@ -97,8 +97,8 @@ def evolve(schema: dict, seed: int) -> dict:
     """The next version: a few realistic changes in random places, seeded."""
     rng = random.Random(seed * 7919 + 1)
     new = copy.deepcopy(schema)
-    leaves = list(_leaves(new))
-    for _ in range(4):
+    leaves = list(_leaves(new["definitions"]))
+    for _ in range(4 if leaves else 0):
         _, leaf = rng.choice(leaves)
         if "maxLength" in leaf:
             leaf["maxLength"] = max(1, leaf["maxLength"] // 2)       # narrowed
@@ -109,9 +109,10 @@ def evolve(schema: dict, seed: int) -> dict:
         elif leaf.get("type") == ["number", "null"]:
             leaf["type"] = "number"                                  # null refused
     objects = [d for d in new["definitions"].values() if isinstance(d.get("properties"), dict)]
-    target = rng.choice(objects)
-    target["properties"]["added_field"] = {"type": "string"}
-    target["required"] = sorted({*target.get("required", []), "added_field"})
+    if objects:
+        target = rng.choice(objects)
+        target["properties"]["added_field"] = {"type": "string"}
+        target["required"] = sorted({*target.get("required", []), "added_field"})
     new["properties"]["root_added"] = {"type": "string", "maxLength": 64}  # at the top: the witness search
     new["required"] = [*new.get("required", []), "root_added"]             # then builds the whole document
     extra = f"Def{len(new['definitions'])}"

@@ -111,6 +111,8 @@ def render_text(report: CompatibilityReport, version_problem: str | None = None)
             lines.append("    assumed: the checker could not prove this safe and found no witness document")
         elif c.proof == "undecided":
             lines.append("    undecided: a budget stopped the checker here; neither proven nor assumed, counted as breaking")
+        if c.decided_by_budget and c.proof == "proven":
+            lines.append("    (decided by a budget: the witness shows a break here, the checker did not reason it out)")
     lines.append(report.verdict)
     if _undecided_line(report):
         lines.append(_undecided_line(report))
@@ -129,11 +131,12 @@ def render_markdown(report: CompatibilityReport, version_problem: str | None = N
     if version_problem:
         lines += ["", f"> :warning: version: {version_problem}"]
     groups = (
-        ("Proven breaks", "a document valid under one version fails the other", lambda c: c.proof == "proven"),
+        ("Proven breaks", "a document valid under one version fails the other",
+         lambda c: c.proof == "proven" and not c.decided_by_budget),
         ("Assumed breaks", "the checker could not prove these safe and found no document that shows the break",
          lambda c: c.proof == "assumed"),
         ("Decided by a budget", "the checker stopped before deciding these; they count as breaking both ways",
-         lambda c: c.proof == "undecided" or (c.breaking and c.proof is None and c.decided_by_budget)),
+         lambda c: c.decided_by_budget),
     )
     for title, meaning, belongs in groups:
         rows = [c for c in report.changes if c.breaking and belongs(c)]

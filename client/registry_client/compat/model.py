@@ -36,6 +36,8 @@ class Change:
 
     @property
     def decided_by_budget(self) -> bool:
+        """A budget stopped the checker here before it decided; the change counts as breaking both
+        ways (unless the place cannot matter to either side, as an array keyword of an object)."""
         return self.kind in BUDGET_KINDS
 
     def to_dict(self) -> dict:
@@ -58,8 +60,8 @@ class CompatibilityReport:
 
     @property
     def undecided(self) -> list[Change]:
-        """The changes a budget decided: not proven breaking, counted as breaking both ways."""
-        return [c for c in self.changes if c.decided_by_budget]
+        """The changes a budget decided that count against the verdict (breaking some direction)."""
+        return [c for c in self.changes if c.decided_by_budget and (c.breaks_backward or c.breaks_forward)]
 
     def to_dict(self) -> dict:
         return {
@@ -70,7 +72,7 @@ class CompatibilityReport:
             "changes": [c.to_dict() for c in self.changes],
             "counts": {
                 "breaking": len(self.breaking_changes),
-                "proven": sum(c.proof == "proven" for c in self.changes),
+                "proven": sum(c.proof == "proven" and not c.decided_by_budget for c in self.changes),
                 "assumed": sum(c.proof == "assumed" for c in self.changes),
                 "decided_by_budget": len(self.undecided),
             },

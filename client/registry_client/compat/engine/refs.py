@@ -90,7 +90,7 @@ class Ctx:
         self.shared = shared if shared is not None else {
             "pairs": {},      # guard -> RefPair
             "memo": {},       # proven containments (and the pairs each read); cleared whenever a pair moves
-            "collect": [],    # one set per expansion or proof under way: the pairs it has read
+            "collect": [],    # one dict per expansion or proof under way: the pairs it has read, in order
             "new_pair": None,  # the fixed point's hook: a pair met for the first time is queued
             "final": False,   # the reporting walk: expand each differing pair once, in place
             "reported": {},   # guard -> path where the final walk reported it

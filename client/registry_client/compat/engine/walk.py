@@ -89,7 +89,10 @@ def _settle(left: Side, right: Side, cx: Ctx) -> None:
     of definitions: quadratic.) The answer is the same greatest fixed point: every pair's last
     expansion read the final state of every pair it depends on."""
     pairs = cx.shared["pairs"]
-    readers: dict = {}  # guard -> the guards whose expansion read it (directly, or through a memo)
+    # guard -> the guards whose expansion read it (directly, or through a memo). Dicts, not sets,
+    # here and in "collect": a set of guards (which hold strings) iterates in a per-process order,
+    # and the order of the worklist decides where a budget cuts the work.
+    readers: dict = {}
     queue: deque = deque()
     queued: set = set()
 
@@ -109,13 +112,13 @@ def _settle(left: Side, right: Side, cx: Ctx) -> None:
             guard = queue.popleft()
             queued.discard(guard)
             pair = pairs[guard]
-            collect.append(set())
+            collect.append({})
             try:
                 found = _expand(pair)
             finally:
                 read = collect.pop()
             for other in read:
-                readers.setdefault(other, set()).add(guard)
+                readers.setdefault(other, {})[guard] = None
             bb = pair.bb or any(c.breaks_backward for c in found)
             bf = pair.bf or any(c.breaks_forward for c in found)
             if (bb, bf) != (pair.bb, pair.bf):
@@ -161,10 +164,10 @@ def _sub(a: dict, b: dict, cx: Ctx) -> bool:
     if key in cx.memo:
         result, read = cx.memo[key]
         if collect:
-            collect[-1].update(read)  # the answer rests on these pairs: so does the asker's
+            collect[-1].update(dict.fromkeys(read))  # the answer rests on these pairs: so does the asker's
         return result
     cx.shared["proving"] += 1
-    collect.append(set())
+    collect.append({})
     try:
         result = not any(c.breaks_backward for c in _diff(a, b, "", cx))
     finally:
@@ -172,7 +175,7 @@ def _sub(a: dict, b: dict, cx: Ctx) -> bool:
         read = collect.pop()
     if collect:
         collect[-1].update(read)
-    cx.memo[key] = (result, frozenset(read))
+    cx.memo[key] = (result, tuple(read))
     return result
 
 
@@ -210,7 +213,7 @@ def _reference_changes(o: dict, n: dict, ko: str, kn: str, path: str, cx: Ctx) -
     pairs = cx.shared["pairs"]
     pair = pairs.get(guard)
     if cx.shared["collect"]:
-        cx.shared["collect"][-1].add(guard)  # the expansion under way reads this pair's state
+        cx.shared["collect"][-1][guard] = None  # the expansion under way reads this pair's state
     if pair is None:
         pair = pairs[guard] = RefPair(o, n, cx)
         if cx.shared["new_pair"] is not None:
