@@ -253,3 +253,22 @@ def test_steps_for_compare_and_witness_grow_at_most_linearly_with_schema_size(se
     report = check_compatibility([old], new, "FULL", budget=0)
     assert report.work["witness_steps"] <= DEFAULT_WITNESS_BUDGET + 4 * MAX_NODES
     assert report.work["compare_steps"] + report.work["witness_steps"] <= 2 * size + 100 + DEFAULT_WITNESS_BUDGET + 4 * MAX_NODES
+
+
+def test_nesting_deeper_than_the_walk_allows_is_decided_the_same_from_any_caller_stack():
+    from registry_client.compat.engine.walk import MAX_NESTING
+
+    def nested(levels: int, leaf: str) -> dict:
+        schema: dict = {"type": leaf}
+        for _ in range(levels):
+            schema = {"type": "object", "properties": {"a": schema}}
+        return schema
+
+    old, new = nested(MAX_NESTING + 50, "integer"), nested(MAX_NESTING + 50, "number")
+
+    def from_depth(frames: int):
+        return from_depth(frames - 1) if frames else _verdict(check_compatibility([old], new, "FULL", witness_budget=0))
+
+    shallow, deep = from_depth(0), from_depth(600)  # a caller already 600 frames deep (a framework, a test runner)
+    assert shallow == deep
+    assert any(f"not decided within {MAX_NESTING} levels of nesting" in reason for _, _, _, _, reason, _, _ in shallow[2])

@@ -96,6 +96,7 @@ class Ctx:
             "reported": {},   # guard -> path where the final walk reported it
             "proving": 0,     # depth of containment proofs (their wording is never shown)
             "meter": None,    # the steps spent and the limit (budget.Meter), set by compare
+            "depth": 0,       # how deep the walk is nested (walk.MAX_NESTING)
             "budget": None,   # the compare budget in steps (None: unbounded)
         }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections import deque
 from collections.abc import Callable
 
@@ -33,6 +34,20 @@ FAMILIES: tuple[tuple[Comparer, frozenset | None], ...] = (
 )
 
 
+# How deep the walk may nest (schemas inside schemas, references followed in the report). Past it
+# the place counts as decided by a budget: a fixed count, where Python's recursion limit would
+# cut at a depth that depends on how deep the caller's own stack already is.
+MAX_NESTING = 200
+_FRAMES_PER_LEVEL = 16  # Python frames one level of the walk can take (a proof inside included)
+
+
+def _frames() -> int:
+    frame, count = sys._getframe(), 0
+    while frame is not None:
+        frame, count = frame.f_back, count + 1
+    return count
+
+
 def compare(old, new, budget: int | None = None, meter: Meter | None = None) -> list[Change]:
     """Every difference between two JSON Schemas, each with the directions it may break.
 
@@ -44,6 +59,15 @@ def compare(old, new, budget: int | None = None, meter: Meter | None = None) -> 
     """
     if meter is None:
         meter = Meter(compare_steps(budget), time_guard())
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, _frames() + MAX_NESTING * _FRAMES_PER_LEVEL + 200))
+    try:
+        return _compare(old, new, meter)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _compare(old, new, meter: Meter) -> list[Change]:
     try:
         if _key(old) == _key(new):
             return []  # the same document: nothing to decide
@@ -136,6 +160,9 @@ def _error_change(path: str, exc: BaseException) -> Change:
 
 def _budget_change(path: str, cx: Ctx) -> Change:
     meter = cx.shared["meter"]
+    if cx.shared.get("too_deep") and meter.left:
+        return Change(path, "budget_exceeded", True, True,
+                      f"not decided within {MAX_NESTING} levels of nesting: treated as breaking both ways")
     if meter.stopped_by == "time guard":
         return Change(path, "time_guard_exceeded", True, True,
                       f"not decided before the time guard ({meter.guard:g} s, a last resort far above the step "
@@ -183,6 +210,11 @@ def _diff(o, n, path: str, cx: Ctx) -> list[Change]:
     if not cx.shared["meter"].spend():
         cx.shared.setdefault("over_budget", path)
         return [_budget_change(path, cx)]
+    if cx.shared["depth"] >= MAX_NESTING:
+        cx.shared["too_deep"] = True
+        cx.shared.setdefault("over_budget", path)
+        return [_budget_change(path, cx)]
+    cx.shared["depth"] += 1
     try:
         return _diff_checked(o, n, path, cx)
     except OutOfSteps:
@@ -191,6 +223,8 @@ def _diff(o, n, path: str, cx: Ctx) -> list[Change]:
     except Exception as exc:  # a failure is never a verdict: the path breaks both ways, and says why
         cx.shared.setdefault("error", (path, exc))
         return [_error_change(path, exc)]
+    finally:
+        cx.shared["depth"] -= 1
 
 
 def _diff_checked(o, n, path: str, cx: Ctx) -> list[Change]:
