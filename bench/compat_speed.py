@@ -38,7 +38,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "client")]
 
-from registry_client.compat import DEFAULT_BUDGET, DEFAULT_WITNESS_BUDGET, check_compatibility, compare  # noqa: E402
+from registry_client.compat import (  # noqa: E402
+    DEFAULT_BUDGET,
+    DEFAULT_WITNESS_BUDGET,
+    check_compatibility,
+    compare,
+)
 
 from tests.compat.corpus import load_cases  # noqa: E402
 from tests.compat.wide_schemas import wide_pair  # noqa: E402
