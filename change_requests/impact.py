@@ -30,6 +30,7 @@ from typing import Any
 
 from packaging.version import Version
 from registry_client.compat import version_bump_problem
+from registry_client.compat.budget import BUDGET_KINDS
 
 from contracts_app.models import Contract
 from contracts_app.publishing import check_in_required_modes, gate_errors, published_below
@@ -346,10 +347,15 @@ def as_markdown(answer: dict[str, Any]) -> str:
         lines.append(f"> :warning: {answer['version_problem']}")
     breaking = [c for c in answer["changes"] if c.get("breaking")]
     if breaking:
-        lines += ["", "| change | breaks | why |", "|---|---|---|"]
+        lines += ["", "| change | breaks | proof | why |", "|---|---|---|---|"]
         for c in breaking:
             directions = " + ".join(d for d, on in (("backward", c["breaks_backward"]), ("forward", c["breaks_forward"])) if on)
-            lines.append(f"| `{c['path']}` | {directions} | {c['reason'].replace('|', '∣')} |")
+            proof = "decided by a budget" if c.get("kind") in BUDGET_KINDS else c.get("proof") or ""
+            lines.append(f"| `{c['path']}` | {directions} | {proof} | {c['reason'].replace('|', '∣')} |")
+        undecided = sum(c.get("kind") in BUDGET_KINDS for c in breaking)
+        if undecided:
+            lines += ["", f"{undecided} of these {'was' if undecided == 1 else 'were'} decided by the checker's budget, "
+                          "not by the schemas: counted as breaking both ways."]
     touched = answer.get("touched_columns")
     lines += ["", "Touched: " + ("every column" if touched is None else ", ".join(f"`{c}`" for c in touched) or "nothing")]
     if answer["affected"]:

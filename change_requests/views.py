@@ -16,6 +16,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
+from registry_client.compat.budget import BUDGET_KINDS
 
 from change_requests.impact import PreviewError, preview
 from change_requests.models import (
@@ -198,10 +199,17 @@ def change_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
     can = cr.permitted_actions(request.user, my_team_ids)
     my_reviews = [r for r in reviews if r.team_id in my_team_ids]
     review_form = ReviewForm(teams=[r.team for r in my_reviews]) if can["review"] else None
-    changes = [{**c, "direction": _direction(c), "witness_json": _witness_json(c)} for c in cr.report.get("changes", [])]
+    changes = [{**c, "direction": _direction(c), "witness_json": _witness_json(c),
+                # reports stored before the flag existed say it by their kind
+                "decided_by_budget": c.get("kind") in BUDGET_KINDS} for c in cr.report.get("changes", [])]
+    breaking = [c for c in changes if c.get("breaking")]
+    proof_counts = {"proven": sum(c.get("proof") == "proven" and not c["decided_by_budget"] for c in breaking),
+                    "budget": sum(c["decided_by_budget"] for c in breaking),
+                    "assumed": sum(c.get("proof") == "assumed" and not c["decided_by_budget"] for c in breaking)}
     whole_file = request.GET.get("context") == "all"
     ctx = {
         "cr": cr,
+        "proof_counts": proof_counts,
         "reviews": reviews,
         "acknowledged": sum(r.status == ReviewStatus.ACKNOWLEDGED for r in reviews),
         "objections": [r for r in reviews if r.status == ReviewStatus.OBJECTED],

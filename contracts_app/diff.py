@@ -241,7 +241,8 @@ def _with_verdict(change: ColumnChange, found: list[dict]) -> ColumnChange:
         breaks_backward=any(c.get("breaks_backward") for c in found),
         breaks_forward=any(c.get("breaks_forward") for c in found),
         breaking=any(c.get("breaking") for c in found),
-        proof="proven" if "proven" in proofs else "assumed" if "assumed" in proofs else None,
+        # a budget-decided change is shown as such, apart from proven and assumed breaks
+        proof=next((p for p in ("proven", "undecided", "assumed") if p in proofs), None),
     )
 
 

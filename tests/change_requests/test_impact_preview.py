@@ -9,6 +9,7 @@ import pytest
 import yaml
 from django.core.management import call_command
 
+from change_requests.impact import as_markdown
 from change_requests.models import ChangeRequest
 from registry.models import Consumer
 
@@ -87,3 +88,15 @@ def test_the_command_exits_2_on_an_unreadable_file(tmp_path, capsys, db):
         call_command("impact_preview", str(path))
     assert exit_.value.code == 2
     assert "cannot read it" in capsys.readouterr().err
+
+
+def test_the_markdown_block_marks_a_change_decided_by_the_budget():
+    answer = {"contract": "retail.checkout.order_placed", "proposed_version": "2.0", "compatible": False,
+              "mode": "BACKWARD", "suggested_version": "2.0", "touched_columns": None, "affected": [],
+              "not_affected": [], "unregistered_readers": [],
+              "changes": [{"path": "/payload", "kind": "budget_exceeded", "breaks_backward": True, "breaks_forward": True,
+                           "breaking": True, "proof": "undecided",
+                           "reason": "not decided within 40000 steps: treated as breaking both ways"}]}
+    block = as_markdown(answer)
+    assert "| `/payload` | backward + forward | decided by a budget | not decided within 40000 steps" in block
+    assert "1 of these was decided by the checker's budget, not by the schemas" in block

@@ -212,3 +212,19 @@ def test_governance_admins_see_requests_and_set_review_periods_in_the_admin(clie
     assert client.get(f"/admin/change_requests/changerequest/{change_request.pk}/change/").status_code == 200
     assert client.get("/admin/change_requests/reviewpolicy/add/").status_code == 200
     assert client.get("/admin/change_requests/notification/").status_code == 200
+
+
+def test_the_review_page_shows_changes_a_budget_decided_apart_from_proven_and_assumed_ones(client, contract, owner, consumer):
+    from registry_client.compat import check_compatibility
+
+    doc = proposed_document("3.0")
+    # a budget of a few steps: the checker proves the new requirement, then stops before the properties
+    report = check_compatibility([BASE_DOCUMENT], doc, "BACKWARD", budget=5).to_dict()
+    assert report["counts"]["decided_by_budget"] >= 1
+    request = open_change_request(contract, doc, by=owner, report=report)
+    client.force_login(consumer)
+    page = client.get(request.get_absolute_url()).content.decode()
+    assert 'id="proof-counts"' in page
+    assert f'{report["counts"]["decided_by_budget"]} decided by a budget</span>' in page
+    assert '<div class="budget"><span class="tag warn">decided by a budget</span>' in page
+    assert "not decided within 5 steps: treated as breaking both ways" in page

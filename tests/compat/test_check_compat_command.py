@@ -216,3 +216,22 @@ def test_the_publish_gate_treats_a_failure_inside_the_checker_as_breaking_both_w
     change, = report.changes
     assert (change.kind, change.breaks_backward, change.breaks_forward) == ("checker_error", True, True)
     assert change.reason.startswith("breaking both ways: the checker could not decide (TypeError: boom)")
+
+
+def test_the_command_reports_a_change_its_budget_decided_in_each_format(tmp_path):
+    from .test_engine import _deep_alternatives
+
+    old = write(tmp_path, "old.json", _deep_alternatives(6, "integer"))
+    new = write(tmp_path, "new.json", _deep_alternatives(6, "number"))
+    outputs = {}
+    for fmt in ("text", "json", "markdown"):
+        code, outputs[fmt], _ = run(old, new, "--mode", "FULL", "--format", fmt, "--budget", "200", "--witness-budget", "0")
+        assert code == 1 and "not decided within 200 steps: treated as breaking both ways" in outputs[fmt]
+    assert json.loads(outputs["json"])["counts"]["decided_by_budget"] >= 1
+    assert "#### Decided by a budget" in outputs["markdown"]
+
+
+def test_the_command_refuses_a_budget_in_seconds(tmp_path):
+    old, new = write(tmp_path, "old.json", OLD), write(tmp_path, "new.json", WIDER)
+    with pytest.raises(CommandError, match="not a number of steps"):
+        call_command("check_compat", old, new, "--budget", "0.5", stdout=StringIO(), stderr=StringIO())

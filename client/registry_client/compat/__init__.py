@@ -12,7 +12,8 @@ Public interface, used by the publish gate, the diff API and the CLI:
         every difference between two JSON Schemas (Draft 3, 4, 6, 7, 2019-09 or 2020-12,
         each read by its own `$schema`), each with breaks_backward / breaks_forward and a
         reason. Never raises for a schema: a failure is a `checker_error` change and what is
-        not decided within the budget a `budget_exceeded` change, both breaking both ways.
+        not decided within the budget (a number of steps, see budget.py) a `budget_exceeded`
+        change, both breaking both ways.
 
     to_json_schema(document) -> dict
         the JSON Schema the checker compares for a contract document or a plain schema.
@@ -22,10 +23,11 @@ Public interface, used by the publish gate, the diff API and the CLI:
 
     CompatibilityReport: .mode, .compatible, .suggested_bump ("major"|"minor"|"patch"|"none", judged
         in both directions whatever the mode),
-        .verdict, .changes (list[Change]), .to_dict() in the CLI's JSON shape.
+        .verdict, .changes (list[Change]), .work (steps spent and budgets), .undecided (changes
+        decided by a budget), .to_dict() in the CLI's JSON shape.
     Change: .path (JSON pointer), .kind, .breaks_backward, .breaks_forward, .reason,
         .against (the version compared with, or None), .breaking (under the mode),
-        .proof ("proven" | "assumed" for a breaking change), .witness, .witness_direction.
+        .proof ("proven" | "assumed" | "undecided" for a breaking change), .witness, .witness_direction.
 
 How the checker reasons is written up in docs/compat.md.
 """
@@ -35,19 +37,31 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from .budget import (
+    BUDGET_ENV,
+    DEFAULT_BUDGET,
+    DEFAULT_TIME_GUARD,
+    DEFAULT_WITNESS_BUDGET,
+    TIME_GUARD_ENV,
+    WITNESS_BUDGET_ENV,
+    Meter,
+    compare_steps,
+    time_guard,
+    witness_steps,
+)
 from .documents import DocumentError, document_version, is_contract_document, to_json_schema
 from .engine import compare as _compare_schemas
-from .engine.walk import BUDGET_ENV, DEFAULT_BUDGET
 from .model import Change, CompatibilityReport
 from .semver import suggested_bump, version_bump_problem
-from .witness import DEFAULT_WITNESS_BUDGET, attach_witnesses
+from .witness import attach_witnesses
 
 MODES = (
     "NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE",
 )
 
 __all__ = [
-    "BUDGET_ENV", "DEFAULT_BUDGET", "DEFAULT_WITNESS_BUDGET", "MODES", "Change", "CompatibilityReport", "DocumentError", "check_compatibility", "compare",
+    "BUDGET_ENV", "DEFAULT_BUDGET", "DEFAULT_TIME_GUARD", "DEFAULT_WITNESS_BUDGET", "MODES", "TIME_GUARD_ENV",
+    "WITNESS_BUDGET_ENV", "Change", "CompatibilityReport", "DocumentError", "check_compatibility", "compare",
     "checks_backward", "checks_forward", "is_contract_document", "to_json_schema", "version_bump_problem",
 ]
 
@@ -60,7 +74,7 @@ def checks_forward(mode: str) -> bool:
     return mode.split("_")[0] in ("FORWARD", "FULL")
 
 
-def compare(old_schema, new_schema, budget: float | None = None) -> list[Change]:
+def compare(old_schema, new_schema, budget: int | None = None) -> list[Change]:
     """Every difference between two JSON Schemas (or contract documents), each with the directions it breaks."""
     return _compare_schemas(to_json_schema(old_schema), to_json_schema(new_schema), budget=budget)
 
@@ -70,10 +84,10 @@ def _checker_error(exc: BaseException) -> list[Change]:
                    f"breaking both ways: the checker could not decide ({type(exc).__name__}: {str(exc)[:200]})")]
 
 
-def _compare_guarded(old_schema, new_schema, budget: float | None) -> list[Change]:
+def _compare_guarded(old_schema, new_schema, meter: Meter) -> list[Change]:
     """`compare` for the gate: an internal failure is a change breaking both ways, never an exception."""
     try:
-        return _compare_schemas(old_schema, new_schema, budget=budget)
+        return _compare_schemas(old_schema, new_schema, meter=meter)
     except Exception as exc:  # pragma: no cover - the engine already turns failures into changes
         return _checker_error(exc)
 
@@ -102,20 +116,28 @@ def _verdict(mode: str, changes: list[Change]) -> str:
 
 
 def check_compatibility(previous: Sequence, proposed, mode: str = "BACKWARD",
-                        budget: float | None = None, witness_budget: float | None = None) -> CompatibilityReport:
+                        budget: int | None = None, witness_budget: int | None = None,
+                        time_guard_seconds: float | None = None) -> CompatibilityReport:
     """Compare `proposed` with the earlier versions the mode requires and say which change breaks what.
 
     A failure inside the checker (or a schema it cannot read) is reported as a `checker_error`
     change breaking both ways ("the checker could not decide"), never raised; `budget` bounds each
-    comparison in seconds (default $REGISTRY_COMPAT_BUDGET, else 0.5; past it the remaining paths
-    are a `budget_exceeded` change breaking both ways). Each breaking change is then marked
-    proven (with a witness document) or assumed; that search has its own budget,
-    `witness_budget` seconds per comparison (default 0.3; 0 skips it and marks every breaking
-    change assumed). DocumentError (an invalid contract document) is still raised."""
+    comparison in steps (default $REGISTRY_COMPAT_BUDGET, else 40000; 0: unbounded; past it the
+    remaining paths are a `budget_exceeded` change breaking both ways). Each breaking change is
+    then marked proven (with a witness document), assumed, or undecided (a change the budget
+    decided); that search has its own budget, `witness_budget` steps per comparison (default
+    $REGISTRY_COMPAT_WITNESS_BUDGET, else 100000; 0 skips it). `time_guard_seconds` is the
+    last-resort wall-clock guard of each comparison and of each search (default
+    $REGISTRY_COMPAT_TIME_GUARD, else 60). The verdict is a function of the documents, the mode
+    and these settings only, never of the machine's speed or load (short of the guard).
+    DocumentError (an invalid contract document) is still raised."""
     if mode not in MODES:
         raise ValueError(f"unknown compatibility mode {mode!r}; expected one of {', '.join(MODES)}")
+    limit, search, guard = compare_steps(budget), witness_steps(witness_budget), time_guard(time_guard_seconds)
+    work = {"compare_budget": limit, "compare_steps": 0, "witness_budget": search, "witness_steps": 0,
+            "time_guard_s": guard, "witness_stopped_by": None}
     if not previous:
-        return CompatibilityReport(mode=mode, compatible=True, suggested_bump="none",
+        return CompatibilityReport(mode=mode, compatible=True, suggested_bump="none", work=work,
                                    verdict="nothing published yet: the first version is always accepted")
     transitive = mode.endswith("_TRANSITIVE")
     targets = list(enumerate(previous)) if transitive else [(len(previous) - 1, previous[-1])]
@@ -132,12 +154,17 @@ def check_compatibility(previous: Sequence, proposed, mode: str = "BACKWARD",
         except Exception as exc:
             found = _checker_error(exc)
         else:
-            found = _compare_guarded(old_schema, new_schema, budget)
+            meter = Meter(limit, guard)
+            found = _compare_guarded(old_schema, new_schema, meter)
+            work["compare_steps"] += meter.steps
         found = [replace(c, against=label) for c in found]
         found = [replace(c, breaking=_is_breaking(c, mode)) for c in found]
         if old_schema is not None:
             required = tuple(d for d, on in (("backward", checks_backward(mode)), ("forward", checks_forward(mode))) if on)
-            found = attach_witnesses(old_schema, new_schema, found, witness_budget, required)
+            meter = Meter(search, guard)
+            found = attach_witnesses(old_schema, new_schema, found, meter, required)
+            work["witness_steps"] += meter.steps
+            work["witness_stopped_by"] = work["witness_stopped_by"] or meter.stopped_by
         if index == len(previous) - 1:
             latest = found
         changes += found
@@ -145,4 +172,4 @@ def check_compatibility(previous: Sequence, proposed, mode: str = "BACKWARD",
     bump = suggested_bump(latest)
     compatible = not any(c.breaking for c in changes)
     return CompatibilityReport(mode=mode, compatible=compatible, suggested_bump=bump, changes=changes,
-                               verdict=_verdict(mode, changes))
+                               verdict=_verdict(mode, changes), work=work)

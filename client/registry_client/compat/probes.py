@@ -13,16 +13,25 @@ same probes in the same order):
    dropped or added, an item appended or dropped.
 
 Every probe proves something only once a real validator has judged it under both versions.
+
+Generation is lazy and bounded: documents come one at a time, each built document holds at
+most MAX_NODES nodes, and with a `meter` (budget.Meter) every node built or copied is a step,
+spent before the work is done; when the meter runs out, `budget.OutOfSteps` is raised from the
+generator, so nothing is built past the budget and a budget of 0 builds nothing.
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import math
 from collections.abc import Iterable, Iterator
 
+from .budget import Meter, OutOfSteps
 from .engine.resources import follow_pointer
+
+MAX_NODES = 2_000  # nodes in one built document: a wide $ref graph would otherwise build millions
 
 BASE_VALUES = [
     None, True, False, 0, 1, 1.0, -1, 2, 3, 4, 5, 6, 7, 10, 11, 15, 50, 100, 2000, -5, 0.5, 1.5, 2.5, -0.5,
@@ -31,6 +40,24 @@ BASE_VALUES = [
     [], [1], [1, 1], ["a"], ["a", 1], ["a", "b"], ["a", "a"], [1.5], {}, {"a": 1},
 ]
 NAMES = ["a", "b", "c", "v", "x1", "x2", "x_1", "v_1", "z", "A", "abcd", "anything", "kind", "t", "value", "children", "next", "id", "ref"]
+
+
+def _spend(meter: Meter | None, n: int = 1) -> None:
+    if meter is not None and not meter.spend(n):
+        raise OutOfSteps
+
+
+def size_of(doc) -> int:
+    """The number of nodes (containers and scalars) in a document."""
+    count, stack = 0, [doc]
+    while stack:
+        node = stack.pop()
+        count += 1
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return count
 
 
 def walk_constants(node, out: list, names: set) -> None:
@@ -97,30 +124,39 @@ def _set(doc, path, value):
     return doc
 
 
-def mutations(doc, pool: list, names: list, limit: int) -> Iterator:
-    """Single-step variations of a document."""
+def mutations(doc, pool: list, names: list, limit: int, meter: Meter | None = None) -> Iterator:
+    """Single-step variations of a document, one at a time; each costs the document's size
+    in steps of `meter` (it is a copy), spent before it is made."""
+    size = size_of(doc)
+    _spend(meter, size)  # the walk over its places
     for path, value in list(_paths(doc)):
         if len(path) > 6:
             continue
         for v in pool:
+            _spend(meter, size)
             yield _set(doc, path, v)
         if isinstance(value, dict):
             for k in value:
+                _spend(meter, size)
                 yield _set(doc, path, {kk: vv for kk, vv in value.items() if kk != k})
             for name in names:
                 for v in pool[: max(6, limit // 4)]:
+                    _spend(meter, size)
                     yield _set(doc, path, {**value, name: v})
+                _spend(meter, 2 * size)
                 yield _set(doc, path, {**value, name: copy.deepcopy(doc) if len(path) == 0 and isinstance(doc, dict) else {}})
         if isinstance(value, list):
             for v in pool:
+                _spend(meter, size)
                 yield _set(doc, path, [*value, v])
             if value:
-                yield _set(doc, path, [*value, value[0]])
-                yield _set(doc, path, value[:-1])
-                yield _set(doc, path, value[1:])
+                for variant in ([*value, value[0]], value[:-1], value[1:]):
+                    _spend(meter, size)
+                    yield _set(doc, path, variant)
 
 
-def pool_and_names(old, new, pool_limit: int = 60) -> tuple[list, list]:
+def pool_and_names(old, new, pool_limit: int = 60, meter: Meter | None = None) -> tuple[list, list]:
+    _spend(meter, size_of(old) + size_of(new))  # one walk over both schemas
     constants: list = []
     names: set = set(NAMES)
     walk_constants([old, new], constants, names)
@@ -130,19 +166,31 @@ def pool_and_names(old, new, pool_limit: int = 60) -> tuple[list, list]:
 _END = object()
 
 
-def probe_documents(old, new, seeds: Iterable = (), pool_limit: int = 60) -> Iterator:
-    """The probes for a pair, in a fixed order: `seeds` first, then targeted values, then mutations."""
-    seeds = dedupe([*seeds, *built_seeds(old, new)])
-    pool, name_list = pool_and_names(old, new, pool_limit)
-    yield from seeds
+def _key(doc) -> str:
+    return json.dumps(doc, sort_keys=True, default=str)
+
+
+def probe_documents(old, new, seeds: Iterable = (), pool_limit: int = 60, meter: Meter | None = None) -> Iterator:
+    """The probes for a pair, in a fixed order: `seeds` first, then targeted values, then mutations.
+    Lazy: each document is built when asked for (see the module's note on `meter`)."""
+    given: list = []
+    seen: set = set()
+    for seed in itertools.chain(seeds, _built_seeds(old, new, meter=meter)):
+        key = _key(seed)
+        if key not in seen:
+            seen.add(key)
+            given.append(seed)
+            yield seed
+    seen.clear()
+    pool, name_list = pool_and_names(old, new, pool_limit, meter)
     yield from pool
     for name in name_list:
         for v in pool[:12]:
             yield {name: v}
     # Round robin over the seeds' mutations, so that a probe budget reaches every seed's
     # neighbourhood instead of spending itself on the first seed's.
-    streams = [mutations(seed, pool, name_list, pool_limit) for seed in seeds]
-    streams += [mutations(seed, pool, name_list, pool_limit) for seed in pool if isinstance(seed, dict | list)]
+    streams = [mutations(seed, pool, name_list, pool_limit, meter) for seed in given]
+    streams += [mutations(seed, pool, name_list, pool_limit, meter) for seed in pool if isinstance(seed, dict | list)]
     while streams:
         alive = []
         for stream in streams:
@@ -203,15 +251,33 @@ def _number(s: dict, integer: bool):
     return int(math.ceil(value)) if integer else value
 
 
-def build(schema, root=None, full: bool = False, depth: int = 0):
+class _Cap:
+    """The nodes one document may still take, each a step of the meter (spent before it is built)."""
+
+    __slots__ = ("left", "meter")
+
+    def __init__(self, nodes: int = MAX_NODES, meter: Meter | None = None):
+        self.left, self.meter = nodes, meter
+
+    def take(self) -> bool:
+        _spend(self.meter)
+        if self.left <= 0:
+            return False
+        self.left -= 1
+        return True
+
+
+def build(schema, root=None, full: bool = False, depth: int = 0, cap: _Cap | None = None):
     """A document shaped by `schema`: its required properties (every declared one when `full`),
-    its tuple positions and minimum counts, a value inside its bounds."""
+    its tuple positions and minimum counts, a value inside its bounds; at most MAX_NODES nodes
+    (`cap`), so a wide graph of references yields a truncated document, not millions of nodes."""
     root = schema if root is None else root
-    if depth > 6 or not isinstance(schema, dict):
+    cap = _Cap() if cap is None else cap
+    if depth > 6 or not isinstance(schema, dict) or not cap.take():
         return None
     if "$ref" in schema:
         target = _pointer(root, schema["$ref"])
-        return build(target, root, full, depth + 1) if isinstance(target, dict) else {}
+        return build(target, root, full, depth + 1, cap) if isinstance(target, dict) else {}
     if "const" in schema:
         return copy.deepcopy(schema["const"])
     if isinstance(schema.get("enum"), list) and schema["enum"]:
@@ -225,8 +291,8 @@ def build(schema, root=None, full: bool = False, depth: int = 0):
                 for b in branches:
                     if isinstance(b, dict):
                         merged.update({k: v for k, v in b.items() if k not in merged})
-                return build(merged, root, full, depth + 1)
-            return build({**rest, **branches[0]}, root, full, depth + 1)
+                return build(merged, root, full, depth + 1, cap)
+            return build({**rest, **branches[0]}, root, full, depth + 1, cap)
     kind = _first_type(schema)
     if kind == "object":
         props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
@@ -234,19 +300,21 @@ def build(schema, root=None, full: bool = False, depth: int = 0):
         names += [r for r in schema.get("required") or [] if isinstance(r, str) and r not in names]
         out = {}
         for name in names:
+            if cap.left <= 0:
+                break  # the document is full: the rest of its properties stay out
             sub = props.get(name, schema.get("additionalProperties", {}))
-            value = build(sub if isinstance(sub, dict) else {}, root, full, depth + 1)
+            value = build(sub if isinstance(sub, dict) else {}, root, full, depth + 1, cap)
             out[name] = "a" if value is None else value
         return out
     if kind == "array":
         prefix = schema.get("prefixItems") if isinstance(schema.get("prefixItems"), list) else []
         if isinstance(schema.get("items"), list):
             prefix = schema["items"]
-        out = [build(p, root, full, depth + 1) for p in prefix]
+        out = [build(p, root, full, depth + 1, cap) for p in prefix]
         items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
         want = schema.get("minItems") if isinstance(schema.get("minItems"), int) else 0
-        while len(out) < max(want, 1 if full and items else 0):
-            out.append(build(items, root, full, depth + 1))
+        while len(out) < max(want, 1 if full and items else 0) and cap.left > 0:
+            out.append(build(items, root, full, depth + 1, cap))
         return out
     if kind == "string":
         if isinstance(schema.get("format"), str) and schema["format"] in _FORMAT_SAMPLES:
@@ -278,17 +346,31 @@ def _alternatives(s, root, out: list, depth: int = 0) -> None:
                 _alternatives(sub, root, out, depth + 1)
 
 
-def built_seeds(*schemas, limit: int = 24) -> list:
+def built_seeds(*schemas, limit: int = 24, meter: Meter | None = None) -> list:
     """Documents built from each schema (required properties only, and every declared one), and
     from each condition, branch or dependent schema beside the rest of its schema."""
-    out = []
+    return list(_built_seeds(*schemas, limit=limit, meter=meter))
+
+
+def _built_seeds(*schemas, limit: int = 24, meter: Meter | None = None) -> Iterator:
+    """`built_seeds`, one document at a time (the first `limit` distinct ones)."""
+    seen: set = set()
     for s in schemas:
         if not isinstance(s, dict):
             continue
         shapes = [s]
         _alternatives(s, s, shapes)
-        out += [build(shape, root=s, full=full) for shape in shapes for full in (False, True)]
-    return dedupe(out)[:limit]
+        for shape in shapes:
+            for full in (False, True):
+                doc = build(shape, root=s, full=full, cap=_Cap(MAX_NODES, meter))
+                _spend(meter, size_of(doc))  # its canonical text, to tell it from the others
+                key = _key(doc)
+                if key in seen:
+                    continue
+                seen.add(key)
+                yield doc
+                if len(seen) >= limit:
+                    return
 
 
 # --------------------------------------------------------------------------- probes aimed at a place
@@ -390,56 +472,96 @@ def _place(schema, path: str):
     return steps, node
 
 
-def _embed(steps: list, root, leaf):
+def _embed(steps: list, root, leaf, cap: _Cap | None = None):
     """`leaf` at the end of `steps`, inside containers built from each level's schema."""
     if not steps:
         return leaf
+    cap = _Cap() if cap is None else cap
     (level, key), rest = steps[0], steps[1:]
-    inner = _embed(rest, root, leaf)
+    inner = _embed(rest, root, leaf, cap)
     if isinstance(key, int):
-        base = build(level, root)
+        base = build(level, root, cap=cap)
         out = list(base) if isinstance(base, list) else []
         tuple_ = level.get("prefixItems") if isinstance(level.get("prefixItems"), list) else level.get("items")
         while len(out) <= key:
             j = len(out)
             sub = tuple_[j] if isinstance(tuple_, list) and j < len(tuple_) else {}
-            value = build(_deref(sub, root), root)
+            value = build(_deref(sub, root), root, cap=cap)
             out.append("a" if value is None else value)
         out[key] = inner
         return out
-    base = build(level, root)
+    base = build(level, root, cap=cap)
     out = dict(base) if isinstance(base, dict) else {}
     out[key] = inner
     return out
 
 
-def _drops(doc):
-    """The document with one key dropped or one item removed, at any depth."""
+def _drops(doc, meter: Meter | None = None):
+    """The document with one key dropped or one item removed, at any depth (one copy at a time)."""
+    size = size_of(doc)
+    _spend(meter, size)
     for path, value in list(_paths(doc)):
         if isinstance(value, dict):
             for k in value:
+                _spend(meter, size)
                 yield _set(doc, path, {kk: vv for kk, vv in value.items() if kk != k})
         elif isinstance(value, list) and value:
+            _spend(meter, size)
             yield _set(doc, path, value[:-1])
 
 
-def directed_documents(old, new, paths, per_path: int = 120) -> Iterator[tuple[str, object]]:
-    """Probes aimed at each of `paths` (change paths), in both versions' shapes, as (path, document)."""
+def directed_documents(old, new, paths, per_path: int = 120, meter: Meter | None = None) -> Iterator[tuple[str, object]]:
+    """Probes aimed at each of `paths` (change paths), in both versions' shapes, as (path, document).
+
+    Lazy: the candidates for a place are made one at a time, each only when the one before it
+    has been used, so a caller that stops (a budget, enough witnesses) stops the building too."""
     for path in dict.fromkeys(paths):
         placed = [(s, *_place(s, path)) for s in (old, new) if isinstance(s, dict)]
         if not placed:
             continue
         subs = [sub for _, _, sub in placed]
-        built = built_seeds(*subs)
-        pool, names = pool_and_names(subs[0], subs[-1], 80)
-        local = dedupe([*built, *pool])
-        more = [d for seed in built for d in _drops(seed)]
-        for seed in local[:6]:
-            for i, m in enumerate(mutations(seed, pool, names[:12], 20)):
-                if i >= per_path * 3:
-                    break
-                more.append(m)
-        candidates = dedupe([*local, *more])[:per_path * 5]
-        for leaf in candidates:
+        for leaf in _candidates(subs, per_path, meter):
             for root, steps, _ in placed:
-                yield path, _embed(steps, root, leaf)
+                doc = _embed(steps, root, leaf, _Cap(MAX_NODES, meter))
+                yield path, doc
+
+
+def _candidates(subs: list, per_path: int, meter: Meter | None) -> Iterator:
+    """The local candidates for one place, distinct, at most per_path * 5: documents built from
+    the subschemas found there, the values they name, then single-step variations of those."""
+    seen: set = set()
+    local: list = []
+    built: list = []
+
+    def fresh(doc) -> bool:
+        _spend(meter, size_of(doc))  # its canonical text
+        key = _key(doc)
+        if key in seen:
+            return False
+        seen.add(key)
+        return True
+
+    limit = per_path * 5
+    for doc in _built_seeds(*subs, meter=meter):
+        built.append(doc)
+        if fresh(doc):
+            local.append(doc)
+            yield doc
+            if len(seen) >= limit:
+                return
+    pool, names = pool_and_names(subs[0], subs[-1], 80, meter)
+    for doc in pool:
+        if fresh(doc):
+            local.append(doc)
+            yield doc
+            if len(seen) >= limit:
+                return
+    more = itertools.chain(
+        (d for seed in built for d in _drops(seed, meter)),
+        (m for seed in local[:6] for m in itertools.islice(mutations(seed, pool, names[:12], 20, meter), per_path * 3)),
+    )
+    for doc in more:
+        if fresh(doc):
+            yield doc
+            if len(seen) >= limit:
+                return

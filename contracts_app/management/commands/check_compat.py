@@ -1,4 +1,5 @@
-"""python manage.py check_compat OLD NEW [--mode MODE] [--format text|json] [--budget SECONDS] [--witness-budget SECONDS]
+"""python manage.py check_compat OLD NEW [--mode MODE] [--format text|json|markdown] [--budget STEPS]
+    [--witness-budget STEPS] [--time-guard SECONDS]
 
 Exit 0 when compatible under the mode, 1 when breaking, 2 when an input is invalid, 3 when the
 checker could not decide (it failed or cannot read a schema; the message names the files and path).
@@ -11,7 +12,7 @@ import sys
 
 from django.core.management.base import BaseCommand
 from registry_client.compat import MODES
-from registry_client.compat.cli import run
+from registry_client.compat.cli import add_budget_arguments, run
 
 
 class Command(BaseCommand):
@@ -24,14 +25,11 @@ class Command(BaseCommand):
         parser.add_argument("new", help="the proposed version")
         parser.add_argument("--mode", default="BACKWARD", type=str.upper, choices=MODES,
                             help="compatibility mode (default BACKWARD)")
-        parser.add_argument("--format", dest="fmt", choices=("text", "json"), default="text")
-        parser.add_argument("--budget", type=float, default=None, metavar="SECONDS",
-                            help="time budget per comparison (default $REGISTRY_COMPAT_BUDGET, else 0.5; 0: unbounded)")
-        parser.add_argument("--witness-budget", type=float, default=None, metavar="SECONDS", dest="witness_budget",
-                            help="time to look for a witness document per comparison (default 0.3; 0: none)")
+        parser.add_argument("--format", dest="fmt", choices=("text", "json", "markdown"), default="text")
+        add_budget_arguments(parser)
 
-    def handle(self, *args, old, new, mode, fmt, budget=None, witness_budget=None, **options):
+    def handle(self, *args, old, new, mode, fmt, budget=None, witness_budget=None, time_guard=None, **options):
         code = run(old, new, mode, fmt, stdout=self.stdout, stderr=self.stderr, budget=budget,
-                   witness_budget=witness_budget)
+                   witness_budget=witness_budget, time_guard=time_guard)
         if code:
             sys.exit(code)

@@ -221,7 +221,7 @@ def _disjoint_objects(a: dict, b: dict, cx: Ctx, depth: int) -> bool:
     """A property one side requires that the other refuses, or both require with disjoint values."""
     req_a = set(a.get("required") or [])
     req_b = set(b.get("required") or [])
-    for name in req_a | req_b:
+    for name in sorted(req_a | req_b, key=str):  # a fixed order: the steps spent must not vary
         ea, eb = _effective(a, name), _effective(b, name)
         if name in req_a and name in req_b and _disjoint(ea, eb, cx, depth + 1):
             return True

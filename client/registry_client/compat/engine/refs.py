@@ -5,6 +5,7 @@ from __future__ import annotations
 from jsonschema import Draft202012Validator, ValidationError
 
 from .. import ecma
+from ..budget import OutOfSteps
 from .algebra import merge
 from .normalize import Norm, _norm, detect_draft
 from .resources import Index
@@ -25,6 +26,7 @@ class Side:
         if not isinstance(self.root, dict):
             raise ValueError(f"the {label} schema must be a JSON object or a boolean, not {type(schema).__name__}")
         self._validator = None  # built on first use: a validator class costs more than most comparisons
+        self.meter = None  # set by compare: each value judged is a step
 
     def normalized(self, raw):
         key = id(raw)
@@ -41,6 +43,8 @@ class Side:
 
     def valid_or_none(self, value, schema: dict) -> bool | None:
         """Is `value` valid under `schema` (a part of this document)? None when the validator cannot say."""
+        if self.meter is not None and not self.meter.spend():
+            raise OutOfSteps  # never None: a caller may read None as "skip this value"
         if self._validator is None:
             self._validator = _validator_class(self)(self.root, format_checker=ecma.FORMAT_CHECKER)
         try:
@@ -85,12 +89,15 @@ class Ctx:
         self.left, self.right = left, right
         self.shared = shared if shared is not None else {
             "pairs": {},      # guard -> RefPair
-            "memo": {},       # proven containments; cleared whenever a pair moves
+            "memo": {},       # proven containments (and the pairs each read); cleared whenever a pair moves
+            "collect": [],    # one dict per expansion or proof under way: the pairs it has read, in order
+            "new_pair": None,  # the fixed point's hook: a pair met for the first time is queued
             "final": False,   # the reporting walk: expand each differing pair once, in place
             "reported": {},   # guard -> path where the final walk reported it
             "proving": 0,     # depth of containment proofs (their wording is never shown)
-            "deadline": None,  # time.monotonic() past which nothing more is decided
-            "budget": None,
+            "meter": None,    # the steps spent and the limit (budget.Meter), set by compare
+            "depth": 0,       # how deep the walk is nested (walk.MAX_NESTING)
+            "budget": None,   # the compare budget in steps (None: unbounded)
         }
 
     @property

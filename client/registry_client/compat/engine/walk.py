@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import time
+import sys
+from collections import deque
 from collections.abc import Callable
 
+from ..budget import BUDGET_KINDS, Meter, OutOfSteps, compare_steps, time_guard
 from ..model import Change
 from . import arrays, generic, objects, scalars
 from .algebra import _key, _ptr, _refless, atoms, flatten, is_false, lower_unevaluated
@@ -33,32 +34,40 @@ FAMILIES: tuple[tuple[Comparer, frozenset | None], ...] = (
 )
 
 
-DEFAULT_BUDGET = 0.5  # seconds per comparison
-BUDGET_ENV = "REGISTRY_COMPAT_BUDGET"
+# How deep the walk may nest (schemas inside schemas, references followed in the report). Past it
+# the place counts as decided by a budget: a fixed count, where Python's recursion limit would
+# cut at a depth that depends on how deep the caller's own stack already is.
+MAX_NESTING = 200
+_FRAMES_PER_LEVEL = 16  # Python frames one level of the walk can take (a proof inside included)
 
 
-def budget_seconds(budget: float | None = None) -> float | None:
-    """The time budget of one comparison: the argument, else $REGISTRY_COMPAT_BUDGET, else 0.5 s;
-    0 or a negative number (or `none`) means unbounded."""
-    if budget is None:
-        text = os.environ.get(BUDGET_ENV, "").strip().lower()
-        if text in ("none", "off", "unbounded"):
-            return None
-        try:
-            budget = float(text) if text else DEFAULT_BUDGET
-        except ValueError:
-            budget = DEFAULT_BUDGET
-    return budget if budget > 0 else None
+def _frames() -> int:
+    frame, count = sys._getframe(), 0
+    while frame is not None:
+        frame, count = frame.f_back, count + 1
+    return count
 
 
-def compare(old, new, budget: float | None = None) -> list[Change]:
+def compare(old, new, budget: int | None = None, meter: Meter | None = None) -> list[Change]:
     """Every difference between two JSON Schemas, each with the directions it may break.
 
     Never raises for a schema: what the checker cannot read, or a failure inside it, is a
-    `checker_error` change breaking both ways; what it cannot decide within `budget` seconds
-    (see budget_seconds) is a `budget_exceeded` change breaking both ways.
+    `checker_error` change breaking both ways; what it cannot decide within `budget` steps
+    (see budget.compare_steps) is a `budget_exceeded` change breaking both ways, and what the
+    last-resort time guard stops is a `time_guard_exceeded` one. Pass `meter` to read the
+    steps spent afterwards (its limit and guard are then used as given, `budget` ignored).
     """
-    seconds = budget_seconds(budget)
+    if meter is None:
+        meter = Meter(compare_steps(budget), time_guard())
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, _frames() + MAX_NESTING * _FRAMES_PER_LEVEL + 200))
+    try:
+        return _compare(old, new, meter)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _compare(old, new, meter: Meter) -> list[Change]:
     try:
         if _key(old) == _key(new):
             return []  # the same document: nothing to decide
@@ -68,49 +77,80 @@ def compare(old, new, budget: float | None = None) -> list[Change]:
         left, right = Side(old, "old"), Side(new, "new")
     except Exception as exc:
         return [_error_change("", exc)]
+    left.meter = right.meter = meter
     cx = Ctx(left, right)
-    start = time.monotonic()
-    # The fixed point gets 60 % of the budget and the reporting walk at least 30 % more, so what
-    # was settled is still reported and the whole stays inside the budget (plus the work between
-    # two checks of the clock).
-    cx.shared.update(diff=_diff, sub=_sub, budget=seconds, deadline=None if seconds is None else start + 0.6 * seconds)
+    total = meter.limit
+    # The fixed point gets 60 % of the steps and the reporting walk at least 30 % more, so what
+    # was settled is still reported and the whole stays inside the budget.
+    if total is not None:
+        meter.limit = int(0.6 * total)
+    cx.shared.update(diff=_diff, sub=_sub, meter=meter, budget=total)
     try:
         _settle(left, right, cx)
-        if seconds is not None:  # the reporting walk gets its own share, so what was settled is reported
-            cx.shared["deadline"] = max(cx.shared["deadline"], time.monotonic() + 0.3 * seconds)
+        if total is not None:  # the reporting walk gets its own share, so what was settled is reported
+            meter.limit = max(meter.limit, meter.steps + int(0.3 * total))
         cx.shared["final"] = True
         changes = _diff(left.root, right.root, "", cx)
     except Exception as exc:  # pragma: no cover - _diff already turns failures into changes
         return [_error_change("", exc)]
+    finally:
+        if total is not None:
+            meter.limit = total
     kinds = {c.kind for c in changes}
     if "error" in cx.shared and "checker_error" not in kinds:
         changes.append(_error_change(*cx.shared["error"]))
-    if "over_budget" in cx.shared and "budget_exceeded" not in kinds:
+    if "over_budget" in cx.shared and not kinds & set(BUDGET_KINDS):
         changes.append(_budget_change(cx.shared["over_budget"], cx))
     return changes
 
 
 def _settle(left: Side, right: Side, cx: Ctx) -> None:
-    """The fixed point over reference pairs (see refs.Ctx)."""
+    """The fixed point over reference pairs (see refs.Ctx), as a worklist.
+
+    Each pair is expanded once, then again only when a pair it read moved; a pair moves at most
+    twice (backward, then forward), so the work is linear in the size of the reference graph.
+    (Re-expanding every pair until a round changes nothing costs a round per level of a chain
+    of definitions: quadratic.) The answer is the same greatest fixed point: every pair's last
+    expansion read the final state of every pair it depends on."""
     pairs = cx.shared["pairs"]
+    # guard -> the guards whose expansion read it (directly, or through a memo). Dicts, not sets,
+    # here and in "collect": a set of guards (which hold strings) iterates in a per-process order,
+    # and the order of the worklist decides where a budget cuts the work.
+    readers: dict = {}
+    queue: deque = deque()
+    queued: set = set()
+
+    def push(guard) -> None:
+        if guard not in queued:
+            queued.add(guard)
+            queue.append(guard)
+
+    cx.shared["new_pair"] = push
+    collect = cx.shared["collect"]
     while True:
         count = len(pairs)
         _diff(left.root, right.root, "", cx)  # meets the reference pairs reachable from the roots
-        if len(pairs) == count:
+        if len(pairs) == count and not queue:
             break
-        moved = True
-        while moved:
-            count = len(pairs)
-            moved = False
-            for pair in list(pairs.values()):  # pairs met during a round join the next one
+        while queue:
+            guard = queue.popleft()
+            queued.discard(guard)
+            pair = pairs[guard]
+            collect.append({})
+            try:
                 found = _expand(pair)
-                bb = pair.bb or any(c.breaks_backward for c in found)
-                bf = pair.bf or any(c.breaks_forward for c in found)
-                if (bb, bf) != (pair.bb, pair.bf):
-                    pair.bb, pair.bf = bb, bf
-                    cx.memo.clear()
-                    moved = True
-            moved = moved or len(pairs) != count
+            finally:
+                read = collect.pop()
+            for other in read:
+                readers.setdefault(other, {})[guard] = None
+            bb = pair.bb or any(c.breaks_backward for c in found)
+            bf = pair.bf or any(c.breaks_forward for c in found)
+            if (bb, bf) != (pair.bb, pair.bf):
+                pair.bb, pair.bf = bb, bf
+                cx.memo.clear()
+                for reader in readers.get(guard, ()):
+                    push(reader)
+    cx.shared["new_pair"] = None
 
 
 def _error_change(path: str, exc: BaseException) -> Change:
@@ -119,8 +159,16 @@ def _error_change(path: str, exc: BaseException) -> Change:
 
 
 def _budget_change(path: str, cx: Ctx) -> Change:
+    meter = cx.shared["meter"]
+    if cx.shared.get("too_deep") and meter.left:
+        return Change(path, "budget_exceeded", True, True,
+                      f"not decided within {MAX_NESTING} levels of nesting: treated as breaking both ways")
+    if meter.stopped_by == "time guard":
+        return Change(path, "time_guard_exceeded", True, True,
+                      f"not decided before the time guard ({meter.guard:g} s, a last resort far above the step "
+                      "budget) stopped the checker: treated as breaking both ways")
     return Change(path, "budget_exceeded", True, True,
-                  f"not decided within the budget ({cx.shared['budget']:g} s): treated as breaking both ways")
+                  f"not decided within {cx.shared['budget']} steps: treated as breaking both ways")
 
 
 def _expand(pair: RefPair, path: str = "") -> list[Change]:
@@ -135,32 +183,48 @@ def _expand(pair: RefPair, path: str = "") -> list[Change]:
 
 def _sub(a: dict, b: dict, cx: Ctx) -> bool:
     """True only when every document valid under `a` (left side) is valid under `b` (right side)."""
-    deadline = cx.shared["deadline"]
-    if deadline is not None and time.monotonic() > deadline:
+    if not cx.shared["meter"].spend():
         cx.shared.setdefault("over_budget", "")
         return False  # not proved within the budget
     key = (id(cx.left), id(cx.right), _key(a), _key(b))
+    collect = cx.shared["collect"]
     if key in cx.memo:
-        return cx.memo[key]
+        result, read = cx.memo[key]
+        if collect:
+            collect[-1].update(dict.fromkeys(read))  # the answer rests on these pairs: so does the asker's
+        return result
     cx.shared["proving"] += 1
+    collect.append({})
     try:
         result = not any(c.breaks_backward for c in _diff(a, b, "", cx))
     finally:
         cx.shared["proving"] -= 1
-    cx.memo[key] = result
+        read = collect.pop()
+    if collect:
+        collect[-1].update(read)
+    cx.memo[key] = (result, tuple(read))
     return result
 
 
 def _diff(o, n, path: str, cx: Ctx) -> list[Change]:
-    deadline = cx.shared["deadline"]
-    if deadline is not None and time.monotonic() > deadline:
+    if not cx.shared["meter"].spend():
         cx.shared.setdefault("over_budget", path)
         return [_budget_change(path, cx)]
+    if cx.shared["depth"] >= MAX_NESTING:
+        cx.shared["too_deep"] = True
+        cx.shared.setdefault("over_budget", path)
+        return [_budget_change(path, cx)]
+    cx.shared["depth"] += 1
     try:
         return _diff_checked(o, n, path, cx)
+    except OutOfSteps:
+        cx.shared.setdefault("over_budget", path)
+        return [_budget_change(path, cx)]
     except Exception as exc:  # a failure is never a verdict: the path breaks both ways, and says why
         cx.shared.setdefault("error", (path, exc))
         return [_error_change(path, exc)]
+    finally:
+        cx.shared["depth"] -= 1
 
 
 def _diff_checked(o, n, path: str, cx: Ctx) -> list[Change]:
@@ -182,8 +246,12 @@ def _reference_changes(o: dict, n: dict, ko: str, kn: str, path: str, cx: Ctx) -
     guard = (id(cx.left), id(cx.right), ko, kn)
     pairs = cx.shared["pairs"]
     pair = pairs.get(guard)
+    if cx.shared["collect"]:
+        cx.shared["collect"][-1][guard] = None  # the expansion under way reads this pair's state
     if pair is None:
         pair = pairs[guard] = RefPair(o, n, cx)
+        if cx.shared["new_pair"] is not None:
+            cx.shared["new_pair"](guard)
         for side, node in ((cx.left, o), (cx.right, n)):
             if "$ref" in node and _resolve_refs(node, side)[1]:
                 if ko == kn:
