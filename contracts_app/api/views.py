@@ -216,6 +216,8 @@ class PanderaYAMLRenderer(YAMLRenderer):
 
 
 class PanderaJSONRenderer(renderers.JSONRenderer):
+    # A media type of its own: the version's registry view is the application/json answer.
+    media_type = "application/vnd.pandera+json"
     format = "pandera-json"
 
 
@@ -248,6 +250,7 @@ class VersionDetail(APIView):
                                                             "(python, the default: any pandera reads it) or "
                                                             "`string[pyarrow]` (readers need pyarrow)")],
                    responses={(200, "application/json"): VersionSerializer, (200, "application/yaml"): OpenApiTypes.OBJECT,
+                              (200, "application/vnd.pandera+json"): OpenApiTypes.OBJECT,
                               (200, "application/schema+json"): OpenApiTypes.OBJECT})
     def get(self, request, name: str, version: str):
         cv = get_version(name, version)

@@ -127,7 +127,7 @@ def test_the_api_serves_pandera_json_and_pandera_yaml_that_pandera_without_pyarr
     as_yaml = api_client.get(ORDERS, {"format": "pandera-yaml"})
     pyarrow = api_client.get(ORDERS, {"format": "pandera-yaml", "strings": "pyarrow"})
     assert as_json.status_code == as_yaml.status_code == pyarrow.status_code == 200
-    assert as_json["Content-Type"] == "application/json"
+    assert as_json["Content-Type"] == "application/vnd.pandera+json"
     assert "string[pyarrow]" in pyarrow.content.decode() and "string[pyarrow]" not in as_yaml.content.decode()
     json_answer, yaml_answer, pyarrow_answer = read(pandera_python, [
         {"reader": "from_json", "text": as_json.content.decode()},
