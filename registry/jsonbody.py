@@ -17,8 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from itertools import accumulate, count
-from operator import sub
+from itertools import accumulate
 from typing import Any
 
 MAX_DEPTH = 100  # objects and arrays within each other; OpenLineage facets nest a few levels
@@ -72,7 +71,7 @@ class Work:
 _ESCAPED_BACKSLASH, _ESCAPED_QUOTE, _BLANK = b"\\\\", b'\\"', b"__"  # blanks keep every offset
 _NOT_STRUCTURAL = bytes(b for b in range(256) if b not in b'"[]{}')
 _QUOTED = re.compile(rb'"[^"]*+"')
-_DEPTH_STEPS = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")  # an opening bracket 2, a closing one 0
+_DEPTH_STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # as signed bytes: an opening bracket +1, a closing one -1
 
 
 def _check(body: bytes, text: str, work: Work | None) -> None:
@@ -108,8 +107,7 @@ def _check_depth(body: bytes, work: Work | None) -> None:
         if work is not None:
             work.add(len(structure))
     steps = structure.translate(_DEPTH_STEPS, b'"')
-    # After i brackets the depth is (the sum of their steps) - i.
-    depth = max(map(sub, accumulate(steps), count(1)), default=0)
+    depth = max(accumulate(memoryview(steps).cast("b")), default=0)
     if work is not None:
         work.add(len(steps))
     if depth > MAX_DEPTH:

@@ -300,6 +300,9 @@ def _over_request_budget(events: list) -> IngestRefused | None:
     _COLUMNS): the per-event limits alone let a batch of events, each within
     them, hold a thread for minutes. Counted from the parsed body before any
     check or query, a few lookups per dataset."""
+    budget = settings.LINEAGE_MAX_REQUEST_DATASETS
+    # One event is held to LINEAGE_MAX_DATASETS_PER_EVENT already, its columnLineage sources included.
+    count_sources = len(events) > 1 or settings.LINEAGE_MAX_DATASETS_PER_EVENT > budget
     datasets = facets = columns = 0
     for event in events:
         if not isinstance(event, dict):
@@ -318,14 +321,16 @@ def _over_request_budget(events: list) -> IngestRefused | None:
             for entry in named:
                 if not isinstance(entry, dict):
                     continue
-                for facet_key in ("facets", "inputFacets", "outputFacets"):
+                found = entry.get("facets")
+                if isinstance(found, dict):  # where the schema and columnLineage facets are
+                    facets += len(found)
+                    columns += _columns_in(found)
+                for facet_key in ("inputFacets", "outputFacets"):
                     found = entry.get(facet_key)
                     if isinstance(found, dict):
                         facets += len(found)
-                        columns += _columns_in(found)
-        if isinstance(event.get("outputs"), list):
+        if count_sources and isinstance(event.get("outputs"), list):
             datasets += _column_lineage_entries(event["outputs"])
-    budget = settings.LINEAGE_MAX_REQUEST_DATASETS
     if datasets > budget:
         # References counted an upper bound; only past the budget are they told apart.
         distinct = set()
