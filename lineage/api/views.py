@@ -55,7 +55,7 @@ from registry.auth import (
 )
 from registry.db import prepared_cursor
 from registry.jsonbody import JsonBodyError, Work, parse_json
-from registry.models import ApiToken, hash_token
+from registry.models import ApiToken, Dataset, hash_token
 
 log = logging.getLogger(__name__)
 
@@ -295,12 +295,13 @@ def _over_limits(event: Any, where: str = "The event") -> IngestRefused | None:
 
 
 def _over_request_budget(events: list) -> IngestRefused | None:
-    """A request whose events together name more distinct datasets, facets or
-    schema columns than its budget (LINEAGE_MAX_REQUEST_DATASETS, _FACETS,
-    _COLUMNS): the per-event limits alone let a batch of events, each within
-    them, hold a thread for minutes. Counted from the parsed body before any
-    check or query, a few lookups per dataset."""
-    budget = settings.LINEAGE_MAX_REQUEST_DATASETS
+    """A request whose events together name more datasets the registry has not
+    seen, facets or schema columns than its budget (LINEAGE_MAX_REQUEST_NEW_DATASETS,
+    _FACETS, _COLUMNS): the per-event limits alone let a batch of events, each
+    within them, hold a thread for minutes. Counted from the parsed body before
+    any check, a few lookups per dataset; the database is asked only when the
+    datasets named could be over the budget."""
+    budget = settings.LINEAGE_MAX_REQUEST_NEW_DATASETS
     # One event is held to LINEAGE_MAX_DATASETS_PER_EVENT already, its columnLineage sources included.
     count_sources = len(events) > 1 or settings.LINEAGE_MAX_DATASETS_PER_EVENT > budget
     datasets = facets = columns = 0
@@ -332,7 +333,8 @@ def _over_request_budget(events: list) -> IngestRefused | None:
         if count_sources and isinstance(event.get("outputs"), list):
             datasets += _column_lineage_entries(event["outputs"])
     if datasets > budget:
-        # References counted an upper bound; only past the budget are they told apart.
+        # The references counted are an upper bound of the datasets first seen (each a row,
+        # an audit row and a signal); only past the budget are they told apart and looked up.
         distinct = set()
         for event in events:
             if isinstance(event, dict):
@@ -340,10 +342,11 @@ def _over_request_budget(events: list) -> IngestRefused | None:
                                            for d in event[key]] + [event.get("dataset")])
                 if isinstance(event.get("outputs"), list):
                     distinct |= _column_lineage_sources(event["outputs"])
-        if len(distinct) > budget:
-            return _over_budget("LINEAGE_MAX_REQUEST_DATASETS", budget,
-                                f"The request names {len(distinct)} distinct datasets", "too_many_datasets_in_request",
-                                found=len(distinct))
+        new, counted_all = _new_datasets(distinct, budget) if len(distinct) > budget else (0, True)
+        if new > budget:
+            return _over_budget("LINEAGE_MAX_REQUEST_NEW_DATASETS", budget,
+                                f"The request names {'' if counted_all else 'at least '}{new} datasets the registry "
+                                "has not seen", "too_many_new_datasets", found=new)
     for setting, found, what, code in (
             ("LINEAGE_MAX_REQUEST_FACETS", facets, "facets", "too_many_facets"),
             ("LINEAGE_MAX_REQUEST_COLUMNS", columns, "schema and column lineage fields", "too_many_columns")):
@@ -351,6 +354,24 @@ def _over_request_budget(events: list) -> IngestRefused | None:
         if found > allowed:
             return _over_budget(setting, allowed, f"The request has {found} {what}", code, found=found)
     return None
+
+
+def _new_datasets(keys: set[tuple[str, str]], budget: int) -> tuple[int, bool]:
+    """How many of the (namespace, name) keys are no registered dataset, and whether
+    that is all of them: counted up to the first count past `budget`, a query per
+    namespace and 500 names (SQLite's limit on parameters is near)."""
+    by_namespace: dict[str, list[str]] = {}
+    for namespace, name in keys:
+        by_namespace.setdefault(namespace, []).append(name)
+    new = checked = 0
+    for namespace, names in by_namespace.items():
+        for start in range(0, len(names), 500):
+            chunk = names[start:start + 500]
+            new += len(chunk) - Dataset.objects.filter(namespace=namespace, name__in=chunk).count()
+            checked += len(chunk)
+            if new > budget:
+                return new, checked == len(keys)
+    return new, True
 
 
 def _columns_in(facets: dict) -> int:

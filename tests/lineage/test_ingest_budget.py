@@ -34,19 +34,29 @@ def nothing_stored() -> bool:
 
 def test_eight_events_of_a_thousand_new_outputs_each_are_refused_as_a_whole(client, lineage_secret):
     events = [run_event(outputs=[f"mart.e{e}_t{i}" for i in range(1000)]) for e in range(8)]
-    body = refused_for(post(client, events, lineage_secret, path=BATCH), "LINEAGE_MAX_REQUEST_DATASETS", 2000)
-    assert body["code"] == "too_many_datasets_in_request" and body["found"] == 8000
-    assert "names 8000 distinct datasets" in body["detail"]
+    body = refused_for(post(client, events, lineage_secret, path=BATCH), "LINEAGE_MAX_REQUEST_NEW_DATASETS", 1000)
+    # Counted until the answer is known: 500 names a query.
+    assert body["code"] == "too_many_new_datasets" and body["found"] == 1500
+    assert "names at least 1500 datasets the registry has not seen" in body["detail"]
     assert nothing_stored()
 
 
-@override_settings(LINEAGE_MAX_REQUEST_DATASETS=10)
-def test_the_dataset_budget_counts_each_dataset_once_however_often_the_batch_names_it(client, lineage_secret):
+@override_settings(LINEAGE_MAX_REQUEST_NEW_DATASETS=10)
+def test_the_dataset_budget_counts_each_new_dataset_once_however_often_the_batch_names_it(client, lineage_secret):
     same = [run_event(inputs=["raw.orders", "raw.customers"], outputs=["mart.orders"]) for _ in range(20)]
     assert post(client, same, lineage_secret, path=BATCH).status_code == 201
     several = [run_event(outputs=[f"mart.t{e}_{i}" for i in range(3)]) for e in range(4)]
-    refused_for(post(client, several, lineage_secret, path=BATCH), "LINEAGE_MAX_REQUEST_DATASETS", 10)
+    refused_for(post(client, several, lineage_secret, path=BATCH), "LINEAGE_MAX_REQUEST_NEW_DATASETS", 10)
     assert Dataset.objects.filter(name__startswith="mart.t").count() == 0
+
+
+@override_settings(LINEAGE_MAX_REQUEST_NEW_DATASETS=10)
+def test_datasets_the_registry_knows_do_not_count_against_the_budget(client, lineage_secret):
+    known = [run_event(outputs=[f"mart.t{e}_{i}" for i in range(3)]) for e in range(3)]
+    assert post(client, known, lineage_secret, path=BATCH).status_code == 201
+    again = [*known, run_event(outputs=["mart.new_a", "mart.new_b"])]  # 11 named, 2 of them new
+    assert post(client, again, lineage_secret, path=BATCH).status_code == 201
+    assert Dataset.objects.filter(name__startswith="mart.").count() == 11
 
 
 @override_settings(LINEAGE_MAX_REQUEST_FACETS=5)

@@ -105,19 +105,21 @@ def test_gzip_members_of_every_size_cost_linear_work():
 
 @pytest.mark.django_db
 def test_a_batch_of_many_outputs_costs_statements_in_proportion_then_is_refused_whole(client, lineage_secret):
-    def batch(events: int) -> list:
-        return [run_event(outputs=[f"mart.e{e}_t{i}" for i in range(120)]) for e in range(events)]
+    def batch(events: int, tag: str) -> list:
+        return [run_event(outputs=[f"mart.{tag}{e}_t{i}" for i in range(120)]) for e in range(events)]
 
-    def statements(events: int) -> int:
+    def statements(events: int, tag: str) -> int:
         with CaptureQueriesContext(connection) as queries:
-            response = post(client, batch(events), lineage_secret, path="/api/v1/lineage/batch")
+            response = post(client, batch(events, tag), lineage_secret, path="/api/v1/lineage/batch")
         assert response.status_code == 201, response.content[:300]
         return len(queries)
 
-    small, large = statements(2), statements(16)
+    with override_settings(LINEAGE_MAX_REQUEST_NEW_DATASETS=2000):
+        small, large = statements(2, "a"), statements(16, "b")
     assert large <= GROWTH * small + SLACK, (small, large)
     stored = RunEvent.objects.count()
     with CaptureQueriesContext(connection) as queries:
-        refused = post(client, batch(17), lineage_secret, path="/api/v1/lineage/batch")  # 2040 new datasets
-    assert refused.status_code == 413 and refused.json()["limit"] == "LINEAGE_MAX_REQUEST_DATASETS"
-    assert len(queries) <= 2 and RunEvent.objects.count() == stored  # the token's look-up, and nothing stored
+        refused = post(client, batch(9, "c"), lineage_secret, path="/api/v1/lineage/batch")  # 1080 new datasets
+    assert refused.status_code == 413 and refused.json()["limit"] == "LINEAGE_MAX_REQUEST_NEW_DATASETS"
+    # The token's look-up and the datasets' (one namespace, 500 names a query); nothing stored.
+    assert len(queries) <= 2 + 3 and RunEvent.objects.count() == stored
