@@ -14,8 +14,8 @@ request as it grows, and what 4 hostile clients take from well-formed ones.
    fixed cost per request). The shapes: an unterminated string of escaped
    quotes behind 101 brackets (the body that once held a server for a minute),
    deep brackets, long keys, backslash runs, surrogate escapes, brackets inside
-   strings, many empty gzip members before one event, a batch of new outputs,
-   and one event with a schema of many columns.
+   strings, many empty arrays (parsed whole), many empty gzip members before one
+   event, a batch of new outputs, and one event with a schema of many columns.
 3. Well-formed clients (bench/ingest.py's events: START and COMPLETE, 2 inputs,
    1 output with schema and statistics) post for `--seconds` without, then with,
    `--hostile-clients` clients sending the costliest shapes at the largest size
@@ -95,6 +95,11 @@ def brackets_in_strings(size: int) -> tuple[str, bytes, bool]:
     return "/api/v1/lineage", b"[" + b",".join([b'"[[[{{{]]"'] * (size // 11)) + b"]", False
 
 
+def many_containers(size: int) -> tuple[str, bytes, bool]:
+    """Empty arrays within the depth limit: the checks pass it, and the parser builds every one."""
+    return "/api/v1/lineage", b"[" + b"[]," * ((size - 4) // 3) + b"[]]", False
+
+
 def gzip_members(size: int) -> tuple[str, bytes, bool]:
     event = gzip.compress(json.dumps(_event([{"namespace": NAMESPACE, "name": "mart.gzip"}])).encode())
     empty = gzip.compress(b"")
@@ -122,7 +127,7 @@ def wide_schema(size: int) -> tuple[str, bytes, bool]:
 SHAPES: dict[str, Callable[[int], tuple[str, bytes, bool]]] = {
     "escaped_quotes": escaped_quotes, "deep_brackets": deep_brackets, "long_keys": long_keys,
     "backslash_runs": backslash_runs, "surrogate_escapes": surrogate_escapes,
-    "brackets_in_strings": brackets_in_strings, "gzip_members": gzip_members, "new_outputs": new_outputs,
+    "brackets_in_strings": brackets_in_strings, "many_containers": many_containers, "gzip_members": gzip_members, "new_outputs": new_outputs,
     "wide_schema": wide_schema,
 }
 
