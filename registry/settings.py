@@ -211,6 +211,12 @@ LINEAGE_MAX_FUTURE_SKEW = env_duration("LINEAGE_MAX_FUTURE_SKEW", "1d")
 LINEAGE_MAX_DATASETS_PER_EVENT = env_int("LINEAGE_MAX_DATASETS_PER_EVENT", 1000, minimum=1)
 LINEAGE_MAX_BATCH_EVENTS = env_int("LINEAGE_MAX_BATCH_EVENTS", 1000, minimum=1)
 LINEAGE_MAX_BODY_BYTES = env_int("LINEAGE_MAX_BODY_BYTES", 5 * 1024 * 1024, minimum=1024)
+# A request's total work (413 past any, naming the setting): gzip members, and the datasets
+# first seen, the facets and the schema/column lineage fields its events name together.
+LINEAGE_MAX_GZIP_MEMBERS = env_int("LINEAGE_MAX_GZIP_MEMBERS", 100, minimum=1)
+LINEAGE_MAX_REQUEST_NEW_DATASETS = env_int("LINEAGE_MAX_REQUEST_NEW_DATASETS", 1000, minimum=1)
+LINEAGE_MAX_REQUEST_FACETS = env_int("LINEAGE_MAX_REQUEST_FACETS", 50_000, minimum=1)
+LINEAGE_MAX_REQUEST_COLUMNS = env_int("LINEAGE_MAX_REQUEST_COLUMNS", 100_000, minimum=1)
 # Graph walks use PostgreSQL prepared statements; turn off behind a
 # transaction-pooling PgBouncer.
 LINEAGE_PREPARED_STATEMENTS = env_bool("LINEAGE_PREPARED_STATEMENTS", True)

@@ -60,8 +60,8 @@ from registry.auth import (
     principal_of,
 )
 from registry.db import prepared_cursor
-from registry.jsonbody import JsonBodyError, parse_json
-from registry.models import ApiToken, hash_token
+from registry.jsonbody import JsonBodyError, Work, parse_json
+from registry.models import ApiToken, Dataset, hash_token
 
 log = logging.getLogger(__name__)
 
@@ -194,7 +194,8 @@ def _read_json(request: HttpRequest) -> Any:
     except ValueError:
         raise IngestRefused(400, "Content-Length is not a number.", "bad_request") from None
     if declared > limit:
-        raise IngestRefused(413, f"The body is {declared} bytes; the limit is {limit} bytes (LINEAGE_MAX_BODY_BYTES). Send fewer events per batch.", "too_large")
+        raise IngestRefused(413, f"The body is {declared} bytes; the limit is {limit} bytes (LINEAGE_MAX_BODY_BYTES). Send fewer events per batch.", "too_large",
+                             limit="LINEAGE_MAX_BODY_BYTES", allowed=limit, found=declared)
     body = _read_body(request, limit)
     encoding = request.META.get("HTTP_CONTENT_ENCODING", "").strip().lower()
     if encoding == "gzip":
@@ -220,35 +221,61 @@ def _read_body(request: HttpRequest, limit: int) -> bytes:
         raise IngestRefused(411, "A chunked body cannot be read here; send the event with a Content-Length.", "length_required")
     body = request.META["wsgi.input"].read(limit + 1)
     if len(body) > limit:
-        raise IngestRefused(413, f"The body is more than {limit} bytes (LINEAGE_MAX_BODY_BYTES). Send fewer events per batch.", "too_large")
+        raise IngestRefused(413, f"The body is more than {limit} bytes (LINEAGE_MAX_BODY_BYTES). Send fewer events per batch.", "too_large",
+                             limit="LINEAGE_MAX_BODY_BYTES", allowed=limit)
     return body
 
 
-def _gunzip(body: bytes, limit: int) -> bytes:
+# A gzip member's input is fed in slices that start this small and double: the
+# bytes zlib copies out past a member's end (its unused_data) stay within twice
+# the member, so many small members cost no more than their bytes.
+_GZIP_FIRST_SLICE = 64
+
+
+def _gunzip(body: bytes, limit: int, work: Work | None = None) -> bytes:
     """A gzip body inflated, every member of it (RFC 1952 allows several, as
-    `cat a.gz b.gz` makes), up to `limit` bytes. Refused: a member cut short
-    (its CRC and length missing), a CRC that does not match, and bytes after
-    the last member that are not gzip."""
-    parts, size, rest, members = [], 0, body, 0
+    `cat a.gz b.gz` makes), up to `limit` bytes and LINEAGE_MAX_GZIP_MEMBERS
+    members, in time linear in the body and what it inflates to. Refused: a
+    member cut short (its CRC and length missing), a CRC that does not match,
+    and bytes after the last member that are not gzip. `work`, if given,
+    counts the bytes handed to and copied out of zlib."""
+    most_members = settings.LINEAGE_MAX_GZIP_MEMBERS
+    view, end = memoryview(body), len(body)
+    parts, size, pos, members = [], 0, 0, 0
     while True:
-        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-        try:
-            part = inflater.decompress(rest, limit + 1 - size)
-        except zlib.error as exc:
-            raise IngestRefused(400, f"Content-Encoding is gzip but member {members + 1} of the body is not valid gzip: {exc}.", "bad_gzip") from None
+        if members == most_members:
+            raise _over_budget("LINEAGE_MAX_GZIP_MEMBERS", most_members, f"The gzip body has more than {most_members} members",
+                               "too_many_gzip_members")
         members += 1
-        size += len(part)
-        parts.append(part)
-        if size > limit or inflater.unconsumed_tail:
-            raise IngestRefused(413, f"The body inflates to more than {limit} bytes (LINEAGE_MAX_BODY_BYTES).", "too_large")
-        if not inflater.eof:
-            raise IngestRefused(400, f"The gzip body ends inside member {members}: its CRC and length are missing "
-                                     "(a truncated upload?).", "bad_gzip")
-        rest = inflater.unused_data
-        if not rest:
+        inflater, window = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS), _GZIP_FIRST_SLICE
+        while not inflater.eof:
+            if pos == end:
+                raise IngestRefused(400, f"The gzip body ends inside member {members}: its CRC and length are missing "
+                                         "(a truncated upload?).", "bad_gzip")
+            start, stop = pos, min(end, pos + window)
+            try:
+                part = inflater.decompress(view[pos:stop], limit + 1 - size)
+            except zlib.error as exc:
+                raise IngestRefused(400, f"Content-Encoding is gzip but member {members} of the body is not valid gzip: {exc}.", "bad_gzip") from None
+            size += len(part)
+            parts.append(part)
+            if size > limit or inflater.unconsumed_tail:
+                raise IngestRefused(413, f"The body inflates to more than {limit} bytes (LINEAGE_MAX_BODY_BYTES).",
+                                    "too_large", limit="LINEAGE_MAX_BODY_BYTES", allowed=limit)
+            pos = stop - len(inflater.unused_data)
+            window *= 2
+            if work is not None:
+                work.add(stop - start + len(inflater.unused_data) + len(part))
+        if pos == end:
             return b"".join(parts)
-        if not rest.startswith(b"\x1f\x8b"):
-            raise IngestRefused(400, f"{len(rest)} bytes after gzip member {members} are not gzip (trailing garbage).", "bad_gzip")
+        if view[pos:pos + 2] != b"\x1f\x8b":
+            raise IngestRefused(400, f"{end - pos} bytes after gzip member {members} are not gzip (trailing garbage).", "bad_gzip")
+
+
+def _over_budget(setting: str, allowed: int, what: str, code: str, **extra: Any) -> IngestRefused:
+    """The 413 for a request over one of its limits: `limit` names the setting, `allowed` is its value."""
+    return IngestRefused(413, f"{what}; the limit is {allowed} ({setting}). Send less in one request.", code,
+                         limit=setting, allowed=allowed, **extra)
 
 
 def _over_limits(event: Any, where: str = "The event") -> IngestRefused | None:
@@ -269,8 +296,104 @@ def _over_limits(event: Any, where: str = "The event") -> IngestRefused | None:
     if named > limit:
         return IngestRefused(422, f"{where} names {named} datasets (inputs, outputs and column lineage sources); the limit is {limit} "
                                   "(LINEAGE_MAX_DATASETS_PER_EVENT). Split it into several events.", "too_many_datasets",
-                             limit=limit)
+                             limit="LINEAGE_MAX_DATASETS_PER_EVENT", allowed=limit, found=named)
     return None
+
+
+def _over_request_budget(events: list) -> IngestRefused | None:
+    """A request whose events together name more datasets the registry has not
+    seen, facets or schema columns than its budget (LINEAGE_MAX_REQUEST_NEW_DATASETS,
+    _FACETS, _COLUMNS): the per-event limits alone let a batch of events, each
+    within them, hold a thread for minutes. Counted from the parsed body before
+    any check, a few lookups per dataset; the database is asked only when the
+    datasets named could be over the budget."""
+    budget = settings.LINEAGE_MAX_REQUEST_NEW_DATASETS
+    # One event is held to LINEAGE_MAX_DATASETS_PER_EVENT already, its columnLineage sources included.
+    count_sources = len(events) > 1 or settings.LINEAGE_MAX_DATASETS_PER_EVENT > budget
+    datasets = facets = columns = 0
+    for event in events:
+        if not isinstance(event, dict):
+            continue
+        for key in ("run", "job"):
+            part = event.get(key)
+            if isinstance(part, dict) and isinstance(part.get("facets"), dict):
+                facets += len(part["facets"])
+        for key in ("inputs", "outputs", "dataset"):  # a DatasetEvent names one dataset
+            named = event.get(key)
+            if isinstance(named, dict):
+                named = [named]
+            elif not isinstance(named, list):
+                continue
+            datasets += len(named)
+            for entry in named:
+                if not isinstance(entry, dict):
+                    continue
+                found = entry.get("facets")
+                if isinstance(found, dict):  # where the schema and columnLineage facets are
+                    facets += len(found)
+                    columns += _columns_in(found)
+                for facet_key in ("inputFacets", "outputFacets"):
+                    found = entry.get(facet_key)
+                    if isinstance(found, dict):
+                        facets += len(found)
+        if count_sources and isinstance(event.get("outputs"), list):
+            datasets += _column_lineage_entries(event["outputs"])
+    if datasets > budget:
+        # The references counted are an upper bound of the datasets first seen (each a row,
+        # an audit row and a signal); only past the budget are they told apart and looked up.
+        distinct = set()
+        for event in events:
+            if isinstance(event, dict):
+                distinct |= _dataset_keys([d for key in ("inputs", "outputs") if isinstance(event.get(key), list)
+                                           for d in event[key]] + [event.get("dataset")])
+                if isinstance(event.get("outputs"), list):
+                    distinct |= _column_lineage_sources(event["outputs"])
+        new, counted_all = _new_datasets(distinct, budget) if len(distinct) > budget else (0, True)
+        if new > budget:
+            return _over_budget("LINEAGE_MAX_REQUEST_NEW_DATASETS", budget,
+                                f"The request names {'' if counted_all else 'at least '}{new} datasets the registry "
+                                "has not seen", "too_many_new_datasets", found=new)
+    for setting, found, what, code in (
+            ("LINEAGE_MAX_REQUEST_FACETS", facets, "facets", "too_many_facets"),
+            ("LINEAGE_MAX_REQUEST_COLUMNS", columns, "schema and column lineage fields", "too_many_columns")):
+        allowed = getattr(settings, setting)
+        if found > allowed:
+            return _over_budget(setting, allowed, f"The request has {found} {what}", code, found=found)
+    return None
+
+
+def _new_datasets(keys: set[tuple[str, str]], budget: int) -> tuple[int, bool]:
+    """How many of the (namespace, name) keys are no registered dataset, and whether
+    that is all of them: counted up to the first count past `budget`, a query per
+    namespace and 500 names (SQLite's limit on parameters is near)."""
+    by_namespace: dict[str, list[str]] = {}
+    for namespace, name in keys:
+        by_namespace.setdefault(namespace, []).append(name)
+    new = checked = 0
+    for namespace, names in by_namespace.items():
+        for start in range(0, len(names), 500):
+            chunk = names[start:start + 500]
+            new += len(chunk) - Dataset.objects.filter(namespace=namespace, name__in=chunk).count()
+            checked += len(chunk)
+            if new > budget:
+                return new, checked == len(keys)
+    return new, True
+
+
+def _columns_in(facets: dict) -> int:
+    """The fields of a dataset's schema facet (nested ones too) and of its columnLineage facet."""
+    columns = 0
+    schema = facets.get("schema")
+    pending = [schema.get("fields")] if isinstance(schema, dict) else []
+    while pending:
+        fields = pending.pop()
+        if isinstance(fields, list):
+            columns += len(fields)
+            pending.extend(f["fields"] for f in fields if isinstance(f, dict) and "fields" in f)
+    lineage = facets.get("columnLineage")
+    if isinstance(lineage, dict) and isinstance(lineage.get("fields"), dict):
+        columns += len(lineage["fields"])
+    return columns
 
 
 def _column_lineage_facets(outputs: list) -> Iterator[dict]:
@@ -399,7 +522,7 @@ def ingest(request: HttpRequest) -> JsonResponse:
         event = _read_json(request)
         if isinstance(event, list):
             raise IngestRefused(400, "The body is a JSON array; POST arrays of events to /api/v1/lineage/batch.", "expected_object")
-        over = _over_limits(event)
+        over = _over_limits(event) or _over_request_budget([event])
         if over is not None:
             raise over
         parsed, problems = _checked(event)
@@ -436,11 +559,15 @@ def ingest_batch(request: HttpRequest) -> JsonResponse:
     most = settings.LINEAGE_MAX_BATCH_EVENTS
     if len(events) > most:
         raise IngestRefused(413, f"The batch has {len(events)} events; the limit is {most} (LINEAGE_MAX_BATCH_EVENTS). "
-                                 "Send it in several batches.", "too_many_events", limit=most)
+                                 "Send it in several batches.", "too_many_events",
+                             limit="LINEAGE_MAX_BATCH_EVENTS", allowed=most, found=len(events))
     for i, event in enumerate(events):
         over = _over_limits(event, f"Event [{i}] of the batch")
         if over is not None:
             raise over
+    over = _over_request_budget(events)
+    if over is not None:
+        raise over
     parsed, problems = [], []
     for i, event in enumerate(events):
         ready, found = _checked(event)

@@ -24,7 +24,8 @@ def test_an_event_with_more_datasets_than_the_limit_is_refused_before_any_is_cre
     response = post(client, event, lineage_secret)
     assert response.status_code == 422, response.content[:300]
     body = response.json()
-    assert body["code"] == "too_many_datasets" and body["limit"] == 1000
+    assert body["code"] == "too_many_datasets" and body["limit"] == "LINEAGE_MAX_DATASETS_PER_EVENT"
+    assert body["allowed"] == 1000 and body["found"] == 10400
     assert "names 10400 datasets" in body["detail"] and "LINEAGE_MAX_DATASETS_PER_EVENT" in body["detail"]
     assert Dataset.objects.count() == 0 and RunEvent.objects.count() == 0
 
