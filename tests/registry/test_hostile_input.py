@@ -59,6 +59,15 @@ def assert_refused(response, status: int = 400) -> dict:
     return body
 
 
+def assert_refused_on_a_page(response, status: int = 400) -> str:
+    """Pages answer a page, not the API's JSON, saying what was wrong."""
+    assert response.status_code == status, (response.status_code, response.content[:300])
+    assert response["Content-Type"].startswith("text/html")
+    page = response.content.decode()
+    assert "NUL character" in page, page
+    return page
+
+
 @pytest.mark.parametrize("what", list(HOSTILE_BODIES))
 def test_every_post_endpoint_refuses_json_it_cannot_read_with_a_400_naming_it(client, admin, dataset, owner_team,
                                                                              contract, what):
@@ -126,6 +135,9 @@ def test_a_nul_character_anywhere_is_a_400_that_says_where(client, admin, datase
         response = getattr(client, method)(path)
     else:
         response = getattr(client, method)(path, body, content_type="application/json")
+    if not path.startswith("/api/"):
+        assert_refused_on_a_page(response)
+        return
     refused = assert_refused(response)
     assert refused["code"] == "nul_character"
     assert "NUL" in refused["detail"]
@@ -140,7 +152,7 @@ def test_a_nul_in_a_web_form_is_a_400_and_nothing_changes(client, owner, owner_t
     client.force_login(owner)
     response = client.post(f"/datasets/{unowned_dataset.pk}/claim/", "team=check%00out",
                            content_type="application/x-www-form-urlencoded")
-    assert_refused(response)
+    assert_refused_on_a_page(response)
     unowned_dataset.refresh_from_db()
     assert unowned_dataset.owner_team is None
 
