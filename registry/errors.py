@@ -72,10 +72,11 @@ def error_page(status_code: int, detail: str) -> HttpResponse:
 
 
 def error_answer(request: HttpRequest, status_code: int, detail: str, code: str | None = None) -> HttpResponse:
-    """JSON on the API, a page elsewhere."""
-    if is_api_request(request):
-        return api_error(status_code, detail, code)
-    return error_page(status_code, detail)
+    """A page for a browser on a page (it asks for HTML by name), JSON otherwise:
+    on the API, and to a page's own scripts (fetch asks for */*) and to clients."""
+    if not is_api_request(request) and "text/html" in request.headers.get("Accept", ""):
+        return error_page(status_code, detail)
+    return api_error(status_code, detail, code)
 
 
 def log_database_unavailable(exc: BaseException) -> None:

@@ -96,8 +96,8 @@ class RefuseNulMiddleware:
     hold one, so every query or row that carried it failed as a 500.
 
     Bodies are looked at when they are JSON or a form, urlencoded or multipart
-    (the API's and the pages' own; in a multipart form, the fields and the
-    files' names, not the files' contents). The answer is the API's JSON under
+    (the API's and the pages' own; in a multipart form, the fields: a file may
+    hold any bytes). The answer is the API's JSON under
     /api/ and a page elsewhere. The lineage ingest, a hot path that never
     reaches this middleware, refuses them itself (422, with the event's path).
     A chunked body, which Django would read as empty, is a 411 here too."""
@@ -151,19 +151,16 @@ class RefuseNulMiddleware:
 
     @staticmethod
     def _nul_in_multipart(request: HttpRequest) -> str | None:
-        """A multipart form's fields and files' names. Django parses a POST's
+        """A multipart form's fields (a file may hold any bytes). Django parses a POST's
         form itself (DRF takes it from there); a PUT's or PATCH's is parsed from
         the body, which DRF then reads again. A body Django cannot parse raises
         MultiPartParserError: a 400 (registry.errors.bad_request)."""
         if request.method == "POST":
-            fields, files = request.POST, request.FILES
+            fields = request.POST
         else:
             parser = MultiPartParser(request.META, BytesIO(request.body), request.upload_handlers, request.encoding)
-            fields, files = parser.parse()
+            fields, _files = parser.parse()
         for key, values in fields.lists():
             if "\x00" in key or any("\x00" in value for value in values):
                 return f"The form field {key.replace(chr(0), '%00')!r}"
-        for key, uploads in files.lists():
-            if "\x00" in key or any("\x00" in (upload.name or "") for upload in uploads):
-                return f"The file field {key.replace(chr(0), '%00')!r}"
         return None

@@ -59,8 +59,11 @@ def assert_refused(response, status: int = 400) -> dict:
     return body
 
 
+BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+
 def assert_refused_on_a_page(response, status: int = 400) -> str:
-    """Pages answer a page, not the API's JSON, saying what was wrong."""
+    """A browser on a page is answered a page, not the API's JSON, saying what was wrong."""
     assert response.status_code == status, (response.status_code, response.content[:300])
     assert response["Content-Type"].startswith("text/html")
     page = response.content.decode()
@@ -135,9 +138,6 @@ def test_a_nul_character_anywhere_is_a_400_that_says_where(client, admin, datase
         response = getattr(client, method)(path)
     else:
         response = getattr(client, method)(path, body, content_type="application/json")
-    if not path.startswith("/api/"):
-        assert_refused_on_a_page(response)
-        return
     refused = assert_refused(response)
     assert refused["code"] == "nul_character"
     assert "NUL" in refused["detail"]
@@ -148,10 +148,16 @@ def test_a_nul_in_a_query_parameter_is_named(client, admin):
     assert "'search'" in assert_refused(client.get("/api/datasets/?search=a%00b"))["detail"]
 
 
+@pytest.mark.parametrize("path", ["/?q=a%00b", "/lineage/jobs/?q=%00"])
+def test_a_browser_is_told_of_a_nul_on_a_page(client, owner, path):
+    client.force_login(owner)
+    assert_refused_on_a_page(client.get(path, HTTP_ACCEPT=BROWSER))
+
+
 def test_a_nul_in_a_web_form_is_a_400_and_nothing_changes(client, owner, owner_team, unowned_dataset):
     client.force_login(owner)
     response = client.post(f"/datasets/{unowned_dataset.pk}/claim/", "team=check%00out",
-                           content_type="application/x-www-form-urlencoded")
+                           content_type="application/x-www-form-urlencoded", HTTP_ACCEPT=BROWSER)
     assert_refused_on_a_page(response)
     unowned_dataset.refresh_from_db()
     assert unowned_dataset.owner_team is None
