@@ -5,12 +5,14 @@ a bug. Pages keep answering pages."""
 from __future__ import annotations
 
 import pytest
+import requests
 from django.db import connections
 from django.test import Client
 from django.test.client import MULTIPART_CONTENT, encode_multipart
 
 from freshness.models import DatasetFreshness
 from registry.models import ApiToken, Consumer
+from tests.lineage.test_postgres_outage import crashable_world  # noqa: F401 - a fixture: a server on its own cluster
 from tests.servers import free_port
 
 pytestmark = pytest.mark.django_db
@@ -88,6 +90,35 @@ def test_a_page_while_the_database_is_down_is_a_503_page_not_a_server_error(owne
     assert response.status_code == 503 and response["Retry-After"] == "5"
     assert response["Content-Type"].startswith("text/html")
     assert b"The database is unavailable" in response.content
+
+
+@pytest.mark.slow
+def test_while_postgres_is_stopped_the_production_server_answers_503s_not_500s(crashable_world):  # noqa: F811
+    """granian, DEBUG off, a cluster of its own stopped under it: the API answers the
+    API's 503, a page a 503 page, and both come back once PostgreSQL does."""
+    cluster, url, secret = crashable_world
+    token = {"Authorization": f"Bearer {secret}"}
+    paths = ["/api/datasets/", "/api/teams/", "/api/contracts/", "/api/v1/namespaces", "/api/change-requests/"]
+    assert [requests.get(url + path, headers=token, timeout=30).status_code for path in paths] == [200] * len(paths)
+    cluster.stop("fast")
+    try:
+        answers = [requests.get(url + path, headers=token, timeout=30) for path in paths]
+        answers.append(requests.post(f"{url}/api/teams/checkout/job-namespaces/", json={"namespace": "kafka://x"},
+                                     headers=token, timeout=30))
+        # A session cookie makes a page look its session up in the database.
+        page = requests.get(f"{url}/", headers={"Accept": BROWSER}, cookies={"sessionid": "x" * 32}, timeout=30)
+    finally:
+        cluster.resume()
+    for answer in answers:
+        assert answer.status_code == 503, (answer.url, answer.status_code, answer.text[:300])
+        assert answer.headers["Content-Type"] == "application/json" and answer.headers["Retry-After"] == "5"
+        assert answer.json()["code"] == "database_unavailable"
+    assert page.status_code == 503 and page.headers["Retry-After"] == "5"
+    assert "The database is unavailable" in page.text
+    # Back without a restart: at most the request that meets its lost connection fails.
+    for path in paths:
+        statuses = [requests.get(url + path, headers=token, timeout=30).status_code for _ in range(2)]
+        assert statuses[-1] == 200, (path, statuses)
 
 
 # --- unknown objects and paths -----------------------------------------------------------
