@@ -17,9 +17,15 @@ import logging
 import sys
 from typing import Any
 
-from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.core.exceptions import (
+    BadRequest,
+    RequestDataTooBig,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from django.template import loader
 from django.urls import Resolver404
 from django.views import defaults
@@ -94,9 +100,10 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
         return error_answer(request, 400, "The form has more fields or files than the server accepts.",
                             "too_many_fields")
     if is_api_request(request):
-        # Django's own words (a malformed multipart body, a bad Host) say nothing private.
-        return api_error(400, f"The request could not be read: {exception}" if exception else
-                         "The request could not be read.", "bad_request")
+        if isinstance(exception, MultiPartParserError | BadRequest):
+            return api_error(400, f"The request could not be read: {exception}", "bad_request")
+        # Other suspicious requests (a Host not served here, …): Django's words name settings.
+        return api_error(400, "The request could not be read (a malformed header or body).", "bad_request")
     return defaults.bad_request(request, exception)
 
 

@@ -181,11 +181,11 @@ def test_a_field_error_names_the_field_in_the_detail_and_under_fields(client, ad
     assert body["detail"].startswith("team: ") and "team" in body["fields"]
 
 
-def test_a_malformed_multipart_body_is_a_json_400(client, admin, dataset):
+def test_a_malformed_multipart_body_is_a_json_400_saying_so(client, admin, dataset):
     client.force_login(admin)
     response = client.generic("POST", f"/api/datasets/{dataset.pk}/consumers/", b"--nope\r\ngarbage",
                               content_type="multipart/form-data")
-    assert_api_error(response, 400)
+    assert "multipart" in assert_api_error(response, 400, "bad_request")["detail"].lower()
 
 
 def test_a_bug_under_the_api_is_a_json_500_that_says_nothing_of_it(admin, dataset, monkeypatch):
@@ -290,3 +290,10 @@ def test_every_operation_documents_the_errors_it_can_answer_in_the_error_shape(t
     ingest = document["paths"]["/api/v1/lineage"]["post"]["responses"]
     assert "406" not in ingest and "409" not in ingest  # the hot path skips DRF's negotiation; no domain rule
     assert ingest["422"]["content"]["application/json"]["schema"] == error
+
+
+def test_a_host_the_site_does_not_serve_is_a_json_400_that_names_no_setting(admin):
+    client = Client(raise_request_exception=False)
+    response = client.get("/api/teams/", HTTP_HOST="evil.example")
+    body = assert_api_error(response, 400, "bad_request")
+    assert "ALLOWED_HOSTS" not in body["detail"]
