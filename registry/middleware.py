@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from io import BytesIO
 from urllib.parse import parse_qsl
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
+from django.http.multipartparser import MultiPartParser
 from django.urls import get_script_prefix, resolve, reverse
 
+from registry.errors import api_error, error_answer, is_api_request, no_endpoint
 from registry.hooks import hot_paths
 
 
@@ -56,29 +59,34 @@ class HotPathMiddleware:
 
 
 class JsonApiErrorsMiddleware:
-    """Under /api/, a 404 or 405 that is not already JSON — an unknown path,
-    which Django answers with its HTML page, or a plain view refusing a method —
-    becomes the API's error shape, so that clients parse every error alike."""
+    """Under /api/, a 4xx or 5xx that is not already JSON — a plain view's
+    HttpResponseNotAllowed or HttpResponseBadRequest, a CSRF refusal, anything
+    else Django or a library answers with a page — becomes the API's error
+    shape, so that clients parse every error alike. Django's error views
+    (registry/errors.py) already answer JSON there; this is for the answers
+    that no exception raised."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
-        if response.status_code not in (404, 405) or not request.path_info.startswith("/api/"):
+        if response.status_code < 400 or not is_api_request(request):
             return response
         if response.get("Content-Type", "").startswith("application/json") or hasattr(response, "accepted_renderer"):
             return response  # already the API's answer (a DRF view's, in the format the client asked for)
-        if response.status_code == 404:
-            answer = JsonResponse({"detail": f"No API endpoint at {request.path_info} (the list is at /api/docs/).",
-                                   "code": "not_found"}, status=404)
-        else:
+        status = response.status_code
+        if status == 404:
+            detail = no_endpoint(request)
+        elif status == 405:
             allowed = response.get("Allow", "")
-            answer = JsonResponse({"detail": f"Method {request.method} is not allowed here"
-                                             + (f"; allowed: {allowed}." if allowed else "."),
-                                   "code": "method_not_allowed"}, status=405)
-            if allowed:
-                answer["Allow"] = allowed
+            detail = f"Method {request.method} is not allowed here" + (f"; allowed: {allowed}." if allowed else ".")
+        else:
+            detail = f"{response.reason_phrase}."
+        answer = api_error(status, detail)
+        for header in ("Allow", "Retry-After", "WWW-Authenticate"):
+            if header in response:
+                answer[header] = response[header]
         return answer
 
 
@@ -87,10 +95,12 @@ class RefuseNulMiddleware:
     JSON body is answered 400 before any view sees it: PostgreSQL text cannot
     hold one, so every query or row that carried it failed as a 500.
 
-    Bodies are looked at when they are JSON or a form (the API's and the pages'
-    own); the lineage ingest, a hot path that never reaches this middleware,
-    refuses them itself (422, with the event's path). A chunked body, which
-    Django would read as empty, is a 411 here too."""
+    Bodies are looked at when they are JSON or a form, urlencoded or multipart
+    (the API's and the pages' own; in a multipart form, the fields: a file may
+    hold any bytes). The answer is the API's JSON under
+    /api/ and a page elsewhere. The lineage ingest, a hot path that never
+    reaches this middleware, refuses them itself (422, with the event's path).
+    A chunked body, which Django would read as empty, is a 411 here too."""
 
     _JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
     _FORM_TYPES = ("application/x-www-form-urlencoded",)
@@ -103,12 +113,12 @@ class RefuseNulMiddleware:
             # Django reads a body only up to Content-Length: a chunked one would
             # read as empty (a form or JSON body "missing" its fields). The
             # lineage ingest reads chunked bodies itself where the server allows.
-            return JsonResponse({"detail": "A chunked body cannot be read here; send it with a Content-Length.",
-                                 "code": "length_required"}, status=411)
+            return error_answer(request, 411, "A chunked body cannot be read here; send it with a Content-Length.",
+                                "length_required")
         refusal = self._nul_in(request)
         if refusal is not None:
-            return JsonResponse({"detail": f"{refusal} contains a NUL character, which the registry cannot store "
-                                           "or search for; remove it.", "code": "nul_character"}, status=400)
+            return error_answer(request, 400, f"{refusal} contains a NUL character, which the registry cannot "
+                                              "store or search for; remove it.", "nul_character")
         return self.get_response(request)
 
     def _nul_in(self, request: HttpRequest) -> str | None:
@@ -124,6 +134,8 @@ class RefuseNulMiddleware:
             return None
         media_type = request.META.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
         is_json = media_type == "application/json" or media_type.endswith("+json")
+        if media_type == "multipart/form-data":
+            return self._nul_in_multipart(request)
         if not is_json and media_type not in self._FORM_TYPES:
             return None
         body = request.body
@@ -135,4 +147,20 @@ class RefuseNulMiddleware:
             for key, value in parse_qsl(body.decode("latin-1"), keep_blank_values=True):
                 if "\x00" in key or "\x00" in value:
                     return f"The form field {key.replace(chr(0), '%00')!r}"
+        return None
+
+    @staticmethod
+    def _nul_in_multipart(request: HttpRequest) -> str | None:
+        """A multipart form's fields (a file may hold any bytes). Django parses a POST's
+        form itself (DRF takes it from there); a PUT's or PATCH's is parsed from
+        the body, which DRF then reads again. A body Django cannot parse raises
+        MultiPartParserError: a 400 (registry.errors.bad_request)."""
+        if request.method == "POST":
+            fields = request.POST
+        else:
+            parser = MultiPartParser(request.META, BytesIO(request.body), request.upload_handlers, request.encoding)
+            fields, _files = parser.parse()
+        for key, values in fields.lists():
+            if "\x00" in key or any("\x00" in value for value in values):
+                return f"The form field {key.replace(chr(0), '%00')!r}"
         return None

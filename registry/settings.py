@@ -126,7 +126,8 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["registry.api.permissions.ScopedToken"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # drf-spectacular's, listing the errors each operation can answer (registry/api/schema.py).
+    "DEFAULT_SCHEMA_CLASS": "registry.api.schema.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "registry.api.pagination.Pagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "registry.api.errors.exception_handler",

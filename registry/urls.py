@@ -41,3 +41,9 @@ urlpatterns = [
     path("", include("freshness.urls")),
     path("metrics", views.metrics, name="prometheus-django-metrics"),
 ]
+
+# Errors answer JSON under /api/ and pages elsewhere (registry/errors.py).
+handler400 = "registry.errors.bad_request"
+handler403 = "registry.errors.permission_denied"
+handler404 = "registry.errors.page_not_found"
+handler500 = "registry.errors.server_error"

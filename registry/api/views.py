@@ -219,7 +219,7 @@ class TeamJobNamespaces(APIView):
         owner = get_object_or_404(Team, slug=team)
         return Response(JobNamespaceSerializer(owner.job_namespaces.select_related("team"), many=True).data)
 
-    @extend_schema(request=JobNamespaceSerializer, responses=JobNamespaceSerializer)
+    @extend_schema(request=JobNamespaceSerializer, responses={201: JobNamespaceSerializer})
     def post(self, request, team: str):
         owner = get_object_or_404(Team, slug=team)
         body = JobNamespaceSerializer(data=request.data)

@@ -113,7 +113,9 @@ def test_unknown_team_in_a_request_body_says_which_field(client, dataset, outsid
     client.force_login(outsider)
     response = client.post(f"/api/datasets/{dataset.pk}/consumers/", {"team": "nope"}, content_type="application/json")
     assert response.status_code == 400
-    assert "team" in response.json()
+    body = response.json()
+    assert body["code"] == "invalid" and "team" in body["fields"]
+    assert body["detail"].startswith("team: ")
 
 
 def test_teams_are_listed(logged_in, owner_team, consumer_team):

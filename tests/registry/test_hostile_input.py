@@ -59,6 +59,18 @@ def assert_refused(response, status: int = 400) -> dict:
     return body
 
 
+BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+
+def assert_refused_on_a_page(response, status: int = 400) -> str:
+    """A browser on a page is answered a page, not the API's JSON, saying what was wrong."""
+    assert response.status_code == status, (response.status_code, response.content[:300])
+    assert response["Content-Type"].startswith("text/html")
+    page = response.content.decode()
+    assert "NUL character" in page, page
+    return page
+
+
 @pytest.mark.parametrize("what", list(HOSTILE_BODIES))
 def test_every_post_endpoint_refuses_json_it_cannot_read_with_a_400_naming_it(client, admin, dataset, owner_team,
                                                                              contract, what):
@@ -136,11 +148,17 @@ def test_a_nul_in_a_query_parameter_is_named(client, admin):
     assert "'search'" in assert_refused(client.get("/api/datasets/?search=a%00b"))["detail"]
 
 
+@pytest.mark.parametrize("path", ["/?q=a%00b", "/lineage/jobs/?q=%00"])
+def test_a_browser_is_told_of_a_nul_on_a_page(client, owner, path):
+    client.force_login(owner)
+    assert_refused_on_a_page(client.get(path, HTTP_ACCEPT=BROWSER))
+
+
 def test_a_nul_in_a_web_form_is_a_400_and_nothing_changes(client, owner, owner_team, unowned_dataset):
     client.force_login(owner)
     response = client.post(f"/datasets/{unowned_dataset.pk}/claim/", "team=check%00out",
-                           content_type="application/x-www-form-urlencoded")
-    assert_refused(response)
+                           content_type="application/x-www-form-urlencoded", HTTP_ACCEPT=BROWSER)
+    assert_refused_on_a_page(response)
     unowned_dataset.refresh_from_db()
     assert unowned_dataset.owner_team is None
 
