@@ -341,13 +341,23 @@ def _section(document: dict, section: str | None) -> tuple[str, dict]:
     return section, sections[section]
 
 
+
+# What validating a payload answers: valid (200) or not, with each error (422).
+PAYLOAD_VALIDATION = inline_serializer("PayloadValidation", {
+    "contract": serializers.CharField(), "version": serializers.CharField(), "section": serializers.CharField(),
+    "valid": serializers.BooleanField(),
+    "errors": serializers.ListField(child=inline_serializer("PayloadError", {
+        "path": serializers.CharField(), "message": serializers.CharField(), "validator": serializers.CharField()})),
+})
+
 class ValidatePayload(APIView):
     """Validate a JSON payload against an event contract or a named section of an api contract."""
 
     write_scope = TokenScope.READ  # a POST that checks a payload and stores nothing
 
     @extend_schema(parameters=[OpenApiParameter("section", str, description="api contracts: request, response or callbacks.<name>")],
-                   request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+                   request=OpenApiTypes.OBJECT,
+                   responses={200: PAYLOAD_VALIDATION, 422: PAYLOAD_VALIDATION})  # 422: the payload breaks the contract
     def post(self, request, name: str, version: str):
         cv = get_version(name, version)
         section, schema = _section(cv.document, request.query_params.get("section"))

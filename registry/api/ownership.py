@@ -2,6 +2,7 @@
 owns, team aliases) and of readers in bulk (a team confirms what its jobs read)."""
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
@@ -48,12 +49,12 @@ class RulesSavedSerializer(serializers.Serializer):
 class OwnershipRulesView(APIView):
     """The ownership rules file in force (the highest version)."""
 
-    @extend_schema(responses=RulesVersionSerializer)
+    @extend_schema(responses={200: RulesVersionSerializer, 404: OpenApiTypes.OBJECT})  # 404: no rules saved yet
     def get(self, request):
         latest = get_object_or_404(OwnershipRules.objects.select_related("created_by").order_by("-version")[:1])
         return Response(RulesVersionSerializer(latest).data)
 
-    @extend_schema(request=RulesWriteSerializer, responses=RulesSavedSerializer,
+    @extend_schema(request=RulesWriteSerializer, responses={200: RulesSavedSerializer, 201: RulesSavedSerializer},
                    description="A new version of the rules file, for governance admins: every stored job's team is "
                                "decided again at once (no re-ingest). A line that cannot be read refuses the file.")
     def put(self, request):
@@ -138,7 +139,7 @@ class TeamAliases(APIView):
         owner = get_object_or_404(Team, slug=team)
         return Response([{"alias": a} for a in TeamAlias.objects.filter(team=owner).values_list("alias", flat=True)])
 
-    @extend_schema(request=TeamAliasSerializer, responses=TeamAliasSerializer)
+    @extend_schema(request=TeamAliasSerializer, responses={201: TeamAliasSerializer})
     def post(self, request, team: str):
         owner = get_object_or_404(Team, slug=team)
         body = TeamAliasSerializer(data=request.data)
