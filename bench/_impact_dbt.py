@@ -7,6 +7,7 @@ itself (which models error, which tests fail), never from our lineage.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -665,6 +666,9 @@ def save_captured(project: dict, events: list[dict]) -> None:
     CAPTURED.mkdir(parents=True, exist_ok=True)
     (CAPTURED / "project.json").write_text(json.dumps(project, indent=1, sort_keys=True) + "\n")
     (CAPTURED / "baseline_events.jsonl").write_text("".join(json.dumps(e, sort_keys=True) + "\n" for e in events))
+    # The artefacts docs/adopting.md imports (`import_dbt`) beside the events they go with.
+    for name in ("manifest.json", "catalog.json"):
+        (CAPTURED / f"{name}.gz").write_bytes(gzip.compress((WORK / "project" / "target" / name).read_bytes(), mtime=0))
 
 
 def load_ground_truth() -> dict[str, dict]:

@@ -2,6 +2,7 @@
 
     python bench/impact.py [--changes 96] [--seed 11] [--refresh] [--recapture]
                            [--verify-full 2] [--ask http|inprocess|none]
+    python bench/impact.py --one-run [--changes 96] [--seed 11]
     python bench/impact.py --world [--world-datasets 10000] [--world-jobs 2000] [--world-columns 20]
 
 The ground truth comes from a real tool, never from our own lineage:
@@ -36,6 +37,12 @@ The ground truth comes from a real tool, never from our own lineage:
    HTTP endpoint POST /api/contracts/<name>/impact/, or in-process
    change_requests.impact.preview_change). If neither exists yet, the ground
    truth and today's rule are printed with a note.
+   `--one-run`: as an organisation adopting the registry would, instead: the datasets,
+   owners and consumers from `import_dbt` (the project's manifest and catalog), an
+   ownership rules file (one CODEOWNERS line per models folder, the folder's team:
+   what the per-team run's tokens say), then ONE `dbt-ol build` of the whole project
+   posted with ONE token (the platform team's); every job's team is the product's to
+   decide. The JSON gets `"one_run": true`.
 5. `--world`: a generated registry of 10,000 datasets and 2,000 consumer jobs
    reading 20-column datasets (ColumnRead rows written with COPY); the p50/p95
    of one impact computation.
@@ -60,6 +67,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import io
 import json
 import os
 import random
@@ -80,6 +88,7 @@ REGISTRY_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0
 NAMESPACE = "postgres://127.0.0.1:5432"      # what dbt-ol names the warehouse's datasets with
 CONTRACT_DOMAIN = "impact"
 REPORT = ROOT / "var" / "impact" / "report.json"
+WORK_ONE_RUN = ROOT / "var" / "impact" / "one-run"
 
 
 # --- ground truth -----------------------------------------------------------------------
@@ -217,6 +226,80 @@ def populate_registry(project: dict) -> dict:
             "registered": registered}
 
 
+def ownership_rules(project: dict) -> str:
+    """One CODEOWNERS line per models folder: the folder's team (the teams the per-team
+    run's tokens give each model's jobs and its tests' jobs)."""
+    folders: dict[str, str] = {}
+    for node in project["nodes"].values():
+        if node["kind"] == "model":
+            folders[str(Path(node["path"]).parent)] = node["owner_team"]
+    return "# dbt models by folder\n" + "".join(f"{folder}/  @{team}\n" for folder, team in sorted(folders.items()))
+
+
+def adopt_registry(project: dict, *, manifest: Path, catalog: Path) -> dict:
+    """Teams with a member; the ownership rules file; `import_dbt` (datasets, owner teams,
+    consumers, drafts); ONE ingest token, the platform team's."""
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    from registry.models import ApiToken, Dataset, Membership, Team
+
+    user_model = get_user_model()
+    teams, users, user_tokens = {}, {}, {}
+    for slug in dbt_side.teams_of(project):
+        teams[slug] = Team.objects.create(name=slug.title(), slug=slug)
+        users[slug] = user_model.objects.create_user(f"{slug}-lead", email=f"{slug}@example.com")
+        Membership.objects.create(team=teams[slug], user=users[slug])
+        user_tokens[slug] = ApiToken.issue(f"{slug} lead", user=users[slug])[1]
+    # A platform-wide ingest token, made with the documented command: one `dbt build`
+    # writes every team's datasets.
+    out = io.StringIO()
+    call_command("create_token", "dbt build", team="platform", scopes=["lineage:write", "lineage:write:any"],
+                 stdout=out, stderr=open(os.devnull, "w"))
+    one_token = out.getvalue().strip()
+    rules = WORK_ONE_RUN / "OWNERS"
+    rules.write_text(ownership_rules(project))
+    call_command("load_ownership_rules", str(rules), note="models folders", stdout=open(os.devnull, "w"))
+    call_command("import_dbt", manifest=manifest, catalog=catalog, namespace=NAMESPACE,
+                 stdout=open(os.devnull, "w"), stderr=open(os.devnull, "w"))
+    # FULL, as the per-team run: the consumers' models read the new data with their old expectations.
+    Dataset.objects.filter(namespace=NAMESPACE).update(compatibility_mode="FULL")
+    datasets = {d.name: d for d in Dataset.objects.filter(namespace=NAMESPACE)}
+    missing = sorted(n["relation"] for n in project["nodes"].values() if n["relation"] not in datasets)
+    if missing:
+        raise SystemExit(f"import_dbt made no dataset for {missing}")
+    from registry.models import Consumer
+
+    registered = Consumer.objects.filter(dataset__namespace=NAMESPACE).count()
+    return {"tokens": {}, "one_token": one_token, "user_tokens": user_tokens, "users": users, "teams": teams,
+            "datasets": datasets, "registered": registered}
+
+
+def one_dbt_build(tools) -> tuple[list[dict], Path, Path, float]:
+    """`dbt docs generate` (the catalog import_dbt reads) then ONE `dbt-ol build` of the whole
+    project on the clean warehouse; its events, the manifest and catalog, the build's seconds."""
+    WORK_ONE_RUN.mkdir(parents=True, exist_ok=True)
+    dbt_side.dbt(tools, ["docs", "generate"], database=dbt_side.WAREHOUSE)
+    target = dbt_side.WORK / "project" / "target"
+    manifest, catalog = WORK_ONE_RUN / "manifest.json", WORK_ONE_RUN / "catalog.json"
+    catalog.write_bytes((target / "catalog.json").read_bytes())
+    events_file = WORK_ONE_RUN / "events.jsonl"
+    events_file.unlink(missing_ok=True)
+    config = WORK_ONE_RUN / "openlineage.yml"
+    config.write_text(json.dumps({"transport": {"type": "file", "log_file_path": str(events_file), "append": True}}))
+    log("One `dbt-ol build` of the whole project …")
+    started = time.perf_counter()
+    dbt_side.dbt(tools, ["build"], database=dbt_side.WAREHOUSE, executable="dbt-ol",
+                 extra_env={"OPENLINEAGE_CONFIG": str(config), "OPENLINEAGE_NAMESPACE": dbt_side.JOB_NAMESPACE})
+    seconds = round(time.perf_counter() - started, 1)
+    manifest.write_bytes((target / "manifest.json").read_bytes())
+    events = [json.loads(line) for line in events_file.read_text().splitlines() if line.strip()]
+    if not events:
+        raise SystemExit(f"dbt-ol wrote no events to {events_file}")
+    log(f"  {len(events)} events in {seconds}s")
+    return events, manifest, catalog, seconds
+
+
 def start_server(url: str) -> tuple[subprocess.Popen, int]:
     port = free_port()
     env = django_env(url, CONTRACT_STORE=str(ROOT / "var" / "impact" / "contract-store"), FRESHNESS_IN_PROCESS_EVALUATOR="0")
@@ -283,12 +366,12 @@ def shifted(events: list[dict]) -> list[dict]:
     return out
 
 
-def ingest(port: int, events: list[dict], project: dict, tokens: dict[str, str]) -> dict:
+def ingest(port: int, events: list[dict], project: dict, tokens: dict[str, str], one_token: str | None = None) -> dict:
     statuses: dict[int, int] = {}
     per_team: dict[str, int] = {}
     for event in shifted(events):
         team = job_team(event, project)
-        status, body = request(port, "POST", "/api/v1/lineage", event, tokens[team])
+        status, body = request(port, "POST", "/api/v1/lineage", event, one_token or tokens[team])
         statuses[status] = statuses.get(status, 0) + 1
         per_team[team] = per_team.get(team, 0) + 1
         if status != 201:
@@ -432,22 +515,25 @@ def normalized(answer) -> dict:
             "unregistered": len(answer.get("unregistered_readers") or [])}
 
 
-def product_side(project: dict, events: list[dict], changes: list[Change], outcomes: list[dict], mode: str) -> dict:
-    """Set the product up, ingest the events, ask about every change; the tallies."""
+def product_side(project: dict, events: list[dict], changes: list[Change], outcomes: list[dict], mode: str,
+                 one_run: dict | None = None) -> dict:
+    """Set the product up, ingest the events, ask about every change; the tallies. With
+    `one_run` ({"manifest", "catalog"}), set up as an adopting organisation would."""
     started = time.perf_counter()
     log(f"Preparing the registry database {REGISTRY_URL} …")
     fresh_database(REGISTRY_URL)
     setup_django(REGISTRY_URL)
-    registry = populate_registry(project)
+    registry = populate_registry(project) if one_run is None else adopt_registry(project, **one_run)
     log(f"  {len(registry['teams'])} teams, {len(registry['datasets'])} datasets, "
         f"{registry['registered']} consumer registrations")
     server, port = start_server(REGISTRY_URL)
     result: dict = {"setup_s": round(time.perf_counter() - started, 1)}
     try:
         started = time.perf_counter()
-        ingested = ingest(port, events, project, registry["tokens"])
+        ingested = ingest(port, events, project, registry["tokens"], one_token=registry.get("one_token"))
         result["ingest_s"] = round(time.perf_counter() - started, 1)
-        log(f"  posted {len(events)} events with their teams' tokens in {result['ingest_s']}s: "
+        log(f"  posted {len(events)} events with " + ("one token" if registry.get("one_token") else "their teams' tokens")
+            + f" in {result['ingest_s']}s: "
             f"statuses {ingested['statuses']}")
         try:
             usage = column_usage_recorded()
@@ -599,6 +685,8 @@ def main() -> None:
                         help="keep the clean warehouse database (the template of every change) for the next run")
     parser.add_argument("--ask", choices=["http", "inprocess", "none"], default="http",
                         help="how to ask the product: its HTTP endpoint, preview_change in-process, or not at all")
+    parser.add_argument("--one-run", action="store_true",
+                        help="import_dbt, an ownership rules file, then ONE dbt-ol build posted with ONE token")
     parser.add_argument("--world", action="store_true", help="time one impact computation in a generated registry")
     parser.add_argument("--world-datasets", type=int, default=10_000)
     parser.add_argument("--world-jobs", type=int, default=2_000)
@@ -617,8 +705,14 @@ def main() -> None:
     kinds = {k: sum(1 for c in changes if c.kind == k) for k in dbt_side.KINDS}
     log(f"{len(changes)} breaking changes ({', '.join(f'{k} {v}' for k, v in kinds.items())}); ground truth "
         f"from `dbt run` + `dbt test` on each change's downstream:")
+    one_run = None
     try:
         outcomes, gt_timings = ground_truth(tools, project, changes, refresh=args.refresh, verify_full=args.verify_full)
+        if args.one_run:
+            dbt_side.ensure_warehouse(tools, project)
+            events, manifest, catalog, build_s = one_dbt_build(tools)
+            one_run = {"manifest": manifest, "catalog": catalog}
+            capture_timings = {**capture_timings, "dbt_ol_build_s": build_s}
     finally:
         if not args.keep_warehouse:
             for database in (dbt_side.WORK_DB, dbt_side.WAREHOUSE):
@@ -655,13 +749,13 @@ def main() -> None:
               "ideal_ratio": round(broken_total / granular_total, 3) if granular_total else None,
               "ratio_within_granular": None,
               "ideal_ratio_within_granular": round(broken_within / granular_total, 3) if granular_total else None,
-              "product": "not asked"}
+              "product": "not asked", **({"one_run": True} if args.one_run else {})}
     log(f"A router asking exactly the broken teams would score ratio {result['ideal_ratio']} "
         f"({broken_total}/{granular_total}); counting only the teams today's rule asks, "
         f"{result['ideal_ratio_within_granular']} ({broken_within}/{granular_total}).")
     product = {}
     if args.ask != "none":
-        product = product_side(project, events, changes, outcomes, args.ask)
+        product = product_side(project, events, changes, outcomes, args.ask, one_run=one_run)
         if "unavailable" in product:
             result["product"] = f"unavailable: {product['unavailable']}"
             log(f"NOTE: the product could not be asked ({product['unavailable']}); printed the ground truth only.")

@@ -83,3 +83,22 @@ class ApiTokenForm(forms.ModelForm):
 
     def clean_scopes(self) -> str:
         return " ".join(clean_scopes(self.cleaned_data["scopes"]))
+
+
+class TeamsFileForm(forms.Form):
+    """The teams page (governance admins): a teams file (docs/teams.md) and a dry run."""
+
+    teams_file = forms.FileField(help_text="a teams file (YAML), as `manage.py sync_teams` reads")
+    prune = forms.BooleanField(required=False, label="The file is complete: remove the teams, members and "
+                                                     "channels it leaves out")
+    dry_run = forms.BooleanField(required=False, initial=True, label="Dry run: show what would change, store nothing")
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        upload = cleaned.get("teams_file")
+        if upload is not None:
+            try:
+                cleaned["text"] = upload.read().decode("utf-8")
+            except UnicodeDecodeError:
+                raise forms.ValidationError({"teams_file": f"{upload.name} is not UTF-8 text"}) from None
+        return cleaned

@@ -15,6 +15,7 @@ urlpatterns = [
     path("datasets/<int:pk>/claim/", views.dataset_claim, name="dataset-claim"),
     path("datasets/<int:pk>/consume/", views.dataset_consume, name="dataset-consume"),
     path("datasets/<int:pk>/unconsume/", views.dataset_unconsume, name="dataset-unconsume"),
+    path("teams/sync/", views.teams_sync_page, name="teams-sync"),
     path("readings/", views.readings, name="readings-to-confirm"),
     path("readings/confirm/", views.readings_confirm, name="readings-confirm"),
     path("jobs/unowned/", views.unowned_jobs_page, name="unowned-jobs"),

@@ -18,8 +18,9 @@ from django.templatetags.static import static
 from django.views.decorators.http import require_GET, require_POST
 from django_prometheus.exports import ExportToDjangoView
 
+from registry import teamsync
 from registry.demo import demo_logins
-from registry.forms import ClaimForm, ConsumeForm
+from registry.forms import ClaimForm, ConsumeForm, TeamsFileForm
 from registry.hooks import (
     annotate_dataset_list,
     count_badge,
@@ -29,7 +30,7 @@ from registry.hooks import (
     render_dataset_list_table,
 )
 from registry.jobs import OwnershipRules
-from registry.models import Consumer, Dataset, Team
+from registry.models import Consumer, Dataset, Team, is_governance_admin
 from registry.ownership import unowned_jobs
 from registry.pagination import page_of
 from registry.readings import confirm_readings, readings_to_confirm
@@ -179,6 +180,28 @@ def dataset_unconsume(request: HttpRequest, pk: int) -> HttpResponse:
     team = get_object_or_404(Team, pk=request.POST.get("team"))
     return act_and_redirect(request, dataset, lambda: dataset.unregister_consumer(team, by=request.user),
                   f"{team} no longer consumes {dataset}.")
+
+
+@login_required
+def teams_sync_page(request: HttpRequest) -> HttpResponse:
+    """A governance admin uploads a teams file: a dry run lists what would change, a real
+    run makes it so in one transaction, every change audited (as `manage.py sync_teams`)."""
+    if not is_governance_admin(request.user):
+        raise PermissionDenied("Managing teams and their members is for governance admins.")
+    plan, error, dry_run = None, "", True
+    if request.method == "POST":
+        form = TeamsFileForm(request.POST, request.FILES)
+        if form.is_valid():
+            dry_run = form.cleaned_data["dry_run"]
+            try:
+                plan = teamsync.sync_document(teamsync.load_yaml(form.cleaned_data["text"]), by=request.user,
+                                              prune=form.cleaned_data["prune"], dry_run=dry_run)
+            except ValidationError as exc:
+                error = " ".join(exc.messages)
+    else:
+        form = TeamsFileForm()
+    return render(request, "registry/teams_sync.html",
+                  {"form": form, "plan": plan, "dry_run": dry_run, "error": error})
 
 
 @login_required

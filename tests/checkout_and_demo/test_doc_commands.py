@@ -1,4 +1,4 @@
-"""Every shell block of docs/authoring-contracts.md and docs/publishing.md runs as printed,
+"""Every shell block of docs/authoring-contracts.md, docs/publishing.md and docs/adopting.md runs as printed,
 from the root of a fresh clone after `make demo-setup` (scripts/run-doc-commands)."""
 
 from __future__ import annotations
@@ -59,3 +59,11 @@ def test_only_sh_and_bash_blocks_run_and_a_marked_one_says_why_it_is_skipped(tmp
     assert [(b.where, b.lang, b.skip_reason) for b in blocks] == [
         ("page.md:10", "bash", "needs a running server"), ("page.md:14", "sh", None)]
 
+
+
+@pytest.mark.slow
+def test_the_adopting_walk_through_runs_as_printed_from_an_empty_database_to_a_routed_change_request():
+    result = subprocess.run([sys.executable, str(SCRIPT), "--venv", sys.prefix, "docs/adopting.md"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=1800, check=False)
+    assert result.returncode == 0, result.stdout[-12000:] + result.stderr[-3000:]
+    assert "block(s) ran as printed, 0 skipped, in docs/adopting.md" in result.stdout
