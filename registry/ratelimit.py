@@ -13,6 +13,9 @@ Redis round trip on the hot path. With N server processes a token gets up to
 N times the rate, which is what the limit is for (the cost a token can put
 on one process). Keys are SHA-256 hashes of the bearer secret; the least
 recently used are forgotten past MAX_KEYS (a forgotten bucket starts full).
+The API's other writes with a bearer token (POST, PUT, PATCH, DELETE through
+DRF) spend the same budget, charged their Content-Length when the token is
+authenticated, before the body is parsed.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from django.conf import settings
+from rest_framework import exceptions
 
 MAX_KEYS = 10_000
 
@@ -70,6 +74,28 @@ class TokenBuckets:
 
 
 BUCKETS = TokenBuckets()
+
+
+class RateLimited(exceptions.Throttled):
+    """The API's 429 for a token past its budget: DRF sets Retry-After from `wait`;
+    registry.api.errors answers `extra` beside detail and code."""
+
+    default_code = "rate_limited"
+
+    def __init__(self, over: OverBudget):
+        super().__init__(wait=over.retry_after, detail=over_budget_message(over), code="rate_limited")
+        self.message = over_budget_message(over)
+        self.extra = over_budget_fields(over)
+
+
+def over_budget_message(over: OverBudget) -> str:
+    return (f"This token has sent more than its budget of request bytes ({over.burst} bytes at once, then "
+            f"{over.rate} bytes/s, LINEAGE_TOKEN_BYTES_PER_SECOND); retry after {over.retry_after} s.")
+
+
+def over_budget_fields(over: OverBudget) -> dict:
+    return {"limit": "LINEAGE_TOKEN_BYTES_PER_SECOND", "allowed": over.rate, "burst": over.burst,
+            "retry_after": over.retry_after}
 
 
 def charge_token_bytes(key: str, size: int) -> None:

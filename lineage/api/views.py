@@ -64,7 +64,12 @@ from registry.auth import (
 from registry.db import prepared_cursor
 from registry.jsonbody import JsonBodyError, Work, parse_json
 from registry.models import ApiToken, Dataset, hash_token
-from registry.ratelimit import OverBudget, charge_token_bytes
+from registry.ratelimit import (
+    OverBudget,
+    charge_token_bytes,
+    over_budget_fields,
+    over_budget_message,
+)
 
 log = logging.getLogger(__name__)
 
@@ -236,11 +241,7 @@ def _charge(request: HttpRequest, size: int) -> None:
     try:
         charge_token_bytes(hash_token(secret), size)
     except OverBudget as over:
-        raise IngestRefused(
-            429, f"This token has sent more than its budget of request bytes ({over.burst} bytes at once, then "
-                 f"{over.rate} bytes/s, LINEAGE_TOKEN_BYTES_PER_SECOND); retry after {over.retry_after} s.",
-            "rate_limited", limit="LINEAGE_TOKEN_BYTES_PER_SECOND", allowed=over.rate, burst=over.burst,
-            retry_after=over.retry_after) from None
+        raise IngestRefused(429, over_budget_message(over), "rate_limited", **over_budget_fields(over)) from None
 
 
 def _read_body(request: HttpRequest, limit: int) -> bytes:

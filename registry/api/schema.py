@@ -94,6 +94,9 @@ class AutoSchema(openapi.AutoSchema):
             if status == 503:
                 response["headers"] = {"Retry-After": {
                     "schema": {"type": "integer"}, "description": "Seconds to wait before retrying."}}
+            if status == 429:
+                response["headers"] = {"Retry-After": {
+                    "schema": {"type": "integer"}, "description": "Seconds until the token's budget allows a request."}}
         operation["responses"] = dict(sorted(responses.items()))
         return operation
 
@@ -109,6 +112,8 @@ class AutoSchema(openapi.AutoSchema):
             statuses.add(404)
         if "requestBody" in operation:
             statuses |= {413, 415} if hot else {411, 413, 415}
+        if method in UNSAFE_METHODS:
+            statuses.add(429)  # the token's budget of request bytes (registry.ratelimit)
         return statuses
 
     def _is_hot_path(self, method: str) -> bool:

@@ -120,3 +120,13 @@ def test_the_batch_endpoint_spends_the_same_budget(client, lineage_secret, clock
     assert post(client, [big_event()], lineage_secret, path=BATCH).status_code == 201
     rate_limited(post(client, [run_event(outputs=["mart.late"])], lineage_secret, path=BATCH))
     rate_limited(post(client, run_event(outputs=["mart.late"]), lineage_secret))
+
+
+@override_settings(LINEAGE_TOKEN_BYTES_PER_SECOND=RATE, LINEAGE_TOKEN_BURST_BYTES=BURST)
+def test_the_apis_other_writes_spend_the_same_budget_and_reads_do_not(client, lineage_secret, clock):
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {lineage_secret}"}
+    refused = client.post("/api/teams/", {"name": "x" * BURST, "slug": "x"}, content_type="application/json", **auth)
+    assert refused.status_code in (400, 403), refused.content[:300]  # refused, and charged all the same
+    rate_limited(client.post("/api/teams/", {"name": "y", "slug": "y"}, content_type="application/json", **auth))
+    rate_limited(post(client, run_event(outputs=["mart.late"]), lineage_secret))
+    assert client.get("/api/datasets/", **auth).status_code == 200
