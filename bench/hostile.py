@@ -65,7 +65,8 @@ NAMESPACE = "postgres://warehouse:5432"
 RUN_EVENT = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 SCHEMA = "https://openlineage.io/spec/facets/1-2-0/SchemaDatasetFacet.json#/$defs/SchemaDatasetFacet"
 PRODUCER = "https://example.com/hostile-bench"
-SHAPE_TOKENS = 64
+# Step 2 sends some 1 GB in all; each token has a burst of 16 MiB (LINEAGE_TOKEN_BURST_BYTES).
+SHAPE_TOKENS = 512
 
 
 # --- the shapes: (path, body, gzip?) for about `size` bytes on the wire --------------------
@@ -173,6 +174,8 @@ def cpu_per_request(port: int, secrets: list[str], server_pid: int, shape: str, 
         request = request_bytes(port, secrets[(sent + hash(shape) + size) % len(secrets)], *SHAPES[shape](size))
         before, started = group_cpu(server_pid), time.perf_counter()
         status = conn.send(request)
+        if status == 429:
+            raise SystemExit(f"{shape} at {size} B: the pool of {len(secrets)} tokens is spent; raise SHAPE_TOKENS")
         wall += time.perf_counter() - started
         cpu += group_cpu(server_pid) - before
         sent += 1
