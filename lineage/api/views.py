@@ -217,7 +217,7 @@ def _read_json(request: HttpRequest) -> Any:
         try:
             body = _gunzip(body, limit)
         except IngestRefused as refused:
-            if refused.status == 413:  # inflated up to the limit before it was refused
+            if refused.code == "too_large":  # inflated up to the limit before it was refused
                 _charge(request, limit)
             raise
         _charge(request, len(body))  # the inflated bytes are parsed: they count as well

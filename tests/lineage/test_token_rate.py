@@ -130,3 +130,12 @@ def test_the_apis_other_writes_spend_the_same_budget_and_reads_do_not(client, li
     rate_limited(client.post("/api/teams/", {"name": "y", "slug": "y"}, content_type="application/json", **auth))
     rate_limited(post(client, run_event(outputs=["mart.late"]), lineage_secret))
     assert client.get("/api/datasets/", **auth).status_code == 200
+
+
+@override_settings(LINEAGE_TOKEN_BYTES_PER_SECOND=RATE, LINEAGE_TOKEN_BURST_BYTES=10 * BURST)
+def test_a_gzip_body_of_too_many_members_is_charged_its_bytes_not_the_size_limit(client, lineage_secret, clock):
+    members = gzip.compress(b"") * 101 + gzip.compress(json.dumps(run_event(outputs=["mart.orders"])).encode())
+    response = client.generic("POST", "/api/v1/lineage", members, content_type="application/json",
+                              HTTP_CONTENT_ENCODING="gzip", HTTP_AUTHORIZATION=f"Bearer {lineage_secret}")
+    assert response.status_code == 413 and response.json()["code"] == "too_many_gzip_members"
+    assert post(client, run_event(outputs=["mart.orders"]), lineage_secret).status_code == 201
