@@ -22,6 +22,13 @@ request as it grows, and what 4 hostile clients take from well-formed ones.
    in a loop, in alternating slices over `--rounds`; the ratio of their
    events/s (target ≥ 0.8), and /healthz's latency meanwhile.
 
+Tokens: the well-formed clients share one (a pipeline's), each hostile client
+has its own, so the server's budget of request bytes per token
+(LINEAGE_TOKEN_BYTES_PER_SECOND) holds the hostile ones back as it would; their
+429s are counted among their answers. Step 2 measures what a shape costs to
+read and judge, not the budget: its requests take turns over a pool of tokens
+(SHAPE_TOKENS) so that none of them is spent.
+
 `--smoke` runs sizes 1000,10000 (0.1 s of server CPU each), 2 s in 1 round after 1 s of
 warm-up: for CI, well under a minute besides migrating the scratch database.
 Prints a human summary, then one JSON line (last): {"shapes": {shape: {"cpu_ms":
@@ -58,6 +65,8 @@ NAMESPACE = "postgres://warehouse:5432"
 RUN_EVENT = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 SCHEMA = "https://openlineage.io/spec/facets/1-2-0/SchemaDatasetFacet.json#/$defs/SchemaDatasetFacet"
 PRODUCER = "https://example.com/hostile-bench"
+# Step 2 sends some 1 GB in all; each token has a burst of 16 MiB (LINEAGE_TOKEN_BURST_BYTES).
+SHAPE_TOKENS = 512
 
 
 # --- the shapes: (path, body, gzip?) for about `size` bytes on the wire --------------------
@@ -141,7 +150,18 @@ def request_bytes(port: int, secret: str, path: str, body: bytes, gzipped: bool)
 
 # --- 1. CPU per request, per shape and size -------------------------------------------------
 
-def cpu_per_request(port: int, secret: str, server_pid: int, shape: str, size: int,
+def issue_tokens(env: dict, count: int) -> list[str]:
+    """`count` more lineage tokens of the bench's team, in one process."""
+    code = ("import json\n"
+            "from registry.models import ApiToken, Team\n"
+            "team, _ = Team.objects.get_or_create(slug='pipelines', defaults={'name': 'Pipelines'})\n"
+            f"print(json.dumps([ApiToken.issue('hostile-%d' % i, team=team)[1] for i in range({count})]))")
+    out = subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT, env=env, check=True,
+                         capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def cpu_per_request(port: int, secrets: list[str], server_pid: int, shape: str, size: int,
                     budget_s: float, cpu_s: float) -> tuple[float, float, int, int]:
     """(server CPU ms per request, wall ms per request, the answer's status, requests sent). The
     CPU clock ticks in 10 ms steps: requests are repeated until the server used `cpu_s` of CPU
@@ -150,9 +170,12 @@ def cpu_per_request(port: int, secret: str, server_pid: int, shape: str, size: i
     cpu = wall = 0.0
     sent, status = 0, 0
     while sent < 3 or (cpu < cpu_s and wall < budget_s):
-        request = request_bytes(port, secret, *SHAPES[shape](size))  # built first: a fresh body each time
+        # Built first: a fresh body each time, and the next token of the pool.
+        request = request_bytes(port, secrets[(sent + hash(shape) + size) % len(secrets)], *SHAPES[shape](size))
         before, started = group_cpu(server_pid), time.perf_counter()
         status = conn.send(request)
+        if status == 429:
+            raise SystemExit(f"{shape} at {size} B: the pool of {len(secrets)} tokens is spent; raise SHAPE_TOKENS")
         wall += time.perf_counter() - started
         cpu += group_cpu(server_pid) - before
         sent += 1
@@ -162,12 +185,14 @@ def cpu_per_request(port: int, secret: str, server_pid: int, shape: str, size: i
 
 # --- 3. well-formed clients with and without hostile ones ----------------------------------
 
-def _hostile_worker(port: int, secret: str, attack: list[tuple[str, int]], threads: int, seconds: float,
+def _hostile_worker(port: int, secrets: list[str], attack: list[tuple[str, int]], seconds: float,
                     ready: mp.Queue, go: mp.Event, out: mp.Queue) -> None:
     # Bodies of new datasets are new each time: a repeat would find its datasets stored.
+    # One thread per token: each hostile client sends with its own.
+    threads = len(secrets)
     copies = {shape: max(4, int(seconds * 3)) if shape in ("new_outputs", "wide_schema") else 4 for shape, _ in attack}
-    bodies = {shape: [request_bytes(port, secret, *SHAPES[shape](size)) for _ in range(copies[shape])]
-              for shape, size in attack}
+    bodies = {(secret, shape): [request_bytes(port, secret, *SHAPES[shape](size)) for _ in range(copies[shape])]
+              for secret in secrets for shape, size in attack}
     shapes = [shape for shape, _ in attack]
     ready.put(True)
     go.wait()
@@ -177,7 +202,8 @@ def _hostile_worker(port: int, secret: str, attack: list[tuple[str, int]], threa
         conn, n = KeepAlive(port), i
         while time.time() < deadline:
             shape = shapes[n % len(shapes)]
-            request = bodies[shape][n % len(bodies[shape])]
+            mine = bodies[(secrets[i], shape)]
+            request = mine[n % len(mine)]
             n += 1
             try:
                 statuses[f"{shape} {conn.send(request)}"] += 1
@@ -208,10 +234,10 @@ def _probe_healthz(port: int, until: float, into: list[float]) -> None:
         time.sleep(0.25)
 
 
-def with_hostile_clients(port: int, secret: str, clients: int, hostile: int, attack: list[tuple[str, int]],
+def with_hostile_clients(port: int, secret: str, clients: int, hostile_secrets: list[str], attack: list[tuple[str, int]],
                          seconds: float, healthz: list[float]) -> tuple[dict, dict]:
     ready, out, go = mp.Queue(), mp.Queue(), mp.Event()
-    proc = mp.Process(target=_hostile_worker, args=(port, secret, attack, hostile, seconds + 2, ready, go, out))
+    proc = mp.Process(target=_hostile_worker, args=(port, hostile_secrets, attack, seconds + 2, ready, go, out))
     proc.start()
     ready.get(timeout=300)
     go.set()
@@ -250,6 +276,8 @@ def main() -> None:
     fresh_database(plain_url(url))
     env = django_env(plain_url(url) + "?conn_max_age=600", LOG_LEVEL="ERROR")  # not a line per refusal
     secret = from_the_app(env)[0]
+    hostile_secrets = issue_tokens(env, args.hostile_clients)
+    shape_secrets = issue_tokens(env, SHAPE_TOKENS)
     port = free_port()
     command = [sys.executable, "-m", "granian", "--interface", "wsgi", "registry.wsgi:application",
                "--host", "127.0.0.1", "--port", str(port), "--workers", str(args.workers),
@@ -275,7 +303,7 @@ def main() -> None:
         for shape in SHAPES:
             cells = {}
             for size in sizes:
-                cells[size] = cpu_per_request(port, secret, server.pid, shape, size, args.cell_seconds, args.cell_cpu)
+                cells[size] = cpu_per_request(port, shape_secrets, server.pid, shape, size, args.cell_seconds, args.cell_cpu)
             cpu = {size: round(c[0], 2) for size, c in cells.items()}
             # The growth of CPU per request over each step of size, as if the step were 10×.
             growth = [round((cpu[b] / cpu[a]) ** (math.log(10) / math.log(b / a)), 2) if cpu[a] > 0 else None
@@ -315,7 +343,7 @@ def main() -> None:
                 if side == "alone":
                     part = through_the_app(port, secret, args.clients, slice_seconds)
                 else:
-                    part, answers = with_hostile_clients(port, secret, args.clients, args.hostile_clients, attacks[side],
+                    part, answers = with_hostile_clients(port, secret, args.clients, hostile_secrets, attacks[side],
                                                          slice_seconds, figures["healthz"])
                     figures["answers"].update(answers)
                 figures["acked"] += len(part["acked"])
@@ -348,6 +376,7 @@ def main() -> None:
         print(f"well-formed events beside the '{name}' attack: {result['attacks'][name]['events_per_s']}/s of "
               f"{result['events_per_s']}/s alone = {result['attacks'][name]['ratio']} (target ≥ 0.8); /healthz p50 "
               f"{result['attacks'][name]['healthz_p50_ms']} ms, max {result['attacks'][name]['healthz_max_ms']} ms")
+        print(f"  the hostile clients' answers: {dict(sorted(figures['answers'].items()))}")
     result["ratio"] = min((a["ratio"] for a in result["attacks"].values() if a["ratio"] is not None), default=None)
     print(f"largest growth of CPU per request per 10× of size: {result['max_growth_per_10x']} (target ≤ 12)")
     print(json.dumps(result))

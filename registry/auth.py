@@ -15,6 +15,7 @@ from rest_framework import authentication, exceptions
 
 from registry.constants import TokenScope
 from registry.models import ApiToken, hash_token, parse_scopes
+from registry.ratelimit import OverBudget, RateLimited, charge_token_bytes
 
 # Writing last_used_at on every request would turn each read into a write;
 # once a minute is precise enough to tell a live token from a dead one.
@@ -141,10 +142,27 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate(self, request):
         secret = bearer_secret(authentication.get_authorization_header(request).decode("latin-1"))
-        return authenticate_secret(secret) if secret else None
+        if not secret:
+            return None
+        found = authenticate_secret(secret)
+        if request.method in ("POST", "PUT", "PATCH", "DELETE"):
+            _charge_write(secret, request.META.get("CONTENT_LENGTH"))
+        return found
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="api"'
+
+
+def _charge_write(secret: str, content_length: str | None) -> None:
+    """A write's body charged to its token's budget of request bytes (registry.ratelimit), before it is parsed."""
+    try:
+        size = int(content_length or 0)
+    except ValueError:
+        size = 0
+    try:
+        charge_token_bytes(hash_token(secret), size)
+    except OverBudget as over:
+        raise RateLimited(over) from None
 
 
 def login_client_ip(request) -> str:

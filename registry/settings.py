@@ -218,6 +218,10 @@ LINEAGE_MAX_GZIP_MEMBERS = env_int("LINEAGE_MAX_GZIP_MEMBERS", 100, minimum=1)
 LINEAGE_MAX_REQUEST_NEW_DATASETS = env_int("LINEAGE_MAX_REQUEST_NEW_DATASETS", 1000, minimum=1)
 LINEAGE_MAX_REQUEST_FACETS = env_int("LINEAGE_MAX_REQUEST_FACETS", 50_000, minimum=1)
 LINEAGE_MAX_REQUEST_COLUMNS = env_int("LINEAGE_MAX_REQUEST_COLUMNS", 100_000, minimum=1)
+# Request bytes per API token and server process (registry.ratelimit): a bucket of BURST bytes
+# refilled at BYTES_PER_SECOND, charged with every body (refused ones too); empty, 429. 0 disables.
+LINEAGE_TOKEN_BYTES_PER_SECOND = env_int("LINEAGE_TOKEN_BYTES_PER_SECOND", 2 * 1024 * 1024, minimum=0)
+LINEAGE_TOKEN_BURST_BYTES = env_int("LINEAGE_TOKEN_BURST_BYTES", 16 * 1024 * 1024, minimum=0)
 # Graph walks use PostgreSQL prepared statements; turn off behind a
 # transaction-pooling PgBouncer.
 LINEAGE_PREPARED_STATEMENTS = env_bool("LINEAGE_PREPARED_STATEMENTS", True)

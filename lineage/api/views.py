@@ -13,6 +13,8 @@ that breaks the spec (nothing stored), 401 token missing/invalid/revoked,
 write (registry.auth.LineageWriter; nothing stored, counted in
 lineage_writes_refused_total), 411 a chunked body the server cannot read,
 413 over LINEAGE_MAX_BODY_BYTES or LINEAGE_MAX_BATCH_EVENTS,
+429 a token over its budget of request bytes (LINEAGE_TOKEN_BYTES_PER_SECOND,
+registry.ratelimit; with Retry-After),
 503 database unavailable (with Retry-After; it says "nothing was stored" only
 when the failure came before COMMIT, else that the event may not have been:
 a retry is safe either way).
@@ -62,6 +64,12 @@ from registry.auth import (
 from registry.db import prepared_cursor
 from registry.jsonbody import JsonBodyError, Work, parse_json
 from registry.models import ApiToken, Dataset, hash_token
+from registry.ratelimit import (
+    OverBudget,
+    charge_token_bytes,
+    over_budget_fields,
+    over_budget_message,
+)
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +90,8 @@ class IngestRefused(Exception):
             response["WWW-Authenticate"] = 'Bearer realm="api"'
         if self.status == 503:
             response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        if self.status == 429:
+            response["Retry-After"] = str(self.extra["retry_after"])
         return response
 
 
@@ -193,13 +203,24 @@ def _read_json(request: HttpRequest) -> Any:
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
         raise IngestRefused(400, "Content-Length is not a number.", "bad_request") from None
+    # Charged before the body is read or parsed, and whether or not it is then refused:
+    # a refused shape costs its sender's budget as an accepted one does.
+    _charge(request, declared)
     if declared > limit:
         raise IngestRefused(413, f"The body is {declared} bytes; the limit is {limit} bytes (LINEAGE_MAX_BODY_BYTES). Send fewer events per batch.", "too_large",
                              limit="LINEAGE_MAX_BODY_BYTES", allowed=limit, found=declared)
     body = _read_body(request, limit)
+    if not declared:  # a chunked body: charged once its length is known
+        _charge(request, len(body))
     encoding = request.META.get("HTTP_CONTENT_ENCODING", "").strip().lower()
     if encoding == "gzip":
-        body = _gunzip(body, limit)
+        try:
+            body = _gunzip(body, limit)
+        except IngestRefused as refused:
+            if refused.code == "too_large":  # inflated up to the limit before it was refused
+                _charge(request, limit)
+            raise
+        _charge(request, len(body))  # the inflated bytes are parsed: they count as well
     elif encoding not in ("", "identity"):
         raise IngestRefused(415, f"Content-Encoding {encoding!r} is not supported; send gzip or no encoding.", "unsupported_encoding")
     if not body:
@@ -208,6 +229,19 @@ def _read_json(request: HttpRequest) -> Any:
         return parse_json(body)
     except JsonBodyError as exc:
         raise IngestRefused(400, exc.detail, exc.code) from None
+
+
+def _charge(request: HttpRequest, size: int) -> None:
+    """Charge `size` bytes to the request's bearer token (registry.ratelimit); 429 when its budget is
+    spent. The token is known by its secret's hash, before the database is asked: the views have
+    refused a missing or malformed Authorization header already."""
+    secret = bearer_secret(request.META.get("HTTP_AUTHORIZATION", ""))
+    if secret is None:
+        return
+    try:
+        charge_token_bytes(hash_token(secret), size)
+    except OverBudget as over:
+        raise IngestRefused(429, over_budget_message(over), "rate_limited", **over_budget_fields(over)) from None
 
 
 def _read_body(request: HttpRequest, limit: int) -> bytes:
@@ -630,7 +664,7 @@ class LineageGraphView(APIView):
 
     @extend_schema(
         request={"application/json": {"type": "object", "description": "An OpenLineage 2-0-2 event (RunEvent, DatasetEvent or JobEvent); gzip allowed."}},
-        responses={201: dict, 400: dict, 401: dict, 403: dict, 413: dict, 422: dict, 503: dict},
+        responses={201: dict, 400: dict, 401: dict, 403: dict, 413: dict, 422: dict, 429: dict, 503: dict},
         summary="Store one OpenLineage event (bearer token with a lineage:write scope; 403 for another team's output).",
     )
     def post(self, request):
@@ -643,7 +677,7 @@ class LineageBatchView(APIView):
     @extend_schema(
         request={"application/json": {"type": "array", "items": {"type": "object"},
                                       "description": "OpenLineage 2-0-2 events (RunEvent, DatasetEvent, JobEvent); gzip allowed."}},
-        responses={201: dict, 400: dict, 401: dict, 403: dict, 413: dict, 422: dict, 503: dict},
+        responses={201: dict, 400: dict, 401: dict, 403: dict, 413: dict, 422: dict, 429: dict, 503: dict},
         summary="Store a batch of OpenLineage events, each in its own transaction; one invalid event refuses the batch.",
     )
     def post(self, request):

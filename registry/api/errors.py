@@ -22,6 +22,7 @@ from registry.errors import (
     RETRY_AFTER_SECONDS,
     log_database_unavailable,
 )
+from registry.ratelimit import RateLimited
 
 _SNAKE = re.compile(r"[a-z][a-z0-9_]*")
 _WORD_START = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -85,6 +86,8 @@ def exception_handler(exc, context):
                          "code": codes if isinstance(codes, str) and _SNAKE.fullmatch(codes) else "invalid"}
         if isinstance(fields, dict):
             response.data["fields"] = fields
+    elif isinstance(exc, RateLimited):
+        response.data = {"detail": exc.message, "code": "rate_limited", **exc.extra}
     elif isinstance(exc, exceptions.APIException) and isinstance(response.data, dict) and "detail" in response.data:
         codes = exc.get_codes()
         response.data = {"detail": str(response.data["detail"]), "code": codes if isinstance(codes, str) else "error"}

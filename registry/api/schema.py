@@ -50,6 +50,8 @@ ERROR_DESCRIPTIONS = {
     413: "The body is larger than the server accepts.",
     415: "The body's Content-Type is not one this operation reads.",
     422: "The body is well-formed but breaks its specification (`detail` says where); nothing was stored.",
+    429: "The token has sent more request bytes than its budget (LINEAGE_TOKEN_BYTES_PER_SECOND): retry after "
+         "Retry-After seconds; nothing was stored.",
     503: "The database is unavailable (down or restarting): retry after Retry-After seconds.",
 }
 UNSAFE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
@@ -83,12 +85,18 @@ class AutoSchema(openapi.AutoSchema):
                 for media in response.get("content", {}).values():
                     if media.get("schema", {}).get("type") == "object" and "properties" not in media["schema"]:
                         media["schema"] = error_ref  # a view's free-form `dict` error: it is this shape
+                if status == "429":
+                    response["headers"] = {"Retry-After": {
+                        "schema": {"type": "integer"}, "description": "Seconds until the token's budget allows a request."}}
         for status in sorted(self._errors_answered(operation, method)):
             response = responses.setdefault(str(status), {
                 "content": {"application/json": {"schema": error_ref}}, "description": ERROR_DESCRIPTIONS[status]})
             if status == 503:
                 response["headers"] = {"Retry-After": {
                     "schema": {"type": "integer"}, "description": "Seconds to wait before retrying."}}
+            if status == 429:
+                response["headers"] = {"Retry-After": {
+                    "schema": {"type": "integer"}, "description": "Seconds until the token's budget allows a request."}}
         operation["responses"] = dict(sorted(responses.items()))
         return operation
 
@@ -104,6 +112,8 @@ class AutoSchema(openapi.AutoSchema):
             statuses.add(404)
         if "requestBody" in operation:
             statuses |= {413, 415} if hot else {411, 413, 415}
+        if method in UNSAFE_METHODS:
+            statuses.add(429)  # the token's budget of request bytes (registry.ratelimit)
         return statuses
 
     def _is_hot_path(self, method: str) -> bool:
