@@ -41,6 +41,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
+from psycopg.types.json import Jsonb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, fresh_database, percentile, plain_url  # noqa: E402
@@ -76,9 +77,11 @@ def build(conn: psycopg.Connection, n: int, rng: random.Random) -> list[int]:
             copy.write(buffer.getvalue())
         columns = json.dumps({"id": "BIGINT", "amount": "NUMERIC", "created_at": "TIMESTAMP",
                               "customer": "VARCHAR", "status": "VARCHAR"})
-        with cur.copy("COPY lineage_datasetschema (dataset_id, fields, updated_at) FROM STDIN") as copy:
+        # Every field is typed: a complete schema; the columns the ORM defaults have no database default.
+        with cur.copy("COPY lineage_datasetschema (dataset_id, fields, updated_at, complete, columns, origin) "
+                      "FROM STDIN") as copy:
             for i in range(n):
-                copy.write_row((i + 1, columns, now))
+                copy.write_row((i + 1, columns, now, True, "[]", "run"))
         with cur.copy("COPY lineage_run (run_uuid, job_id, state, state_at, started_at, ended_at, facets, "
                       "created_at) FROM STDIN") as copy:
             for j in range(jobs):
