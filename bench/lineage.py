@@ -41,7 +41,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
-from psycopg.types.json import Jsonb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, fresh_database, percentile, plain_url  # noqa: E402
