@@ -248,3 +248,45 @@ def observed_schemas_of(dataset_ids) -> dict:
         for dataset_id, schema in fn(list(dataset_ids)).items():
             found.setdefault(dataset_id, schema)
     return found
+
+
+@dataclass(frozen=True)
+class InboxItem:
+    """One thing a person or team must act on, contributed by the app that knows it.
+
+    - `kind`: a stable slug ("acknowledge", "publish", "review_draft", "stale", ...);
+    - `title`: one sentence that says who must do what ("Analytics must answer change request #10");
+    - `url`: the one page where it is resolved; the item disappears once it is;
+    - `team_id`: the team that must act (None: the person themself);
+    - `due`: the deadline, when there is one (the inbox sorts by it);
+    - `key`: identifies the item across runs (digests say what is new)."""
+
+    kind: str
+    title: str
+    url: str
+    key: str
+    team_id: int | None = None
+    due: object = None
+    detail: str = ""
+
+
+_inbox_providers: list[tuple[int, Callable]] = []
+
+
+def inbox_items(order: int = 50) -> Callable:
+    """Register a provider of inbox items: `fn(user, team_ids)` returns the InboxItems
+    for that person and the teams given (a bounded number of queries, whatever the
+    world's size). The core's inbox page, API and digest merge every provider's."""
+    def register(fn: Callable) -> Callable:
+        if all(existing is not fn for _, existing in _inbox_providers):
+            _inbox_providers.append((order, fn))
+            _inbox_providers.sort(key=lambda item: item[0])
+        return fn
+    return register
+
+
+def inbox_for(user, team_ids) -> list[InboxItem]:
+    items: list[InboxItem] = []
+    for _, fn in _inbox_providers:
+        items.extend(fn(user, list(team_ids)))
+    return items
