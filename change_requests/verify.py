@@ -140,10 +140,24 @@ def judge_teams(impact, datasets, base: dict | None, proposed: dict, *, effects:
             team.verdict = {"kind": NOT_AFFECTED, "reason": team.why}
             continue
         team.verdict = {"kind": ASSUMED_AFFECTED, "path": _path(team), "reason": NOT_VERIFIED}
+        declared = _declared_touched(team, impact.touched)
+        if declared:
+            # Its own word covers jobs nobody saw: their SQL proves nothing either way.
+            team.verdict["reason"] = f"it declared it reads {', '.join(declared)}, beyond any job whose SQL was seen"
+            continue
         retype_verdict(team, by_label, queries, settle=settle)
     if not verify:
         return None
     return verify_teams(impact, by_label, queries, effects=effects, settle=settle)
+
+
+def _declared_touched(team, touched: list[str] | None) -> list[str]:
+    if not team.declared:
+        return []
+    if touched is None:
+        return sorted(team.declared)
+    folded = {c.casefold() for c in touched}
+    return sorted(c for c in team.declared if c.casefold() in folded)
 
 
 def retype_verdict(team, by_label: dict[str, Shape], queries: dict[str, JobQuery], *, settle: bool) -> None:
@@ -235,7 +249,8 @@ def verify_teams(impact, by_label: dict[str, Shape], queries: dict[str, JobQuery
                  settle: bool) -> dict[str, Any]:
     """EXPLAIN the still-undecided affected teams' jobs on a scratch schema (see the module docstring)."""
     reason = unavailable_reason()
-    teams = [t for t in impact.teams if t.affected and t.verdict["kind"] == ASSUMED_AFFECTED]
+    teams = [t for t in impact.teams if t.affected and t.verdict["kind"] == ASSUMED_AFFECTED
+             and not _declared_touched(t, impact.touched)]
     if reason:
         for team in teams:
             team.verdict["reason"] = reason
@@ -374,8 +389,11 @@ def _verdict_from(team, by_label, queries, outcomes: dict[str, Outcome], doubts:
     if reasons:
         team.verdict["reason"] = "; ".join(dict.fromkeys(reasons))
         return
-    structural = all(Effect.REMOVED in ((effects or {}).get(c) or ()) for hit in team.hits for c in hit.touched) \
-        and all(hit.touched for hit in team.hits)
+    if not team.hits:
+        team.verdict["reason"] = "no job of it was seen reading the changed data: there is no SQL to verify"
+        return
+    touched = {c for hit in team.hits for c in hit.touched}
+    structural = bool(touched) and all(Effect.REMOVED in ((effects or {}).get(c) or ()) for c in touched)
     starred = [hit.job for hit in team.hits if hit.job in queries and _selects_star(queries[hit.job])]
     planned = ", ".join(sorted({hit.job for hit in team.hits}))
     if not structural:

@@ -328,9 +328,7 @@ class ImpactPreview(APIView):
                      "`?verify=1` also EXPLAINs the affected teams' SQL on a scratch PostgreSQL schema holding the "
                      "proposed shape (`verification` says what ran, or why it could not). The body is the whole "
                      "proposed contract document. Nothing is stored."),
-        parameters=[OpenApiParameter("verify", bool, description="Prove per team on a scratch schema (PostgreSQL)."),
-                    OpenApiParameter("format", str, enum=["markdown"],
-                                     description="Also answer a `markdown` block for a pull-request comment.")],
+        parameters=[OpenApiParameter("verify", bool, description="Prove per team on a scratch schema (PostgreSQL).")],
         request=inline_serializer("ImpactRequest", {"schema": serializers.DictField()}),
         responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
     )
