@@ -262,7 +262,8 @@ def verify_teams(impact, by_label: dict[str, Shape], queries: dict[str, JobQuery
     columns: dict[str, list[tuple[str, str]]] = {}
     plans: dict[str, Plan] = {}
     doubts: dict[str, str] = {}
-    jobs = {hit.job for team in teams for hit in team.hits}
+    # Only the jobs reading a changed dataset: the shapes of what the change feeds are not known.
+    jobs = {hit.job for team in teams for hit in team.hits if hit.dataset in by_label}
     for label in sorted(jobs):
         query = queries.get(label)
         if query is None:
