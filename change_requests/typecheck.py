@@ -16,7 +16,8 @@ tables the same way.
 
    - arithmetic on text or booleans (`amount + 1` once `amount` is text);
    - a comparison of text (or a boolean) with a number, or of text with a date
-     (`status = 5`, a join of a text key with an integer one);
+     (`status = 5`, a join of a text key with an integer one), and a quoted literal
+     the new type cannot read (`value_tier = 'high'` once `value_tier` is an integer);
    - a date function on text (`date_trunc('day', placed_at)`, `extract(...)`);
    - `sum` / `avg` of a boolean or of text;
    - a cast that may fail for some value of the new type (text to a number or a
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import sqlglot
 from sqlglot import exp
@@ -193,9 +195,17 @@ def _problem(node: exp.Expr, operands: list[exp.Expr]) -> tuple[str | None, str 
                 return (f"{shown}: arithmetic on {_name(_type(side))}: operator does not exist: "
                         f"{_name(_type(left))} {op} {_name(_type(right))}"), None
         return None, None
-    if isinstance(node, COMPARISON):
-        pair = (node.left, node.right)
-        for one, other in (pair, pair[::-1]):
+    if isinstance(node, (*COMPARISON, exp.In)):
+        pairs = [(node.left, node.right)] if isinstance(node, COMPARISON) else \
+            [(node.this, e) for e in node.expressions]
+        for one, other in pairs:
+            # A quoted literal takes the other side's type, and PostgreSQL converts it when it plans.
+            for side, literal in ((one, other), (other, one)):
+                if _literal_text(literal) and not _literal_text(side):
+                    refused = _refused_literal(literal.name, _type(side))
+                    if refused:
+                        return f"{shown}: {refused}", None
+        for one, other in (pair for left_right in pairs for pair in (left_right, left_right[::-1])):
             if _literal_text(one) or _literal_text(other) or isinstance(other, exp.Null):
                 continue
             textual = _is(one, TEXT) or _is(one, {_T.BOOLEAN})
@@ -231,6 +241,29 @@ def _problem(node: exp.Expr, operands: list[exp.Expr]) -> tuple[str | None, str 
         return None, None
     return None, f"{shown}: the checker does not know how {node.key.upper()} takes " + \
         ", ".join(sorted({_name(_type(o)) for o in operands}))
+
+
+_BOOLEAN_WORDS = {"t", "f", "true", "false", "y", "n", "yes", "no", "on", "off", "1", "0"}
+
+
+def _refused_literal(text: str, target: exp.DataType) -> str | None:
+    """PostgreSQL's error for a quoted literal it cannot read as `target`, else None."""
+    value = text.strip()
+    kind = target.this
+    if kind in NUMBER:
+        try:
+            float(value)
+        except ValueError:
+            return f'invalid input syntax for type {_name(target)}: "{text}"'
+    elif kind == _T.BOOLEAN and value.lower() not in _BOOLEAN_WORDS:
+        return f'invalid input syntax for type boolean: "{text}"'
+    elif kind in TEMPORAL:
+        try:
+            datetime.fromisoformat(value)
+        except ValueError:
+            if value.lower() not in {"now", "today", "tomorrow", "yesterday", "infinity", "-infinity", "epoch"}:
+                return f'invalid input syntax for type {_name(target)}: "{text}"'
+    return None
 
 
 def _op(node: exp.Expr) -> str:

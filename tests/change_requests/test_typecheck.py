@@ -96,3 +96,16 @@ def test_tables_are_bound_to_the_dataset_whose_name_ends_with_them_keeping_alias
 def test_a_statement_that_is_not_a_query_is_not_checked():
     with pytest.raises(NotChecked, match="not a query"):
         bind_tables("delete from raw.orders", "postgres", list(TABLES))
+
+
+def test_a_quoted_literal_the_new_type_cannot_read_does_not_type_check():
+    tables = {"warehouse.marts.segments": {"region": "text", "value_tier": "text"}}
+    result = check_retype("select region, count(*) filter (where value_tier = 'high') as high from marts.segments "
+                          "group by region", "postgres", tables, "warehouse.marts.segments", {"value_tier": "integer"})
+    assert result.ok is False
+    assert """value_tier = 'high': invalid input syntax for type int: "high\"""" in result.reason
+
+
+def test_a_quoted_number_in_a_list_still_type_checks_once_the_column_is_numeric():
+    assert check("select id, count(*) as n from raw.orders where status in ('1', '2') group by id",
+                 status="bigint").ok is True
