@@ -194,6 +194,10 @@ def _problem(node: exp.Expr, operands: list[exp.Expr]) -> tuple[str | None, str 
                 op = {"Add": "+", "Sub": "-", "Mul": "*", "Div": "/", "IntDiv": "/", "Mod": "%", "Pow": "^"}[type(node).__name__]
                 return (f"{shown}: arithmetic on {_name(_type(side))}: operator does not exist: "
                         f"{_name(_type(left))} {op} {_name(_type(right))}"), None
+        stamps = exp.DataType.TEMPORAL_TYPES - {_T.DATE, _T.DATE32}
+        if (_is(left, stamps) and _is(right, NUMBER)) or (_is(right, stamps) and _is(left, NUMBER)):
+            return (f"{shown}: arithmetic on a timestamp and a number: operator does not exist: "
+                    f"{_name(_type(left))} {type(node).__name__.lower()} {_name(_type(right))}"), None
         return None, None
     if isinstance(node, (*COMPARISON, exp.In)):
         pairs = [(node.left, node.right)] if isinstance(node, COMPARISON) else \
@@ -235,12 +239,85 @@ def _problem(node: exp.Expr, operands: list[exp.Expr]) -> tuple[str | None, str 
         if target.this in TEXT or (source.this in NUMBER and target.this in NUMBER) or source.this == target.this:
             return None, None
         return None, f"{shown}: a cast from {_name(source)} to {_name(target)} may fail for some values"
+    if isinstance(node, CONDITIONS):
+        for operand in operands:
+            if _category(_type(operand)) not in ("boolean", "unknown"):
+                where = node.key.upper() if isinstance(node, exp.Where | exp.Having) else "a condition"
+                return f"{shown[:80]}: argument of {where} must be type boolean, not type {_name(_type(operand))}", None
+            if _category(_type(operand)) == "unknown":
+                return None, f"{shown[:80]}: the type of a condition is not known"
+        return None, None
+    if isinstance(node, exp.Min | exp.Max):
+        for operand in operands:
+            if _is(operand, {_T.BOOLEAN}):
+                name = node.sql_name().lower()
+                return f"{shown}: {name} of a boolean: function {name}(boolean) does not exist", None
+        return None, None
+    if isinstance(node, exp.Between):
+        for bound in (node.args.get("low"), node.args.get("high")):
+            if bound is None:
+                continue
+            if _literal_text(bound):
+                refused = _refused_literal(bound.name, _type(node.this))
+                if refused:
+                    return f"{shown}: {refused}", None
+            elif _clash(_type(node.this), _type(bound)):
+                return (f"{shown}: comparison of {_name(_type(node.this))} with {_name(_type(bound))}: operator does "
+                        f"not exist"), None
+        return None, None
+    if isinstance(node, exp.If) and any(o is node.this for o in operands) and \
+            _category(_type(node.this)) not in ("boolean", "unknown"):
+        return f"{shown[:80]}: argument of CASE/WHEN must be type boolean, not type {_name(_type(node.this))}", None
+    if isinstance(node, exp.Coalesce | exp.Nullif | exp.Case | exp.If):
+        values = [node.this, *node.expressions] if isinstance(node, exp.Coalesce | exp.Nullif) else \
+            [*(i.args.get("true") for i in node.args.get("ifs") or []), node.args.get("default")] \
+            if isinstance(node, exp.Case) else [node.args.get("true"), node.args.get("false")]
+        values = [v for v in values if v is not None and not isinstance(v, exp.Null)]
+        typed = [v for v in values if not _literal_text(v)]
+        for literal in (v for v in values if _literal_text(v)):
+            for other in typed:
+                refused = _refused_literal(literal.name, _type(other))
+                if refused:
+                    return f"{shown[:80]}: {refused}", None
+        for a in typed:
+            for b in typed:
+                if _clash(_type(a), _type(b)):
+                    return (f"{shown[:80]}: {node.key.upper()} types {_name(_type(a))} and {_name(_type(b))} "
+                            "cannot be matched"), None
+        return None, None
+    if isinstance(node, exp.SetOperation):
+        for left, right in zip(node.left.selects, node.right.selects, strict=False):
+            if _clash(_type(left), _type(right)):
+                return (f"{node.key.upper()} types {_name(_type(left))} and {_name(_type(right))} cannot be matched "
+                        f"({left.alias_or_name})"), None
+        return None, None
     if isinstance(node, exp.Window | exp.Ordered | exp.Alias):
         return None, None
     if isinstance(node, NEUTRAL):
         return None, None
     return None, f"{shown}: the checker does not know how {node.key.upper()} takes " + \
         ", ".join(sorted({_name(_type(o)) for o in operands}))
+
+
+CONDITIONS = (exp.Where, exp.Having, exp.Not, exp.And, exp.Or)
+
+
+def _category(t: exp.DataType) -> str:
+    if t.this in TEXT:
+        return "text"
+    if t.this in NUMBER:
+        return "number"
+    if t.this == _T.BOOLEAN:
+        return "boolean"
+    if t.this in TEMPORAL:
+        return "temporal"
+    return "unknown"
+
+
+def _clash(a: exp.DataType, b: exp.DataType) -> bool:
+    """Two known kinds of value PostgreSQL will not compare or unite (text and a number, …)."""
+    first, second = _category(a), _category(b)
+    return "unknown" not in (first, second) and first != second
 
 
 _BOOLEAN_WORDS = {"t", "f", "true", "false", "y", "n", "yes", "no", "on", "off", "1", "0"}
@@ -309,6 +386,9 @@ def check_retype(query: str, dialect: str | None, tables: Mapping[str, Mapping[s
     problems, undecided = [], []
     for node, _ in pairs:
         operands = [child for child in node.iter_expressions() if id(child) in changed_ids]
+        if isinstance(node, exp.SetOperation) and any(
+                id(p) in changed_ids for side in (node.left, node.right) for p in side.selects):
+            operands = operands or [node]  # the branches' result columns meet here
         if not operands:
             continue
         error, doubt = _problem(node, operands)

@@ -109,3 +109,23 @@ def test_a_quoted_literal_the_new_type_cannot_read_does_not_type_check():
 def test_a_quoted_number_in_a_list_still_type_checks_once_the_column_is_numeric():
     assert check("select id, count(*) as n from raw.orders where status in ('1', '2') group by id",
                  status="bigint").ok is True
+
+
+def test_a_column_retyped_from_boolean_no_longer_filters():
+    result = check("select id from raw.orders where paid", paid="integer")
+    assert result.ok is False and "argument of WHERE must be type boolean, not type int" in result.reason
+
+
+def test_a_union_of_a_column_retyped_to_text_with_a_number_does_not_type_check():
+    result = check("select status as s from raw.orders union all select id as s from raw.customers", status="text")
+    assert result.ok is False and "UNION types text and int cannot be matched" in result.reason
+
+
+def test_coalescing_a_column_retyped_to_text_with_a_number_does_not_type_check():
+    result = check("select id, count(*) as n from raw.orders where coalesce(status, 0) > 1 group by id", status="text")
+    assert result.ok is False and "COALESCE types text and int cannot be matched" in result.reason
+
+
+def test_the_max_of_a_column_retyped_to_boolean_does_not_type_check():
+    result = check("select customer_id, max(status) as m from raw.orders group by customer_id", status="boolean")
+    assert result.ok is False and "function max(boolean) does not exist" in result.reason
