@@ -19,7 +19,11 @@ tables the same way.
      (`status = 5`, a join of a text key with an integer one), and a quoted literal
      the new type cannot read (`value_tier = 'high'` once `value_tier` is an integer);
    - a date function on text (`date_trunc('day', placed_at)`, `extract(...)`);
-   - `sum` / `avg` of a boolean or of text;
+   - `sum` / `avg` of a boolean or of text, `min` / `max` of a boolean;
+   - a condition (WHERE, HAVING, NOT, AND, OR, CASE WHEN) that is no longer boolean;
+   - branches that no longer agree: a UNION's result columns, COALESCE / CASE values
+     (text and a number cannot be matched);
+   - a timestamp plus or minus a number;
    - a cast that may fail for some value of the new type (text to a number or a
      date) is not provably absorbed; other casts absorb the change;
    - any other function given the changed column is not decided.
