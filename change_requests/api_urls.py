@@ -8,6 +8,7 @@ urlpatterns = [
     path("change-requests/<int:pk>/acknowledge/", views.Acknowledge.as_view(), name="api-change-request-acknowledge"),
     path("change-requests/<int:pk>/object/", views.Object.as_view(), name="api-change-request-object"),
     path("change-requests/<int:pk>/publish/", views.Publish.as_view(), name="api-change-request-publish"),
+    path("change-requests/<int:pk>/verify/", views.Verify.as_view(), name="api-change-request-verify"),
     path("change-requests/<int:pk>/withdraw/", views.Withdraw.as_view(), name="api-change-request-withdraw"),
     path("change-requests/<int:pk>/reject/", views.Reject.as_view(), name="api-change-request-reject"),
     path("change-requests/<int:pk>/approve/", views.ApproveOverSilence.as_view(), name="api-change-request-approve"),

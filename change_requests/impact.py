@@ -32,6 +32,7 @@ from packaging.version import Version
 from registry_client.compat import version_bump_problem
 from registry_client.compat.budget import BUDGET_KINDS
 
+from change_requests.verify import KIND_LABELS, judge_teams
 from contracts_app.models import Contract
 from contracts_app.publishing import check_in_required_modes, gate_errors, published_below
 from registry.models import Consumer, Dataset, Team
@@ -113,10 +114,17 @@ class TeamImpact:
     why: str
     declared: list[str] | None = None
     hits: list[Hit] = field(default_factory=list)
+    # Its verdict's kind and proof (change_requests.verify): proven broken, assumed affected, verified safe, not affected.
+    verdict: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"team": self.team, "affected": self.affected, "why": self.why, "declared": self.declared,
-                "jobs": [asdict(hit) for hit in self.hits]}
+                "jobs": [asdict(hit) for hit in self.hits], "verdict": self.verdict or self.default_verdict()}
+
+    def default_verdict(self) -> dict[str, Any]:
+        if not self.affected:
+            return {"kind": "not_affected", "reason": self.why}
+        return {"kind": "assumed_affected", "reason": self.why, "path": [f"{h.dataset} → {h.job}" for h in self.hits]}
 
 
 @dataclass
@@ -125,6 +133,7 @@ class Impact:
     teams: list[TeamImpact]
     unregistered_readers: list[dict[str, Any]]
     dataset_granular: list[str]  # what asking every consumer team of every bound dataset would ask
+    verification: dict[str, Any] | None = None  # what `verify` did (change_requests.verify), when asked
 
     @property
     def affected(self) -> list[TeamImpact]:
@@ -141,6 +150,7 @@ class Impact:
             "not_affected": [t.to_dict() for t in self.not_affected],
             "unregistered_readers": self.unregistered_readers,
             "dataset_granular": self.dataset_granular,
+            **({"verification": self.verification} if self.verification is not None else {}),
         }
 
 
@@ -207,11 +217,20 @@ def _judge(team: Team, consumed: Consumed, touched: list[str] | None) -> TeamImp
 
 
 def assess(contract: Contract, touched: list[str] | None, *, effects: Effects | None = None,
-           now: datetime | None = None, owner_team_id: int | None = None) -> Impact:
-    """Judge every consumer team of the contract's datasets (a fixed number of queries)."""
+           now: datetime | None = None, owner_team_id: int | None = None, proposed: dict | None = None,
+           base: dict | None = None, verify: bool = False, settle: bool = True) -> Impact:
+    """Judge every consumer team of the contract's datasets (a fixed number of queries).
+
+    With the `proposed` document (and the `base` one it changes), each team also gets its
+    verdict's kind, retypes are type-checked per expression, and with `verify` the affected
+    teams' SQL is EXPLAINed on a scratch schema (change_requests.verify; `impact.verification`)."""
     datasets = list(Dataset.objects.filter(contract_binding__contract=contract))
-    return assess_datasets(datasets, touched, effects=effects, now=now,
-                           owner_team_id=owner_team_id if owner_team_id is not None else contract.owner_team_id)
+    impact = assess_datasets(datasets, touched, effects=effects, now=now,
+                             owner_team_id=owner_team_id if owner_team_id is not None else contract.owner_team_id)
+    if proposed is not None and touched != []:
+        impact.verification = judge_teams(impact, datasets, base, proposed, effects=effects, verify=verify,
+                                          settle=settle)
+    return impact
 
 
 def preview_change(dataset: Dataset, columns: list[str] | None, *, effect: str | None = None,
@@ -301,13 +320,14 @@ def suggested_version(latest: str | None, bump: str) -> str | None:
     return latest
 
 
-def preview(document: Any, *, now: datetime | None = None) -> dict[str, Any]:
+def preview(document: Any, *, now: datetime | None = None, verify: bool = False) -> dict[str, Any]:
     """The checker's verdicts, the suggested version and who the change would wait for.
 
     1. The publish gates must pass (PreviewError lists what they refuse).
     2. The checker compares the document with the published versions below it, in the
        modes the publish gate uses.
-    3. The breaking changes' columns route the consumer teams (`assess`)."""
+    3. The breaking changes' columns route the consumer teams (`assess`), each with its
+       verdict's kind; `verify`: with a proof per team where one can be had."""
     errors = gate_errors(document)
     if errors:
         raise PreviewError("the document fails the publish gates", errors)
@@ -325,12 +345,29 @@ def preview(document: Any, *, now: datetime | None = None) -> dict[str, Any]:
     effects = column_effects(report.to_dict(), contract.schema_type) if not report.compatible else {}
     touched = None if effects is None else sorted(effects)
     effects = effects or None
-    impact = assess(contract, touched, effects=effects, now=now)
+    impact = assess(contract, touched, effects=effects, now=now, proposed=document,
+                    base=below[-1].document if below else None, verify=verify)
     return {**answer, "compatible": report.compatible, "mode": report.mode, "verdict": report.verdict,
             "latest_published": latest, "suggested_bump": report.suggested_bump,
             "suggested_version": suggested_version(latest, report.suggested_bump),
             "version_problem": version_bump_problem(latest, version, report) if latest else None,
             "changes": [c.to_dict() for c in report.changes], **impact.to_dict()}
+
+
+def verdict_markdown(team: dict[str, Any]) -> str:
+    """A team's verdict kind, for the markdown block: `proven broken` with the error its job would get,
+    `assumed affected` with the path and why nothing proves it, `verified safe` / `not affected` with why."""
+    verdict = team.get("verdict") or {}
+    kind = verdict.get("kind")
+    if kind == "proven_broken":
+        return (f"  \n  **{KIND_LABELS[kind]}** ({verdict.get('by')}): `{verdict.get('job')}` would fail with "
+                f"`{str(verdict.get('error', '')).replace('`', chr(39))}`")
+    if kind == "assumed_affected":
+        path = "; ".join(verdict.get("path") or [])
+        return f"  \n  _{KIND_LABELS[kind]}_" + (f" via {path}" if path else "") + f": {verdict.get('reason')}"
+    if kind == "verified_safe" or (kind == "not_affected" and verdict.get("by")):
+        return f"  \n  _{KIND_LABELS[kind]}_ ({verdict.get('by')})"
+    return ""
 
 
 def as_markdown(answer: dict[str, Any]) -> str:
@@ -360,10 +397,15 @@ def as_markdown(answer: dict[str, Any]) -> str:
     lines += ["", "Touched: " + ("every column" if touched is None else ", ".join(f"`{c}`" for c in touched) or "nothing")]
     if answer["affected"]:
         lines += ["", "**Must acknowledge:**"]
-        lines += [f"- **{t['team']}**: {t['why']}" for t in answer["affected"]]
+        lines += [f"- **{t['team']}**: {t['why']}" + verdict_markdown(t) for t in answer["affected"]]
     if answer["not_affected"]:
         lines += ["", "Told, not affected:"]
-        lines += [f"- {t['team']}: {t['why']}" for t in answer["not_affected"]]
+        lines += [f"- {t['team']}: {t['why']}" + verdict_markdown(t) for t in answer["not_affected"]]
+    verification = answer.get("verification")
+    if verification:
+        lines += ["", ("Verified: " + f"{verification['consumers']} consumer job(s) EXPLAINed on a scratch schema "
+                       f"holding the proposed shape ({verification['seconds']} s; dropped afterwards)")
+                  if verification.get("available") else f"Not verified: {verification['reason']}."]
     if answer["unregistered_readers"]:
         lines += ["", "Unregistered readers (not asked; ask their teams to register):"]
         lines += [f"- `{r['job']}` ({r['team'] or 'team unknown'}) reads "

@@ -183,6 +183,9 @@ class ChangeRequest(models.Model):
     unregistered_readers = models.JSONField(
         null=True, blank=True, default=list, help_text="Jobs reading the data whose team is not a registered consumer.")
     routing_note = models.TextField(blank=True, db_default="", help_text="Why the request waits for whom it waits for.")
+    verification = models.JSONField(
+        null=True, blank=True,
+        help_text="The last verification on a scratch schema: when, how many consumers, or why it could not run.")
     opened_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     opened_by_label = models.CharField(max_length=200, blank=True)
     opened_at = models.DateTimeField(default=timezone.now)
@@ -294,6 +297,8 @@ class ChangeRequest(models.Model):
             "withdraw": self.is_unfinished and owner,
             "reject": self.is_unfinished and admin,
             "approve_over_silence": open_ and admin and self.escalated_at is not None and not objected,
+            # Looking for a proof per team changes nobody's answer: the owner, a required team or an admin.
+            "verify": self.is_unfinished and (owner or admin or any(r.team_id in my_team_ids for r in reviews)),
         }
 
     # --- public transitions ---
@@ -494,6 +499,10 @@ class TeamAssessment(models.Model):
     why = models.TextField()
     jobs = models.JSONField(default=list, blank=True, help_text="Its jobs' readings: job, dataset, reads, touched, evidence.")
     declared = models.JSONField(null=True, blank=True, help_text="The columns the team declared it reads.")
+    verdict = models.JSONField(
+        null=True, blank=True,
+        help_text="The verdict's kind and proof: proven_broken (with the error), assumed_affected (with the path and "
+                  "the reason), verified_safe, not_affected (with the reason).")
     assessed_at = models.DateTimeField(default=timezone.now)
     added_after_opening = models.BooleanField(default=False)
 

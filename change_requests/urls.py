@@ -10,6 +10,7 @@ urlpatterns = [
     path("change-requests/<int:pk>/", views.change_request_detail, name="change-request-detail"),
     path("change-requests/<int:pk>/review/", views.change_request_review, name="change-request-review"),
     path("change-requests/<int:pk>/publish/", views.change_request_publish, name="change-request-publish"),
+    path("change-requests/<int:pk>/verify/", views.change_request_verify, name="change-request-verify"),
     path("change-requests/<int:pk>/withdraw/", views.change_request_withdraw, name="change-request-withdraw"),
     path("change-requests/<int:pk>/reject/", views.change_request_reject, name="change-request-reject"),
     path("change-requests/<int:pk>/approve/", views.change_request_approve, name="change-request-approve"),

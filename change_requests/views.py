@@ -26,7 +26,7 @@ from change_requests.models import (
     TeamAssessment,
     TeamReview,
 )
-from change_requests.workflows import submit_version
+from change_requests.workflows import submit_version, verify_change_request
 from contracts_app.models import Contract
 from contracts_app.publishing import BREAKING, PUBLISHED, REFUSED, UNCHANGED
 from contracts_app.yamlio import ContractYamlError, dump_plain_yaml, load_yaml
@@ -245,6 +245,25 @@ def change_request_review(request: HttpRequest, pk: int) -> HttpResponse:
                     f"{team.name} objected; everyone can see the objection until {team.name} acknowledges.")
     return act_and_redirect(request, cr, lambda: cr.acknowledge(team, by=request.user, comment=comment),
                 f"{team.name} acknowledged the change.")
+
+
+@login_required
+@require_POST
+def change_request_verify(request: HttpRequest, pk: int) -> HttpResponse:
+    """Look for a proof per team (change_requests.verify): EXPLAIN on a scratch schema, outside
+    this request's transaction; each team's verdict shows what was proven."""
+    cr = _load(pk)
+    my_team_ids = set(Team.objects.of_user(request.user).values_list("pk", flat=True))
+    if not cr.permitted_actions(request.user, my_team_ids)["verify"]:
+        raise PermissionDenied("Only the owner team, a team this request waits for or a governance admin can verify it, "
+                               "and only while it is unfinished.")
+    summary = verify_change_request(cr)
+    if not summary.get("available", True):
+        messages.warning(request, f"Not verified: {summary['reason']}.")
+    else:
+        messages.success(request, f"Verified: {summary['consumers']} consumer job(s) EXPLAINed on a scratch schema "
+                                  "holding the proposed shape; each team's verdict below says what was proven.")
+    return redirect(f"{cr.get_absolute_url()}#routing")
 
 
 @login_required

@@ -117,12 +117,13 @@ def open_change_request(
     deadline_at = now + (deadline if deadline is not None else review_period(contract))
     effects = column_effects(report, contract.schema_type)
     touched = None if effects is None else sorted(effects)
+    base = contract.latest_version()
     impact = assess(contract, touched, effects=effects,
-                    owner_team_id=owner_team.pk if owner_team else None)
+                    owner_team_id=owner_team.pk if owner_team else None,
+                    proposed=document, base=base.document if base else None)
     teams_by_id = {t.pk: t for t in Team.objects.filter(pk__in=[t.team_id for t in impact.teams])}
     teams = [teams_by_id[t.team_id] for t in impact.affected]
     unaffected = [teams_by_id[t.team_id] for t in impact.not_affected]
-    base = contract.latest_version()
     with transaction.atomic():
         existing = ChangeRequest.objects.unfinished().for_contract(contract).select_related("contract").first()
         if existing is not None:
@@ -175,7 +176,8 @@ def routing_note(impact: Impact) -> str:
 def _assessment(request: ChangeRequest, impact: TeamImpact, now: datetime, *, added: bool = False) -> TeamAssessment:
     data = impact.to_dict()
     return TeamAssessment(change_request=request, team_id=impact.team_id, affected=impact.affected, why=impact.why,
-                          jobs=data["jobs"], declared=impact.declared, assessed_at=now, added_after_opening=added)
+                          jobs=data["jobs"], declared=impact.declared, assessed_at=now, added_after_opening=added,
+                          verdict=data["verdict"])
 
 
 def reassess(request: ChangeRequest, *, now: datetime | None = None) -> list[str]:
@@ -188,7 +190,8 @@ def reassess(request: ChangeRequest, *, now: datetime | None = None) -> list[str
        seen as not affected, audit, and queue their notifications."""
     now = now or timezone.now()
     impact = assess(request.contract, request.touched_columns, now=now, owner_team_id=request.owner_team_id,
-                    effects=column_effects(request.report or {}, request.contract.schema_type))
+                    effects=column_effects(request.report or {}, request.contract.schema_type),
+                    proposed=request.proposed_document, base=_base_document(request))
     with transaction.atomic():
         locked = ChangeRequest.objects.select_for_update(of=("self",)).select_related("contract", "owner_team").get(pk=request.pk)
         if locked.state != ChangeRequestState.OPEN:
@@ -211,6 +214,38 @@ def reassess(request: ChangeRequest, *, now: datetime | None = None) -> list[str
         notifications.queue_not_affected(locked, [teams[t.team_id] for t in newly_clear],
                                          {t.team_id: t.why for t in newly_clear})
     return [t.team for t in added]
+
+
+def _base_document(request: ChangeRequest) -> dict | None:
+    return request.base_version.document if request.base_version_id else None
+
+
+def verify_change_request(request: ChangeRequest) -> dict:
+    """Look for a proof per team of an unfinished request: its affected teams' SQL EXPLAINed on a
+    scratch schema holding the proposed shape (change_requests.verify). Nobody is added or
+    removed: each assessment's verdict shows what was proven.
+
+    1. Outside any transaction: assess with the request's touched columns and verify
+       (the scratch schema lives and dies on a connection of its own).
+    2. One short transaction: store each assessed team's verdict and the request's
+       verification summary (when it ran, what it did)."""
+    now = timezone.now()
+    impact = assess(request.contract, request.touched_columns, owner_team_id=request.owner_team_id,
+                    effects=column_effects(request.report or {}, request.contract.schema_type),
+                    proposed=request.proposed_document, base=_base_document(request), verify=True, settle=False)
+    summary = {**(impact.verification or {"available": True, "ran": False, "consumers": 0,
+                                          "reason": "no team's use of the change is left to prove"}),
+               "at": now.isoformat()}
+    verdicts = {t.team_id: t.to_dict()["verdict"] for t in impact.teams}
+    with transaction.atomic():
+        assessments = list(TeamAssessment.objects.select_for_update().filter(change_request=request,
+                                                                             team_id__in=verdicts))
+        for assessment in assessments:
+            assessment.verdict = verdicts[assessment.team_id]
+        TeamAssessment.objects.bulk_update(assessments, ["verdict"])
+        ChangeRequest.objects.filter(pk=request.pk).update(verification=summary)
+    request.verification = summary
+    return summary
 
 
 def propose_breaking_version(contract: Contract, document: dict, report, *, by) -> tuple[ChangeRequest | None, str]:

@@ -8,8 +8,14 @@ class LineageConfig(AppConfig):
     def ready(self) -> None:
         from lineage import demo, views  # noqa: F401  (register the demo step and the dataset-page section)
         from lineage.column_graph import fed_columns
-        from lineage.models import observed_schemas
-        from registry.hooks import column_feeds, dataset_observed_schemas, hot_path, nav_item
+        from lineage.models import compiled_queries, observed_schemas
+        from registry.hooks import (
+            column_feeds,
+            dataset_observed_schemas,
+            hot_path,
+            job_queries,
+            nav_item,
+        )
 
         nav_item("Jobs", "lineage-job-list", order=30)
         # Pipelines POST events at a high rate with bearer tokens: skip the page middleware.
@@ -20,3 +26,5 @@ class LineageConfig(AppConfig):
         column_feeds(fed_columns)
         # What a dataset's latest schema facet listed, for drafting a contract from it.
         dataset_observed_schemas(observed_schemas)
+        # Consumers' compiled SQL and the schemas they read, to type-check and verify a change.
+        job_queries(compiled_queries)

@@ -20,10 +20,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from django.db import models
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
 from lineage.querysets import FieldEdgeQuerySet, QualityCheckQuerySet, RunEventQuerySet, RunQuerySet
+from lineage.sql_usage import dialect_for
 from registry.usage import UsageKind, UsageSource
 
 
@@ -240,6 +242,41 @@ def observed_schemas(dataset_ids: list[int]) -> dict[int, dict]:
     return {row.dataset_id: {"columns": row.listed_columns(), "complete": row.complete,
                              "seen_at": row.event_time or row.updated_at}
             for row in DatasetSchema.objects.filter(dataset_id__in=dataset_ids)}
+
+
+def compiled_queries(jobs: list[str]) -> dict:
+    """registry.hooks.job_queries' answer: each job's latest `sql` facet, its sqlglot
+    dialect (the facet's, else its inputs' namespace scheme) and the datasets it reads
+    with their current columns. Three queries whatever the number of jobs."""
+    from registry.hooks import InputTable, JobQuery
+
+    wanted = Q()
+    for label in jobs:
+        namespace, _, name = label.rpartition("/")
+        wanted |= Q(namespace=namespace, name=name)
+    if not wanted:
+        return {}
+    found = {}
+    for job in Job.objects.filter(wanted):
+        facet = (job.facets or {}).get("sql")
+        if isinstance(facet, dict) and isinstance(facet.get("query"), str) and facet["query"].strip():
+            found[job.pk] = (job, facet)
+    edges = list(JobDataset.objects.filter(job_id__in=found, direction=Direction.INPUT)
+                 .values_list("job_id", "dataset_id", "dataset__namespace", "dataset__name").order_by("dataset__name"))
+    schemas = {row.dataset_id: row for row in DatasetSchema.objects.filter(dataset_id__in={e[1] for e in edges})}
+    inputs: dict[int, list] = {}
+    for job_id, dataset_id, namespace, name in edges:
+        schema = schemas.get(dataset_id)
+        columns = tuple((c["name"], c.get("type") or "") for c in schema.listed_columns()) if schema else None
+        inputs.setdefault(job_id, []).append(InputTable(dataset_id, namespace, name, columns))
+    answer = {}
+    for job_id, (job, facet) in found.items():
+        read = inputs.get(job_id, [])
+        dialect = facet.get("dialect") if isinstance(facet.get("dialect"), str) else None
+        answer[f"{job.namespace}/{job.name}"] = JobQuery(
+            f"{job.namespace}/{job.name}", facet["query"],
+            dialect_for(dialect, read[0].namespace if read else job.namespace), tuple(read))
+    return answer
 
 
 class StaticEvent(models.Model):

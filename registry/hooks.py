@@ -290,3 +290,50 @@ def inbox_for(user, team_ids) -> list[InboxItem]:
     for _, fn in _inbox_providers:
         items.extend(fn(user, list(team_ids)))
     return items
+
+
+@dataclass(frozen=True)
+class InputTable:
+    """A dataset a job reads, as the lineage knows it: its name and its current columns
+    ((name, type) in the schema facet's order; None when no schema was seen; a type is
+    "" where the facet gave none)."""
+
+    dataset_id: int
+    namespace: str
+    name: str
+    columns: tuple[tuple[str, str], ...] | None
+
+
+@dataclass(frozen=True)
+class JobQuery:
+    """A job's compiled SQL (its latest `sql` job facet), the sqlglot dialect it is
+    written in (None: unknown, read as generic SQL) and the datasets it reads."""
+
+    job: str  # "namespace/name", as registry.usage.JobReading.job
+    query: str
+    dialect: str | None
+    inputs: tuple[InputTable, ...]
+
+
+_job_queries: list[Callable] = []
+
+
+def job_queries(fn: Callable) -> Callable:
+    """Register who knows the jobs' compiled SQL and the schemas of what they read
+    (lineage keeps each job's latest `sql` facet and each dataset's schema).
+
+    `fn(jobs)` gets job labels ("namespace/name") and returns {label: JobQuery} for
+    the jobs whose SQL it knows, in a fixed number of queries; `queries_of` merges
+    the answers (change requests read it to type-check and verify consumers' SQL)."""
+    if fn not in _job_queries:
+        _job_queries.append(fn)
+    return fn
+
+
+def queries_of(jobs) -> dict[str, JobQuery]:
+    jobs = list(dict.fromkeys(jobs))
+    found: dict[str, JobQuery] = {}
+    for fn in _job_queries:
+        for label, query in fn(jobs).items():
+            found.setdefault(label, query)
+    return found

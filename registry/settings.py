@@ -187,6 +187,8 @@ COLUMN_USAGE_WINDOW = env_duration("COLUMN_USAGE_WINDOW", "30d")
 # --- Change requests and notifications -------------------------------------
 CHANGE_REQUEST_DEADLINE = env_duration("CHANGE_REQUEST_DEADLINE", "7d")
 CHANGE_REQUEST_REMINDER_BEFORE = env_duration("CHANGE_REQUEST_REMINDER_BEFORE", "1d")
+# How long PostgreSQL may spend planning one consumer's SQL when a change is verified on a scratch schema.
+CHANGE_REQUEST_VERIFY_TIMEOUT = env_duration("CHANGE_REQUEST_VERIFY_TIMEOUT", "2s")
 EMAIL_BACKEND = env_str(
     "EMAIL_BACKEND",
     "django.core.mail.backends.console.EmailBackend" if DEBUG else "django.core.mail.backends.smtp.EmailBackend",

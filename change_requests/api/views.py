@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from django.db.models import Prefetch
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    inline_serializer,
+)
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
@@ -17,7 +22,8 @@ from rest_framework.views import APIView
 
 from change_requests.impact import PreviewError, as_markdown, preview
 from change_requests.models import ChangeRequest, ChangeRequestState, TeamAssessment, TeamReview
-from change_requests.workflows import submit_version
+from change_requests.verify import ASSUMED_AFFECTED, KINDS, NOT_AFFECTED
+from change_requests.workflows import submit_version, verify_change_request
 from contracts_app.publishing import BREAKING, CONFLICT, FORBIDDEN, PUBLISHED, UNCHANGED
 from registry.constants import TokenScope
 from registry.models import Team
@@ -32,12 +38,40 @@ class TeamReviewSerializer(serializers.ModelSerializer):
         fields = ["team", "status", "comment", "responded_by", "responded_at"]
 
 
+class VerdictSerializer(serializers.Serializer):
+    """A team's verdict and its kind (change_requests.verify)."""
+
+    kind = serializers.ChoiceField(choices=list(KINDS), help_text=(
+        "proven_broken: an expression of its job fails on the proposed shape (`error`, `job`, `by`: type check or "
+        "EXPLAIN); assumed_affected: it reads what the change touches and nothing proves either way (`path`, "
+        "`reason`); verified_safe: a structural change its jobs plan cleanly on (`reason`); not_affected: told, "
+        "not asked (`reason`)."))
+    reason = serializers.CharField(required=False)
+    by = serializers.CharField(required=False, help_text="What proved it: \"type check\" or \"EXPLAIN\".")
+    job = serializers.CharField(required=False, help_text="The job whose SQL fails (proven_broken).")
+    error = serializers.CharField(required=False, help_text="The error that job would get (proven_broken).")
+    errors = serializers.ListField(child=serializers.CharField(), required=False)
+    path = serializers.ListField(child=serializers.CharField(), required=False,
+                                 help_text="How the change reaches the team: dataset → job, and what it reads.")
+
+
 class TeamAssessmentSerializer(serializers.ModelSerializer):
     team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    verdict = serializers.SerializerMethodField()
 
     class Meta:
         model = TeamAssessment
-        fields = ["team", "affected", "why", "jobs", "declared", "assessed_at", "added_after_opening"]
+        fields = ["team", "affected", "why", "verdict", "jobs", "declared", "assessed_at", "added_after_opening"]
+
+    @extend_schema_field(VerdictSerializer)
+    def get_verdict(self, obj: TeamAssessment) -> dict:
+        """Assessments stored before verdicts had kinds say it by `affected`."""
+        if obj.verdict:
+            return obj.verdict
+        if obj.affected:
+            return {"kind": ASSUMED_AFFECTED, "reason": obj.why, "path": [f"{j.get('dataset')} → {j.get('job')}"
+                                                                           for j in obj.jobs or []]}
+        return {"kind": NOT_AFFECTED, "reason": obj.why}
 
 
 class ChangeRequestSerializer(serializers.ModelSerializer):
@@ -55,7 +89,7 @@ class ChangeRequestSerializer(serializers.ModelSerializer):
         fields = ["id", "url", "page", "contract", "state", "base_version", "proposed_version", "owner_team",
                   "summary", "opened_by", "opened_at", "deadline_at", "reminded_at", "escalated_at", "approved_at",
                   "finished_at", "finished_by", "closing_comment", "reviews", "report", "touched_columns",
-                  "routing_note", "unregistered_readers"]
+                  "routing_note", "unregistered_readers", "verification"]
 
     def get_page(self, obj: ChangeRequest) -> str:
         request = self.context.get("request")
@@ -251,6 +285,34 @@ class ApproveOverSilence(_Action):
         cr.approve_over_silence(by=request.user, comment=data["comment"])
 
 
+class Verify(APIView):
+    """Look for a proof per team of an unfinished request."""
+
+    @extend_schema(
+        summary="Verify a change request on a scratch schema",
+        description=("EXPLAINs each affected team's compiled SQL on a scratch PostgreSQL schema holding the proposed "
+                     "shape of the changed dataset and the current shapes of what else it reads (empty tables, never "
+                     "the warehouse), then stores each team's verdict: proven_broken with the error its job would "
+                     "get, verified_safe, or assumed_affected with the reason no proof was possible. Nobody is added "
+                     "or removed. On SQLite it is unavailable and `verification.reason` says so. 403: not the owner "
+                     "team, a team it waits for or a governance admin; 409: the request is finished."),
+        request=None,
+        responses={200: ChangeRequestDetailSerializer},
+    )
+    def post(self, request, pk: int):
+        cr = _get(pk)
+        if not cr.is_unfinished:
+            return Response({"detail": f"Change request #{cr.pk} is {cr.state}: there is nothing left to verify.",
+                             "code": "change_request_finished"}, status=status.HTTP_409_CONFLICT)
+        my_team_ids = set(Team.objects.of_user(request.user).values_list("pk", flat=True))
+        if not cr.permitted_actions(request.user, my_team_ids)["verify"]:
+            return Response({"detail": "Only the owner team, a team this request waits for or a governance admin "
+                                       "can verify it.", "code": "permission_denied"},
+                            status=status.HTTP_403_FORBIDDEN)
+        verify_change_request(cr)
+        return Response(ChangeRequestDetailSerializer(_get(pk), context={"request": request}).data)
+
+
 class ImpactPreview(APIView):
     """What proposing a version would do, opening nothing."""
 
@@ -260,7 +322,13 @@ class ImpactPreview(APIView):
         summary="Preview a proposed version's impact",
         description=("The checker's verdicts, the suggested version, and the consumer teams that would have to "
                      "acknowledge (with their jobs and the columns they read) or would be told they are not "
-                     "affected. The body is the whole proposed contract document. Nothing is stored."),
+                     "affected. Each team carries a `verdict` whose `kind` is proven_broken (with `error`, `job`, "
+                     "`by`), assumed_affected (with `path` and the `reason` no proof was possible), verified_safe or "
+                     "not_affected (with `reason`); a retype is type-checked per expression of each consumer's SQL. "
+                     "`?verify=1` also EXPLAINs the affected teams' SQL on a scratch PostgreSQL schema holding the "
+                     "proposed shape (`verification` says what ran, or why it could not). The body is the whole "
+                     "proposed contract document. Nothing is stored."),
+        parameters=[OpenApiParameter("verify", bool, description="Prove per team on a scratch schema (PostgreSQL).")],
         request=inline_serializer("ImpactRequest", {"schema": serializers.DictField()}),
         responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
     )
@@ -276,7 +344,7 @@ class ImpactPreview(APIView):
             return Response({"detail": f"The document is for {document['schema'].get('name')!r}, not {name!r}.",
                              "code": "name_mismatch"}, status=status.HTTP_400_BAD_REQUEST)
         try:
-            answer = preview(document)
+            answer = preview(document, verify=request.query_params.get("verify", "") in ("1", "true", "yes"))
         except PreviewError as exc:
             return Response({"detail": f"{exc}: {'; '.join(exc.errors)}", "code": "gate_refused",
                              "errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)

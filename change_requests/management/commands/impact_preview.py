@@ -1,8 +1,10 @@
-"""python manage.py impact_preview FILE [--format text|json|markdown]
+"""python manage.py impact_preview FILE [--format text|json|markdown] [--verify]
 
 What publishing FILE would do, opening nothing: the checker's verdicts, the suggested
 version, and which consumer teams would have to acknowledge (and which are told they
-are not affected). Exit 0 when nothing would wait, 1 when teams would have to
+are not affected), each team's verdict with its kind (proven broken, assumed affected, verified
+safe, not affected). `--verify` EXPLAINs the affected teams' compiled SQL on a scratch schema
+holding the proposed shape (PostgreSQL only; change_requests.verify). Exit 0 when nothing would wait, 1 when teams would have to
 acknowledge, 2 when the file is unreadable or fails the publish gates.
 """
 
@@ -25,15 +27,18 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("file", help="the proposed contract document (.yaml or .json)")
         parser.add_argument("--format", dest="fmt", choices=("text", "json", "markdown"), default="text")
+        parser.add_argument("--verify", action="store_true",
+                            help="EXPLAIN each affected team's SQL on a scratch schema with the proposed shape "
+                                 "(PostgreSQL; the schema is dropped afterwards)")
 
-    def handle(self, *args, file: str, fmt: str, **options):
+    def handle(self, *args, file: str, fmt: str, verify: bool = False, **options):
         try:
             document = load_yaml(Path(file).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ContractYamlError) as exc:
             self.stderr.write(f"{file}: cannot read it as YAML or JSON: {exc}")
             sys.exit(2)
         try:
-            answer = preview(document)
+            answer = preview(document, verify=verify)
         except PreviewError as exc:
             self.stderr.write(f"{file}: {exc}:")
             for error in exc.errors:
@@ -61,9 +66,25 @@ def _text(answer: dict) -> str:
     touched = answer.get("touched_columns")
     lines.append("touched: " + ("every column" if touched is None else ", ".join(touched) or "nothing"))
     for team in answer["affected"]:
-        lines.append(f"must acknowledge: {team['team']} ({team['why']})")
+        lines.append(f"must acknowledge: {team['team']} ({team['why']})" + _verdict(team))
     for team in answer["not_affected"]:
-        lines.append(f"not affected: {team['team']} ({team['why']})")
+        lines.append(f"not affected: {team['team']} ({team['why']})" + _verdict(team))
+    verification = answer.get("verification")
+    if verification:
+        lines.append(f"verified: {verification['consumers']} consumer job(s) EXPLAINed in {verification['seconds']} s"
+                     if verification.get("available") else f"not verified: {verification['reason']}")
     for reader in answer["unregistered_readers"]:
         lines.append(f"unregistered reader: {reader['job']} ({reader['team'] or 'team unknown'}) of {reader['dataset']}")
     return "\n".join(lines)
+
+
+def _verdict(team: dict) -> str:
+    verdict = team.get("verdict") or {}
+    kind = verdict.get("kind", "")
+    if kind == "proven_broken":
+        return f"\n    proven broken ({verdict.get('by')}): {verdict.get('job')}: {verdict.get('error')}"
+    if kind == "assumed_affected":
+        return f"\n    assumed affected: {verdict.get('reason')}"
+    if kind == "verified_safe":
+        return f"\n    verified safe: {verdict.get('reason')}"
+    return ""
