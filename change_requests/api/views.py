@@ -17,6 +17,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import NotFound
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -313,7 +314,18 @@ class Verify(APIView):
         return Response(ChangeRequestDetailSerializer(_get(pk), context={"request": request}).data)
 
 
+class MarkdownInJson(DefaultContentNegotiation):
+    """`?format=markdown` asks for a markdown block inside the JSON answer; DRF would
+    otherwise read `format` as a renderer's name and answer 404 for want of one."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        if request.query_params.get("format") == "markdown":
+            return renderers[0], renderers[0].media_type
+        return super().select_renderer(request, renderers, format_suffix)
+
+
 class ImpactPreview(APIView):
+    content_negotiation_class = MarkdownInJson
     """What proposing a version would do, opening nothing."""
 
     write_scope = TokenScope.READ  # a POST that changes nothing
@@ -328,7 +340,9 @@ class ImpactPreview(APIView):
                      "`?verify=1` also EXPLAINs the affected teams' SQL on a scratch PostgreSQL schema holding the "
                      "proposed shape (`verification` says what ran, or why it could not). The body is the whole "
                      "proposed contract document. Nothing is stored."),
-        parameters=[OpenApiParameter("verify", bool, description="Prove per team on a scratch schema (PostgreSQL).")],
+        parameters=[OpenApiParameter("verify", bool, description="Prove per team on a scratch schema (PostgreSQL)."),
+                    OpenApiParameter("format", str, enum=["markdown"],
+                                     description="`markdown` adds a block fit for a pull-request comment.")],
         request=inline_serializer("ImpactRequest", {"schema": serializers.DictField()}),
         responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
     )

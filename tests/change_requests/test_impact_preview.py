@@ -44,6 +44,15 @@ def test_the_api_previews_verdicts_version_and_teams_without_opening_anything(cl
     assert not ChangeRequest.objects.exists()
 
 
+def test_the_api_adds_a_markdown_block_when_asked_for_one(client, two_readers, owner):
+    client.force_login(owner)
+    response = client.post(f"/api/contracts/{two_readers.name}/impact/?format=markdown", proposed_document("1.1"),
+                           content_type="application/json")
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"].startswith("application/json")
+    assert "analytics" in response.json()["markdown"]
+
+
 def test_the_api_refuses_a_document_the_gates_refuse_saying_why(client, two_readers, owner):
     client.force_login(owner)
     document = proposed_document()
