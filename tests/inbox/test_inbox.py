@@ -259,3 +259,19 @@ def test_the_inbox_takes_the_same_queries_whatever_the_number_of_items(client, w
         client.force_login(owner)
         with django_assert_num_queries(count):
             client.get(path)
+
+
+# --- an approved request waits for its owner, not for a clock ----------------------------------
+
+def test_an_approved_request_says_it_waits_for_its_owner_on_the_list_the_dataset_and_alices_home(
+        client, waiting, dataset, owner, consumer, consumer_team):
+    client.force_login(owner)
+    assert ">1 open change request</a>" in client.get("/").content.decode()
+    waiting.acknowledge(consumer_team, by=consumer)
+    home = client.get("/").content.decode()
+    assert "open change request" not in home and ">approved: ready to publish</a>" in home
+    listing = client.get("/change-requests/").content.decode()
+    assert "approved-waiting" in listing and "Checkout publishes it" in listing
+    row = listing.split(f"#{waiting.pk}</a>")[1].split("</tr>")[0]
+    assert "(in " not in row  # no countdown to a deadline that no longer matters
+    assert "approved: Checkout publishes it" in client.get(dataset.get_absolute_url()).content.decode()
