@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.contrib.auth.models import AnonymousUser
+
 from registry.hooks import InboxItem, inbox_for
 from registry.models import Team
 
@@ -88,5 +90,7 @@ def inbox_of_person(user) -> Inbox:
 
 
 def inbox_of_team(team: Team, user=None) -> Inbox:
-    """One team's inbox, whoever looks (`user`: the person looking, or None for a digest)."""
-    return Inbox([team], _in_order([i for i in inbox_for(user, [team.pk]) if i.team_id == team.pk]))
+    """One team's inbox, whoever looks (`user`: the person looking; nobody in particular for
+    a team channel's digest, an anonymous user then, so providers may read its attributes)."""
+    looking = user if user is not None else AnonymousUser()
+    return Inbox([team], _in_order([i for i in inbox_for(looking, [team.pk]) if i.team_id == team.pk]))

@@ -251,6 +251,10 @@ def more_of_everything(owner_team, owner, n: int) -> None:
 
 def test_the_inbox_takes_the_same_queries_whatever_the_number_of_items(client, waiting, owner, owner_team, consumer,
                                                                         django_assert_num_queries):
+    # Per request: the session and the user, the person's teams, then each provider's own few
+    # (change requests: reviews to give, approved requests; contracts: drafts, drift; freshness:
+    # stale rows; lineage: failing checks, unowned outputs and their teams, unregistered readers,
+    # unattributed jobs and their teams) - none of them per item.
     first = {path: queries_for(client, owner, path) for path in ("/api/inbox/", "/inbox/", "/api/inbox/count/")}
     more_of_everything(owner_team, owner, 12)
     client.force_login(owner)
