@@ -11,6 +11,13 @@
       badge.textContent = String(answer.count);
       badge.hidden = answer.count === 0;
       link.setAttribute("aria-label", `Inbox, ${answer.count} item${answer.count === 1 ? "" : "s"} need action`);
+      // On a phone the navigation folds behind "Menu": the count shows on it too.
+      const toggle = document.querySelector("header.top .nav-toggle");
+      if (toggle && answer.count > 0 && !toggle.querySelector(".nav-count")) {
+        const copy = badge.cloneNode(true);
+        copy.setAttribute("aria-hidden", "true");
+        toggle.append(copy);
+      }
     })
     .catch(() => {});  // the link still works without its count
 })();
