@@ -35,6 +35,7 @@ from django.utils import timezone
 from django_fsm import FSMField, has_transition_perm, transition
 
 from change_requests import notifications
+from change_requests.digest import InboxDigest
 from change_requests.notifications import Notification, NotificationEvent, TeamChannel
 from contracts_app.models import ContractVersion
 from contracts_app.publishing import record_version
@@ -49,7 +50,8 @@ from registry.models import (
 )
 
 __all__ = [  # the outbox's rows live with the code that writes and sends them
-    "ChangeRequest", "ChangeRequestAction", "ChangeRequestError", "ChangeRequestState", "NotRequiredTeam", "Notification",
+    "ChangeRequest", "ChangeRequestAction", "ChangeRequestError", "ChangeRequestState", "InboxDigest", "NotRequiredTeam",
+    "Notification",
     "NotificationEvent", "ReviewPolicy", "ReviewStatus", "TeamAssessment", "TeamChannel", "TeamReview",
     "UnfinishedRequestExists",
 ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from change_requests import notifications
+from change_requests import digest, notifications
 from change_requests.workflows import run_clock
 
 
@@ -33,3 +33,9 @@ def deliver_change_request_notifications(self, change_request_id: int) -> dict:
 def change_request_clock() -> dict:
     """Reminders, escalations and lost deliveries (beat: CHANGE_REQUEST_CLOCK_INTERVAL)."""
     return run_clock().as_dict()
+
+
+@shared_task(name="change_requests.inbox_digest")
+def inbox_digest() -> dict:
+    """Each person's and team channel's inbox, once a day (beat: INBOX_DIGEST_HOUR UTC)."""
+    return digest.run_digest()

@@ -30,7 +30,7 @@ from change_requests.workflows import submit_version, verify_change_request
 from contracts_app.models import Contract
 from contracts_app.publishing import BREAKING, PUBLISHED, REFUSED, UNCHANGED
 from contracts_app.yamlio import ContractYamlError, dump_plain_yaml, load_yaml
-from registry.hooks import count_badge, dataset_list_badge, dataset_page_section
+from registry.hooks import Badge, count_badge, dataset_list_badge, dataset_page_section
 from registry.models import AuditEvent, Dataset, Team, audit_type
 from registry.pagination import page_of
 from registry.views import act_and_redirect
@@ -437,11 +437,29 @@ def change_requests_section(request: HttpRequest, dataset) -> str:
                             {"change_requests": unfinished}, request=request)
 
 
+def _count_requests_to_contract_of(state: str) -> Subquery:
+    """How many change requests in `state` the contract each listed dataset is bound to has (a subquery)."""
+    found = (ChangeRequest.objects.filter(state=state, contract__bindings__dataset=OuterRef("pk")).order_by()
+             .values("contract__bindings__dataset").annotate(n=Count("pk", distinct=True)).values("n"))
+    return Subquery(found[:1])
+
+
 def _annotate_open_change_requests(datasets):
-    """The listing's unfinished change requests to the contract each dataset is bound to (a subquery)."""
-    waiting = (ChangeRequest.objects.unfinished().filter(contract__bindings__dataset=OuterRef("pk")).order_by()
-               .values("contract__bindings__dataset").annotate(n=Count("pk", distinct=True)).values("n"))
-    return datasets.annotate(open_change_requests=Subquery(waiting[:1]))
+    """The listing's open change requests (still waiting for consumer teams) to each dataset's contract.
+    An approved one waits for nobody but its owner team: it has its own badge."""
+    return datasets.annotate(open_change_requests=_count_requests_to_contract_of(ChangeRequestState.OPEN))
+
+
+def _annotate_approved_change_requests(datasets):
+    return datasets.annotate(approved_change_requests=_count_requests_to_contract_of(ChangeRequestState.APPROVED))
+
+
+def _approved_change_requests_badge(dataset):
+    if not getattr(dataset, "approved_change_requests", None):
+        return None
+    return Badge("approved: ready to publish", "good",
+                 "A breaking version of its contract is approved by every team it waited for; "
+                 "its owner team publishes it", anchor="dataset-change-requests")
 
 
 _open_change_requests_badge = count_badge(
@@ -450,3 +468,4 @@ _open_change_requests_badge = count_badge(
 
 
 dataset_list_badge(_annotate_open_change_requests, _open_change_requests_badge)
+dataset_list_badge(_annotate_approved_change_requests, _approved_change_requests_badge)

@@ -7,7 +7,7 @@ class ContractsConfig(AppConfig):
 
     def ready(self) -> None:
         # Each import registers something: the demo step, dataset-page sections.
-        from contracts_app import demo, views  # noqa: F401
+        from contracts_app import demo, inbox, views  # noqa: F401
         from registry.hooks import nav_item
 
         nav_item("Contracts", "contract-catalogue", order=20)

@@ -6,7 +6,7 @@ class LineageConfig(AppConfig):
     verbose_name = "Lineage"
 
     def ready(self) -> None:
-        from lineage import demo, views  # noqa: F401  (register the demo step and the dataset-page section)
+        from lineage import demo, inbox, views  # noqa: F401  (register the demo step, the dataset-page section, the inbox)
         from lineage.column_graph import fed_columns
         from lineage.models import compiled_queries, observed_schemas
         from registry.hooks import (

@@ -10,11 +10,13 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from lineage.ingest import store_event
 from lineage.models import Run
 from registry.hooks import demo_step
+from registry.ownership import save_ownership_rules
 
 PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.20.0/integration/airflow"
 SCHEMA_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
@@ -124,11 +126,32 @@ def demo_events(loaded_at: datetime | None = None) -> list[dict]:
     return events
 
 
+# Whose job each demo pipeline is, said as an organisation says it: a rules file
+# (docs/job-ownership.md), so routing by column asks the team whose job reads a
+# touched column and tells the others. The Spark job is left for its team to claim
+# on its page ("This job is ours").
+DEMO_OWNERSHIP_RULES = """\
+# The demo's Airflow jobs belong to the team their name starts with.
+ns:airflow job:finance.*      @finance
+ns:airflow job:analytics.*    @analytics
+ns:airflow job:logistics.*    @logistics
+ns:airflow job:checkout.*     @checkout
+ns:airflow job:lab.*          @lab-data
+"""
+
+
+def load_demo_ownership_rules() -> int | None:
+    """The demo's rules, saved by its governance admin (audited; the same text again is no new version)."""
+    gina = get_user_model().objects.filter(username="gina").first()
+    return save_ownership_rules(DEMO_OWNERSHIP_RULES, by=gina, note="The demo's pipelines and their teams").version
+
+
 # After the contracts' step (40), so runs of bound datasets get their drift checks.
 @demo_step("lineage (OpenLineage runs of the retailer's and the lab's pipelines)", order=60)
 def load_lineage_demo(stdout=None) -> None:
+    version = load_demo_ownership_rules()
     results = [store_event(event, by="demo") for event in demo_events(demo_loaded_at())]
     stored = sum(r.stored for r in results)
     if stdout is not None:
-        stdout.write(f"  {stored} events stored ({len(results) - stored} already there), "
+        stdout.write(f"  ownership rules v{version}; {stored} events stored ({len(results) - stored} already there), "
                      f"{sum(r.datasets_created for r in results)} datasets first seen")

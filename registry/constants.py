@@ -42,6 +42,7 @@ class AuditAction:
     TEAM_ALIAS_REMOVED = "team.alias_removed"
     OWNERSHIP_RULES_CHANGED = "ownership_rules.changed"
     CONSUMPTION_CONFIRMED = "consumer.readings_confirmed"
+    JOB_CLAIMED = "job.claimed"  # a team member said "this job is ours" (a rules-file line, registry.ownership)
     # Any other row a governance admin deleted in the Django admin, with its last values.
     DELETED_IN_ADMIN = "admin.deleted"
 

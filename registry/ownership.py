@@ -668,3 +668,65 @@ def unowned_jobs() -> list[UnownedJob]:
     return [UnownedJob(r.job_namespace, r.job_name, r.dbt_unique_id, r.dbt_path, list(r.owners or []),
                        r.token_team_slug, suggested_rule(r.job_namespace, r.job_name, r.dbt_path, r.token_team_slug))
             for r in rows]
+
+
+# --- "this job is ours" ---------------------------------------------------------------
+
+class JobAlreadyAttributed(RegistryError):
+    """The job already has a team by a rule: changing it is the rules file's business (an admin)."""
+
+
+def _glob_literal(text: str) -> str:
+    """`text` as a `ns:`/`job:` glob that matches only itself."""
+    return re.sub(r"([*?\[])", r"[\1]", text)
+
+
+def is_unattributed(job_namespace: str, job_name: str) -> bool:
+    """Whether no rule but the posting token's team (rules 1 to 4 of registry.jobs) names the job's team."""
+    return (JobTeam.objects.filter(job_namespace=job_namespace, job_name=job_name, team__isnull=True).exists()
+            and not NamespaceTeam.objects.filter(namespace=job_namespace).exists())
+
+
+def claim_job(job_namespace: str, job_name: str, team: Team, *, by) -> RulesSaved:
+    """A member of `team` says an unattributed job is the team's: the line
+    `ns:<namespace> job:<name> @<team>` is added to the ownership rules (a new
+    version, as an admin's edit would make, so the job's team is decided by the same
+    rules everyone's are), the job's readings follow at once, and the claim is audited
+    (`job.claimed`, besides the rules' own `ownership_rules.changed`). A job some rule
+    already gives a team is refused: changing that is the rules file's, for admins."""
+    if not acts_for(by, team):
+        raise PermissionDenied(f"Only a member of team {team.slug} can say a job is its.")
+    if any(ch.isspace() or ch == "#" for ch in job_namespace + job_name):
+        raise RegistryError(f"Job {job_namespace}/{job_name} cannot be named on one rules-file line (it holds a space "
+                            "or a #): ask a governance admin to add a rule for it.")
+    with transaction.atomic():
+        latest = OwnershipRules.objects.select_for_update().order_by("-version").first()
+        job = JobTeam.objects.select_for_update().filter(job_namespace=job_namespace, job_name=job_name).first()
+        if job is None:
+            raise RegistryError(f"No job {job_namespace}/{job_name} has been seen in lineage.")
+        if job.team_id is not None or NamespaceTeam.objects.filter(namespace=job_namespace).exists():
+            raise JobAlreadyAttributed(f"Job {job_namespace}/{job_name} already has a team by a rule "
+                                       f"({DecidedBy(job.rule).label if job.team_id else 'its namespace'}); "
+                                       "a governance admin changes the ownership rules.")
+        line = f"ns:{_glob_literal(job_namespace)} job:{_glob_literal(job_name)} @{team.slug}"
+        before = latest.text if latest else ""
+        text = normal_rules_text(before + ("\n" if before and not before.endswith("\n") else "")
+                                 + f"# claimed by {person_of(by).get_username() if person_of(by) else 'a token'} "
+                                   f"for {team.slug}\n{line}\n")
+        names = team_names()
+        parsed = parse_rules(text, names=names)
+        if parsed.problems:
+            raise RulesUnreadable("The job cannot be claimed: " + "; ".join(parsed.problems) + ".")
+        version = (latest.version if latest else 0) + 1
+        parsed.version = version
+        rules = OwnershipRules.objects.create(version=version, text=text, created_by=person_of(by),
+                                              note=f"{team.slug} says {job_namespace}/{job_name} is its job")
+        reattributed = attribute_jobs(ruleset=parsed)
+        settle_after_commit()
+        AuditEvent.record(by, AuditAction.OWNERSHIP_RULES_CHANGED, rules,
+                          before={"version": latest.version, "text": latest.text} if latest else None,
+                          after={"version": version, "text": text, "note": rules.note,
+                                 "jobs_reattributed": len(reattributed)})
+        AuditEvent.record(by, AuditAction.JOB_CLAIMED, team, before={"job": job.job, "team": None},
+                          after={"job": job.job, "team": team.slug, "rule": line, "rules_version": version})
+    return RulesSaved(version, True, reattributed)

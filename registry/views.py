@@ -22,6 +22,7 @@ from registry import teamsync
 from registry.demo import demo_logins
 from registry.forms import ClaimForm, ConsumeForm, TeamsFileForm
 from registry.hooks import (
+    InboxItem,
     annotate_dataset_list,
     count_badge,
     dataset_list_badge,
@@ -29,6 +30,7 @@ from registry.hooks import (
     nav_items,
     render_dataset_list_table,
 )
+from registry.inbox import inbox_of_person, inbox_of_team
 from registry.jobs import OwnershipRules
 from registry.models import Consumer, Dataset, Team, is_governance_admin
 from registry.ownership import unowned_jobs
@@ -226,6 +228,26 @@ def readings_confirm(request: HttpRequest) -> HttpResponse:
         messages.success(request, f"{team} is now a consumer of {n} dataset{'' if n == 1 else 's'}, "
                                   "declaring the columns its jobs read.")
     return redirect("readings-to-confirm")
+
+
+@login_required
+def inbox_page(request: HttpRequest) -> HttpResponse:
+    """What the signed-in person and their teams must act on now (where they land after logging in)."""
+    inbox = inbox_of_person(request.user)
+    return render(request, "registry/inbox.html", {"inbox": inbox, "rows": _inbox_rows(inbox), "team": None})
+
+
+@login_required
+def team_inbox_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """What one team must act on now; anyone signed in may look (a team's waiting work is no secret)."""
+    team = get_object_or_404(Team, slug=slug)
+    inbox = inbox_of_team(team, request.user)
+    return render(request, "registry/inbox.html", {"inbox": inbox, "rows": _inbox_rows(inbox), "team": team,
+                                                   "is_member": any(t.pk == team.pk for t in Team.objects.of_user(request.user))})
+
+
+def _inbox_rows(inbox) -> list[tuple[str, str, list[tuple[InboxItem, Team | None]]]]:
+    return [(kind, label, [(item, inbox.team_of(item)) for item in items]) for kind, label, items in inbox.groups()]
 
 
 @login_required

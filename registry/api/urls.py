@@ -1,8 +1,10 @@
 from django.urls import path
 
-from registry.api import ownership, views
+from registry.api import inbox, ownership, views
 
 urlpatterns = [
+    path("inbox/", inbox.InboxView.as_view(), name="api-inbox"),
+    path("inbox/count/", inbox.InboxCount.as_view(), name="api-inbox-count"),
     path("teams/", views.TeamList.as_view(), name="api-team-list"),
     path("team-sync/", views.TeamSync.as_view(), name="api-team-sync"),
     path("teams/<slug:team>/", views.TeamDetail.as_view(), name="api-team-detail"),

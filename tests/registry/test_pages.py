@@ -12,7 +12,9 @@ def test_pages_need_a_login(client, db):
 
 
 def test_a_person_logs_in_and_sees_the_datasets(client, dataset):
-    response = client.post("/login/", {"username": "alice", "password": "pw"}, follow=True)
+    landed = client.post("/login/", {"username": "alice", "password": "pw"}, follow=True)
+    assert landed.redirect_chain == [("/inbox/", 302)]  # first, what waits for them (tests/inbox)
+    response = client.get("/")
 
     assert response.status_code == 200
     assert b"retail.public.orders" in response.content

@@ -1,13 +1,20 @@
-"""Publish every contract (and integration spec) in the authoring tree.
+"""Publish every contract (and integration spec) in the authoring tree, or one.
 
     python manage.py publish_contracts [--root DIR] [--specs DIR] [--dry-run] [--user NAME]
+                                       [--contract NAME[@VERSION]]
+
+With --user, what that person may not publish (another team's contract) is
+reported as `skipped (owned by <team>)`, not refused: a CI job run by one team
+does not fail on the others' work. The first line says what happened: what was
+published, which change requests were opened (with their links), what was skipped.
 
 Exit status, for CI:
-    0  everything published or unchanged
-    1  something was refused (a gate, changed content under a published version,
-       a bad path) or could not be uploaded (re-run to retry the upload)
-    2  a breaking change was not published (nothing else failed): it opened a change request
-       that waits for the consumer teams, or waits behind an unfinished one
+    0  done: everything the user may publish is published or unchanged (the rest skipped)
+    1  refused: something the user may publish was refused (a gate, changed content
+       under a published version, a bad path) or could not be uploaded (re-run to retry)
+    2  waiting on a request: a breaking change was not published (nothing else failed); it
+       opened a change request that waits for the consumer teams, or waits behind an
+       unfinished one
 """
 
 from __future__ import annotations
@@ -21,9 +28,10 @@ from django.core.management.base import BaseCommand, CommandError
 from packaging.version import InvalidVersion, Version
 
 from contracts_app.gates import check_location, discover_contract_documents
-from contracts_app.models import ContentChanged
+from contracts_app.models import ContentChanged, Contract
 from contracts_app.publishing import (
     BREAKING,
+    FORBIDDEN,
     PUBLISHED,
     REFUSED,
     UNCHANGED,
@@ -34,7 +42,31 @@ from contracts_app.specs import InvalidSpec, record_spec, spec_errors
 from contracts_app.store import store_from_settings
 from contracts_app.yamlio import ContractYamlError, load_yaml
 
-EXIT_REFUSED, EXIT_BREAKING = 1, 2
+EXIT_DONE, EXIT_REFUSED, EXIT_BREAKING = 0, 1, 2
+SKIPPED = "skipped"  # another team's contract, for a --user who may not publish it
+
+
+def parse_contract_option(value: str) -> tuple[str, str | None]:
+    """`NAME` or `NAME@VERSION` of --contract."""
+    name, _, version = value.strip().partition("@")
+    if not name or (version == "" and "@" in value):
+        raise CommandError(f"--contract {value!r}: name a contract, optionally with @VERSION (e.g. retail.sales.orders@2.0)")
+    return name, version or None
+
+
+def _identity_of(document) -> tuple[str, str]:
+    schema = document.get("schema") if isinstance(document, dict) else None
+    schema = schema if isinstance(schema, dict) else {}
+    return str(schema.get("name", "")), str(schema.get("version", ""))
+
+
+def owner_slug_of(name: str, document) -> str:
+    """The team whose contract it is: the recorded contract's owner team, else the one its document names."""
+    contract = Contract.objects.filter(name=name).select_related("owner_team").first()
+    if contract is not None and contract.owner_team_id:
+        return contract.owner_team.slug
+    schema = document.get("schema") if isinstance(document, dict) else None
+    return str((schema or {}).get("owner") or "no team")
 
 
 def discover_contracts(root: Path) -> list[tuple[Path, dict | None, str, list[str]]]:
@@ -69,9 +101,13 @@ class Command(BaseCommand):
         parser.add_argument("--specs", type=Path, default=None,
                             help="Integration specs root (default: <root>/../integrations/source_specs).")
         parser.add_argument("--dry-run", action="store_true", help="Run the gates and the checker; record and upload nothing.")
-        parser.add_argument("--user", default=None, help="Username recorded as the publisher (default: system).")
+        parser.add_argument("--user", default=None, help="Username recorded as the publisher (default: system); "
+                                                         "other teams' contracts are skipped.")
+        parser.add_argument("--contract", default=None, metavar="NAME[@VERSION]",
+                            help="Publish only this contract (every version in the tree, or the one named).")
 
-    def handle(self, *args, root: Path | None, specs: Path | None, dry_run: bool, user: str | None, **options):
+    def handle(self, *args, root: Path | None, specs: Path | None, dry_run: bool, user: str | None,
+               contract: str | None = None, **options):
         root = (root or Path(settings.CONTRACTS_ROOT)).resolve()
         if not (root / "domains").is_dir():
             raise CommandError(f"{root} has no domains/ folder: pass --root pointing at the contracts tree")
@@ -84,9 +120,15 @@ class Command(BaseCommand):
         store = store_from_settings()
         verb = "Checking" if dry_run else "Publishing"
         documents = discover_contracts(root)
-        self.stdout.write(f"{verb} {len(documents)} contract document(s) from {root} to {store.describe()}")
+        if contract:
+            wanted, wanted_version = parse_contract_option(contract)
+            documents = [d for d in documents if _identity_of(d[1])[0] == wanted
+                         and (wanted_version is None or _identity_of(d[1])[1] == wanted_version)]
+            if not documents:
+                raise CommandError(f"no contract document {contract} under {root / 'domains'}")
         outcomes: list[PublishOutcome] = []
-        for index, (path, document, text, problems) in enumerate(documents, 1):
+        skipped_from: dict[int, str] = {}
+        for path, document, text, problems in documents:
             rel = path.relative_to(root)
             if problems:
                 schema = document.get("schema", {}) if isinstance(document, dict) else {}
@@ -94,17 +136,65 @@ class Command(BaseCommand):
                                          f"{rel}: the path does not match the document", errors=problems)
             else:
                 outcome = publish_document(document, by=by, yaml_text=text, dry_run=dry_run, store=store)
+                if by is not None and outcome.status == REFUSED and outcome.code == FORBIDDEN:
+                    # Another team's contract: not this user's to publish, and not a failure of theirs.
+                    skipped_from[len(outcomes)] = owner_slug_of(outcome.name, document)
             outcomes.append(outcome)
-            self._report(index, len(documents), outcome)
-        spec_counts = self._publish_specs(specs_root, by=by, dry_run=dry_run, store=store)
-        self._summary(outcomes, spec_counts, dry_run)
-        failed = any(o.status == REFUSED or o.upload_error for o in outcomes) or spec_counts["refused"]
+        # What happened first; then each document; the specs; the tally.
+        self.stdout.write(self._headline(outcomes, skipped_from, dry_run))
+        self.stdout.write(f"{verb} {len(documents)} contract document(s) from {root} to {store.describe()}")
+        for index, outcome in enumerate(outcomes):
+            self._report(index + 1, len(outcomes), outcome, skipped_from.get(index))
+        spec_counts = self._publish_specs(specs_root, by=by, dry_run=dry_run, store=store) if not contract else \
+            {"published": 0, "unchanged": 0, "refused": 0}
+        self._summary(outcomes, spec_counts, dry_run, skipped=len(skipped_from))
+        mine = [o for i, o in enumerate(outcomes) if i not in skipped_from]
+        failed = any(o.status == REFUSED or o.upload_error for o in mine) or spec_counts["refused"]
         if failed:
             sys.exit(EXIT_REFUSED)
-        if any(o.status == BREAKING for o in outcomes):
+        if any(o.status == BREAKING for o in mine):
             sys.exit(EXIT_BREAKING)
 
-    def _report(self, index: int, total: int, outcome: PublishOutcome) -> None:
+    def _headline(self, outcomes: list[PublishOutcome], skipped_from: dict[int, str], dry_run: bool) -> str:
+        """One sentence: what was published, which requests were opened (with links), what was skipped."""
+        mine = [o for i, o in enumerate(outcomes) if i not in skipped_from]
+        published = [f"{o.name} {o.version}" for o in mine if o.status == PUBLISHED]
+        parts = []
+        if published:
+            parts.append(("Would publish " if dry_run else "Published ") + ", ".join(published))
+        for o in mine:
+            if o.status != BREAKING:
+                continue
+            request = o.change_request
+            if request is None:
+                parts.append(f"{o.name} {o.version} is breaking: publishing it would open a change request"
+                             if dry_run else f"{o.name} {o.version} is breaking and waits")
+            else:
+                link = settings.SITE_URL.rstrip("/") + request.get_absolute_url()
+                verb = "already waits in change request" if "already waits" in o.message else "opened change request"
+                parts.append(f"{o.name} {o.version} {verb} #{request.pk}: {link}")
+        refused = [f"{o.name} {o.version}" for o in mine if o.status == REFUSED]
+        if refused:
+            parts.append(f"refused {', '.join(refused)}")
+        uploads = [f"{o.name} {o.version}" for o in mine if o.upload_error]
+        if uploads:
+            parts.append(f"upload failed for {', '.join(uploads)} (re-run to retry)")
+        unchanged = sum(o.status == UNCHANGED for o in mine)
+        if unchanged:
+            parts.append(f"{unchanged} unchanged")
+        if skipped_from:
+            teams = sorted(set(skipped_from.values()))
+            parts.append(f"skipped {len(skipped_from)} owned by other teams ({', '.join(teams)})")
+        if not parts:
+            return "Nothing to publish."
+        sentence = "; ".join(parts)
+        return sentence[0].upper() + sentence[1:] + "."
+
+    def _report(self, index: int, total: int, outcome: PublishOutcome, skipped_owner: str | None = None) -> None:
+        if skipped_owner is not None:
+            self.stdout.write(f"[{index}/{total}] {'skipped':<13} {outcome.name} {outcome.version} "
+                              f"(owned by {skipped_owner})")
+            return
         style = {PUBLISHED: self.style.SUCCESS, UNCHANGED: str, REFUSED: self.style.ERROR, BREAKING: self.style.WARNING}[outcome.status]
         label = "would publish" if outcome.dry_run and outcome.status == PUBLISHED else outcome.status
         self.stdout.write(f"[{index}/{total}] " + style(f"{label:<13}") + f" {outcome.name} {outcome.version}")
@@ -151,12 +241,13 @@ class Command(BaseCommand):
             self.stdout.write(f"  spec {'published' if created else 'unchanged':<9} {rel}")
         return counts
 
-    def _summary(self, outcomes: list[PublishOutcome], specs: dict[str, int], dry_run: bool) -> None:
+    def _summary(self, outcomes: list[PublishOutcome], specs: dict[str, int], dry_run: bool, skipped: int = 0) -> None:
         tally = {status: sum(o.status == status for o in outcomes) for status in (PUBLISHED, UNCHANGED, REFUSED, BREAKING)}
         uploads_failed = sum(bool(o.upload_error) for o in outcomes)
         head = "Dry run: would publish" if dry_run else "Published"
         self.stdout.write(
-            f"{head} {tally[PUBLISHED]}, unchanged {tally[UNCHANGED]}, refused {tally[REFUSED]}, "
-            f"breaking {tally[BREAKING]}, upload failed {uploads_failed}; "
+            f"{head} {tally[PUBLISHED]}, unchanged {tally[UNCHANGED]}, refused {tally[REFUSED] - skipped}, "
+            f"breaking {tally[BREAKING]}, upload failed {uploads_failed}"
+            + (f", skipped {skipped} (other teams')" if skipped else "") + "; "
             f"specs published {specs['published']}, unchanged {specs['unchanged']}, refused {specs['refused']}."
         )

@@ -1,0 +1,96 @@
+"""The inbox: what a person, or a team, must act on now.
+
+Each app contributes the items it knows through `registry.hooks.inbox_items`
+(change requests to acknowledge or publish, drafts to review, stale, drifted or
+failing datasets, jobs nobody attributed, …); this module merges them for a
+person (their own items and their teams') or for one team, in one order: the
+items with a deadline first, soonest first, then the rest as the providers gave
+them. The page (`/inbox/`, `/inbox/teams/<slug>/`), the API (`/api/inbox/`) and
+the daily digest all read it from here, so they always agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.contrib.auth.models import AnonymousUser
+
+from registry.hooks import InboxItem, inbox_for
+from registry.models import Team
+
+# What each kind of item asks, for the page's headings and the API's `kind_label`.
+# Providers may add kinds this table does not know: they show under their slug.
+KIND_LABELS = {
+    "acknowledge": "Change requests to answer",
+    "publish": "Approved versions to publish",
+    "review_draft": "Drafts to review",
+    "stale": "Stale datasets",
+    "drift": "Schema drift",
+    "failing_checks": "Failing data-quality checks",
+    "unowned_output": "Unowned datasets your jobs write",
+    "unregistered_readers": "Unregistered readers of your datasets",
+    "unattributed_job": "Jobs nobody attributed",
+}
+
+
+def kind_label(kind: str) -> str:
+    return KIND_LABELS.get(kind, kind.replace("_", " ").capitalize())
+
+
+@dataclass
+class Inbox:
+    """The items of one inbox, in order, with the teams they are for."""
+
+    teams: list[Team]
+    items: list[InboxItem] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.items)
+
+    def team_of(self, item: InboxItem) -> Team | None:
+        return next((t for t in self.teams if t.pk == item.team_id), None)
+
+    def groups(self) -> list[tuple[str, str, list[InboxItem]]]:
+        """(kind, label, items) in the order each kind first appears."""
+        grouped: dict[str, list[InboxItem]] = {}
+        for item in self.items:
+            grouped.setdefault(item.kind, []).append(item)
+        return [(kind, kind_label(kind), items) for kind, items in grouped.items()]
+
+    def to_dict(self, item: InboxItem) -> dict:
+        team = self.team_of(item)
+        return {
+            "kind": item.kind, "kind_label": kind_label(item.kind), "title": item.title, "detail": item.detail,
+            "url": item.url, "key": item.key, "team": team.slug if team else None,
+            "due": item.due.isoformat() if isinstance(item.due, datetime) else item.due,
+        }
+
+
+def _in_order(items: list[InboxItem]) -> list[InboxItem]:
+    """Deadlines first, soonest first; then the rest in the providers' order. One item
+    per key (two providers naming the same thing show it once)."""
+    seen: set[str] = set()
+    unique = []
+    for item in items:
+        if item.key in seen:
+            continue
+        seen.add(item.key)
+        unique.append(item)
+    dated = sorted((i for i in unique if i.due is not None), key=lambda i: i.due)
+    return dated + [i for i in unique if i.due is None]
+
+
+def inbox_of_person(user) -> Inbox:
+    """A person's inbox: their own items and every team's they belong to (one query
+    for the teams, then each provider's bounded few)."""
+    teams = list(Team.objects.of_user(user))
+    return Inbox(teams, _in_order(inbox_for(user, [t.pk for t in teams])))
+
+
+def inbox_of_team(team: Team, user=None) -> Inbox:
+    """One team's inbox, whoever looks (`user`: the person looking; nobody in particular for
+    a team channel's digest, an anonymous user then, so providers may read its attributes)."""
+    looking = user if user is not None else AnonymousUser()
+    return Inbox([team], _in_order([i for i in inbox_for(looking, [team.pk]) if i.team_id == team.pk]))
