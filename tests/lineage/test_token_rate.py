@@ -81,10 +81,33 @@ def test_another_token_is_not_held_back_by_one_past_its_budget(client, lineage_s
 def test_the_budget_refills_as_time_passes(client, lineage_secret, clock):
     assert post(client, big_event(), lineage_secret).status_code == 201
     body = rate_limited(post(client, run_event(outputs=["mart.late"]), lineage_secret))
-    clock.now += body["retry_after"] - 0.5
-    rate_limited(post(client, run_event(outputs=["mart.late"]), lineage_secret))  # not yet
-    clock.now += 0.5
+    clock.now += body["retry_after"]
     assert post(client, run_event(outputs=["mart.late"]), lineage_secret).status_code == 201
+
+
+@override_settings(LINEAGE_TOKEN_BYTES_PER_SECOND=RATE, LINEAGE_TOKEN_BURST_BYTES=BURST)
+def test_a_request_sent_before_retry_after_is_charged_and_puts_the_wait_off(client, lineage_secret, clock):
+    assert post(client, big_event(), lineage_secret).status_code == 201
+    body = rate_limited(post(client, run_event(outputs=["mart.late"]), lineage_secret))
+    clock.now += body["retry_after"] - 0.5
+    early = rate_limited(post(client, run_event(outputs=["mart.late"]), lineage_secret))  # not yet, and charged
+    clock.now += 0.5  # the first Retry-After has passed: the early request's bytes are owed as well
+    rate_limited(post(client, run_event(outputs=["mart.late"]), lineage_secret))
+    clock.now += early["retry_after"] + 1
+    assert post(client, run_event(outputs=["mart.late"]), lineage_secret).status_code == 201
+
+
+@override_settings(LINEAGE_TOKEN_BYTES_PER_SECOND=RATE, LINEAGE_TOKEN_BURST_BYTES=BURST)
+def test_a_token_that_keeps_sending_stays_refused_and_owes_at_most_its_burst(client, lineage_secret, clock):
+    assert post(client, big_event(), lineage_secret).status_code == 201
+    for _ in range(20):  # 20 bodies over BURST bytes, none waiting for Retry-After
+        body = rate_limited(post(client, big_event(), lineage_secret))
+        clock.now += 0.5
+    # The debt is floored at the burst: it stops, and waits (BURST + 1) / RATE seconds at most.
+    assert body["retry_after"] <= (BURST + 1) // RATE + 1
+    clock.now += body["retry_after"]
+    assert post(client, run_event(outputs=["mart.late"]), lineage_secret).status_code == 201
+    assert RunEvent.objects.count() == 2
 
 
 @override_settings(LINEAGE_TOKEN_BYTES_PER_SECOND=0, LINEAGE_TOKEN_BURST_BYTES=BURST)
