@@ -274,7 +274,11 @@ def main() -> None:
     url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/reg_hostile_bench")
     print(f"Preparing {plain_url(url)} …", flush=True)
     fresh_database(plain_url(url))
-    env = django_env(plain_url(url) + "?conn_max_age=600", LOG_LEVEL="ERROR")  # not a line per refusal
+    # The token budget shared by the server processes, as with the Redis broker of compose.yaml
+    # (LINEAGE_TOKEN_BUDGET_REDIS_URL defaults to it); BENCH_REDIS_URL="" keeps it per process.
+    redis_url = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")
+    env = django_env(plain_url(url) + "?conn_max_age=600", LOG_LEVEL="ERROR",  # not a line per refusal
+                     LINEAGE_TOKEN_BUDGET_REDIS_URL=os.environ.get("LINEAGE_TOKEN_BUDGET_REDIS_URL", redis_url))
     secret = from_the_app(env)[0]
     hostile_secrets = issue_tokens(env, args.hostile_clients)
     shape_secrets = issue_tokens(env, SHAPE_TOKENS)

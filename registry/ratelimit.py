@@ -6,7 +6,9 @@ back to back. Each token has two buckets:
 
 - its bytes: LINEAGE_TOKEN_BURST_BYTES, refilled at LINEAGE_TOKEN_BYTES_PER_SECOND,
   charged with every body it sends (refused or not) before the expensive parse
-  when its length is known;
+  when its length is known, and with LINEAGE_TOKEN_NEW_DATASET_BYTES for each
+  dataset its events created (a row, an audit row and a signal: some
+  milliseconds, what a body of that size costs to read) once they are stored;
 - its refused bytes: LINEAGE_TOKEN_REFUSED_BURST_BYTES, refilled at
   LINEAGE_TOKEN_REFUSED_BYTES_PER_SECOND, charged with the bytes the server read
   of bodies it then refused as unreadable or too large (400, 413). A pipeline
@@ -26,7 +28,8 @@ LINEAGE_TOKEN_BUDGET_REDIS_URL is set (it defaults to a Redis CELERY_BROKER_URL)
 N processes do not give a token N times the rate. The hot path makes no Redis
 round trip per request: each process keeps a mirror of every token's levels and
 the charges it has not pushed yet, and pushes them (one script call) once they
-pass SYNC_BYTES or SYNC_SECONDS, for a large body at once. A mirror refills as
+pass SYNC_BYTES or SYNC_SECONDS, for a large body at once, and at the first
+request of a token it has not seen. A mirror refills as
 the shared bucket does, so it is never below the shared level minus the charges
 of other processes since the last push: a refusal is always right, and a token
 can overshoot by at most SYNC_BYTES per process. If Redis cannot be reached the
@@ -93,11 +96,17 @@ class _Level:
     """A token's buckets as this process knows them: their levels at `when` (the shared
     ones' at the last push, with Redis), and the charges not pushed yet."""
 
-    __slots__ = ("level", "refused", "when", "pending", "pending_refused")
+    __slots__ = ("level", "refused", "when", "pending", "pending_refused", "pushed")
 
     def __init__(self, limits: Limits, now: float):
         self.level, self.refused, self.when = float(limits.burst), float(limits.refused_burst), now
         self.pending = self.pending_refused = 0.0
+        self.pushed = False  # with Redis: whether the levels are the shared ones yet
+
+    def due(self, now: float) -> bool:
+        """Whether the charges should be pushed now whatever their size: a token not seen yet,
+        or charges kept SYNC_SECONDS."""
+        return not self.pushed or now - self.when >= SYNC_SECONDS
 
     def current(self, limits: Limits, now: float) -> tuple[float, float]:
         """The levels now: refilled since `when`, less the charges not pushed."""
@@ -149,9 +158,10 @@ class TokenBuckets:
 
     # --- what the views call ------------------------------------------------------
 
-    def charge(self, key: str, size: int, *, limits: Limits | None = None) -> None:
+    def charge(self, key: str, size: int, *, limits: Limits | None = None, refuse: bool = True) -> None:
         """Take `size` bytes from `key`'s bytes bucket; OverBudget (the bytes charged all the same)
-        if either of its buckets is empty. A rate of 0 turns the budget off."""
+        if either of its buckets is empty and `refuse` (not for work charged once done).
+        A rate of 0 turns the budget off."""
         limits = limits or Limits.from_settings()
         if limits.rate <= 0:
             return
@@ -159,11 +169,11 @@ class TokenBuckets:
         with self._lock:
             state, now = self._state(key, limits)
             level, refused = state.current(limits, now)
-            over = level <= 0 or refused <= 0
+            over = refuse and (level <= 0 or refused <= 0)
             redis = self._shared()
             if redis is None:
                 self._settle(state, limits, now, size)
-            elif now - state.when >= SYNC_SECONDS or (not over and state.pending + size >= SYNC_BYTES):
+            elif state.due(now) or (not over and state.pending + size >= SYNC_BYTES):
                 # A refusal is known from the mirror (never above the shared level): Redis is
                 # told of refused requests' bytes at most every SYNC_SECONDS, not once per request.
                 over = not self._push(redis, key, state, limits, now, size, check=not over) or over
@@ -183,7 +193,7 @@ class TokenBuckets:
             state.pending_refused += size
             if redis is None:
                 self._settle(state, limits, now, 0)
-            elif state.pending_refused >= SYNC_BYTES or now - state.when >= SYNC_SECONDS:
+            elif state.pending_refused >= SYNC_BYTES or state.due(now):
                 self._push(redis, key, state, limits, now, 0, check=False)
 
     def clear(self) -> None:
@@ -267,6 +277,7 @@ class TokenBuckets:
             return not check or (level > 0 and refused > 0)
         state.level, state.refused, state.when = float(level), float(refused), now
         state.pending = state.pending_refused = 0.0
+        state.pushed = True
         return bool(admitted)
 
 
@@ -302,6 +313,12 @@ def charge_token_bytes(key: str, size: int) -> None:
     """Charge `size` bytes to the token hashed as `key` under LINEAGE_TOKEN_BYTES_PER_SECOND and
     LINEAGE_TOKEN_BURST_BYTES; OverBudget when one of its buckets is empty."""
     BUCKETS.charge(key, size)
+
+
+def charge_work_done(key: str, size: int) -> None:
+    """Charge `size` bytes' worth of work a request was let in for and has done (the datasets
+    it created) to the token hashed as `key`: its next requests see it, this one is not refused."""
+    BUCKETS.charge(key, size, refuse=False)
 
 
 def charge_refused_bytes(key: str, size: int) -> None:

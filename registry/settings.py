@@ -222,6 +222,8 @@ LINEAGE_MAX_REQUEST_COLUMNS = env_int("LINEAGE_MAX_REQUEST_COLUMNS", 100_000, mi
 # BYTES_PER_SECOND, charged with every body (refused ones, and 429s, too); empty, 429. 0 disables.
 LINEAGE_TOKEN_BYTES_PER_SECOND = env_int("LINEAGE_TOKEN_BYTES_PER_SECOND", 2 * 1024 * 1024, minimum=0)
 LINEAGE_TOKEN_BURST_BYTES = env_int("LINEAGE_TOKEN_BURST_BYTES", 16 * 1024 * 1024, minimum=0)
+# What a dataset first seen costs the token's bucket, in bytes (charged once it is stored).
+LINEAGE_TOKEN_NEW_DATASET_BYTES = env_int("LINEAGE_TOKEN_NEW_DATASET_BYTES", 16 * 1024, minimum=0)
 # A second bucket, of the bytes read of bodies refused as unreadable or too large (400, 413):
 # a pipeline sends few; a token past it is answered 429 whatever it sends. 0 disables it.
 LINEAGE_TOKEN_REFUSED_BYTES_PER_SECOND = env_int("LINEAGE_TOKEN_REFUSED_BYTES_PER_SECOND", 64 * 1024, minimum=0)

@@ -71,6 +71,7 @@ from registry.ratelimit import (
     OverBudget,
     charge_refused_bytes,
     charge_token_bytes,
+    charge_work_done,
     over_budget_fields,
     over_budget_message,
 )
@@ -316,6 +317,15 @@ def _charge(request: HttpRequest, size: int, gate: Gate | None = None) -> None:
     except OverBudget as over:
         _refuse_bad_token_first(request, gate)
         raise IngestRefused(429, over_budget_message(over), "rate_limited", **over_budget_fields(over)) from None
+
+
+def _charge_datasets_created(request: HttpRequest, created: int) -> None:
+    """Each dataset the request's events created (a row, an audit row and a signal each, some
+    milliseconds) charged to its token's budget as LINEAGE_TOKEN_NEW_DATASET_BYTES of body, once
+    stored: a token naming new datasets by the hundred is held back as one sending large bodies."""
+    secret = bearer_secret(request.META.get("HTTP_AUTHORIZATION", ""))
+    if created and secret is not None:
+        charge_work_done(hash_token(secret), created * settings.LINEAGE_TOKEN_NEW_DATASET_BYTES)
 
 
 # A refused request's body is read to its end up to this size, so that its connection can
@@ -675,6 +685,7 @@ def ingest(request: HttpRequest) -> JsonResponse:
             _refuse_bad_token_first(request, gate)
         raise
     result = _store(parsed, token=token, gate=gate)
+    _charge_datasets_created(request, result.datasets_created)
     return JsonResponse(result.to_dict(), status=201)
 
 
@@ -731,6 +742,7 @@ def ingest_batch(request: HttpRequest) -> JsonResponse:
     except (OperationalError, InterfaceError) as exc:
         exc.stored_before = len(results)  # stored (or stored before): what the 503 can say
         raise
+    _charge_datasets_created(request, sum(r.datasets_created for r in results))
     stored = sum(r.stored for r in results)
     answer = {"received": len(results), "stored": stored, "duplicates": len(results) - stored}
     warnings = [{**facet.to_dict(), "path": f"[{i}].{facet.path}"}
