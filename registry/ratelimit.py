@@ -176,7 +176,10 @@ class TokenBuckets:
             elif state.due(now) or (not over and state.pending + size >= SYNC_BYTES):
                 # A refusal is known from the mirror (never above the shared level): Redis is
                 # told of refused requests' bytes at most every SYNC_SECONDS, not once per request.
-                over = not self._push(redis, key, state, limits, now, size, check=not over) or over
+                # (Redis is asked under the lock: a push is one round trip, bounded by the socket
+                # timeouts, and a failure turns the buckets per process for REDIS_RETRY_SECONDS.)
+                admitted = self._push(redis, key, state, limits, now, size, check=refuse and not over)
+                over = over or (refuse and not admitted)
             else:
                 state.pending += size
             if over:

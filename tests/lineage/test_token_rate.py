@@ -353,3 +353,15 @@ def test_the_ingest_spends_the_shared_budget(client, lineage_secret, clock):
     with pytest.raises(OverBudget):
         another_process.charge(hash_token(lineage_secret), 100)
     BUCKETS.clear()
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["shared", "per process"])
+def test_work_done_is_charged_without_refusing_the_request_that_did_it(clock, shared):
+    with override_settings(LINEAGE_TOKEN_BUDGET_REDIS_URL=REDIS_URL if shared else ""):
+        buckets = TokenBuckets(clock=clock)
+        buckets.clear()
+        buckets.charge("pipeline", SHARED.burst + SYNC_BYTES, limits=SHARED)
+        buckets.charge("pipeline", SHARED.burst, limits=SHARED, refuse=False)  # spent, and no refusal
+        with pytest.raises(OverBudget):
+            buckets.charge("pipeline", 100, limits=SHARED)
+        buckets.clear()
