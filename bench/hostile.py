@@ -23,9 +23,12 @@ request as it grows, and what 4 hostile clients take from well-formed ones.
    events/s (target ≥ 0.8), and /healthz's latency meanwhile.
 
 Tokens: the well-formed clients share one (a pipeline's), each hostile client
-has its own, so the server's budget of request bytes per token
-(LINEAGE_TOKEN_BYTES_PER_SECOND) holds the hostile ones back as it would; their
-429s are counted among their answers. Step 2 measures what a shape costs to
+has its own, so the server's budgets per token (registry.ratelimit: request
+bytes, datasets created, bodies refused as unreadable or too large) hold the
+hostile ones back as they would; their 429s are counted among their answers.
+The budgets are shared by the server's processes through Redis at
+BENCH_REDIS_URL (default redis://127.0.0.1:6379/12; empty: per process), as
+compose.yaml's broker shares them. Step 2 measures what a shape costs to
 read and judge, not the budget: its requests take turns over a pool of tokens
 (SHAPE_TOKENS) so that none of them is spent.
 
@@ -65,7 +68,8 @@ NAMESPACE = "postgres://warehouse:5432"
 RUN_EVENT = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 SCHEMA = "https://openlineage.io/spec/facets/1-2-0/SchemaDatasetFacet.json#/$defs/SchemaDatasetFacet"
 PRODUCER = "https://example.com/hostile-bench"
-# Step 2 sends some 1 GB in all; each token has a burst of 16 MiB (LINEAGE_TOKEN_BURST_BYTES).
+# Step 2 sends some 1 GB in all; each token has a burst of 16 MiB (LINEAGE_TOKEN_BURST_BYTES)
+# and of 1 MiB of refused bodies (LINEAGE_TOKEN_REFUSED_BURST_BYTES): a token is used every 512th request.
 SHAPE_TOKENS = 512
 
 
@@ -274,7 +278,11 @@ def main() -> None:
     url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/reg_hostile_bench")
     print(f"Preparing {plain_url(url)} …", flush=True)
     fresh_database(plain_url(url))
-    env = django_env(plain_url(url) + "?conn_max_age=600", LOG_LEVEL="ERROR")  # not a line per refusal
+    # The token budget shared by the server processes, as with the Redis broker of compose.yaml
+    # (LINEAGE_TOKEN_BUDGET_REDIS_URL defaults to it); BENCH_REDIS_URL="" keeps it per process.
+    redis_url = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")
+    env = django_env(plain_url(url) + "?conn_max_age=600", LOG_LEVEL="ERROR",  # not a line per refusal
+                     LINEAGE_TOKEN_BUDGET_REDIS_URL=os.environ.get("LINEAGE_TOKEN_BUDGET_REDIS_URL", redis_url))
     secret = from_the_app(env)[0]
     hostile_secrets = issue_tokens(env, args.hostile_clients)
     shape_secrets = issue_tokens(env, SHAPE_TOKENS)

@@ -221,10 +221,21 @@ LINEAGE_MAX_GZIP_MEMBERS = env_int("LINEAGE_MAX_GZIP_MEMBERS", 100, minimum=1)
 LINEAGE_MAX_REQUEST_NEW_DATASETS = env_int("LINEAGE_MAX_REQUEST_NEW_DATASETS", 1000, minimum=1)
 LINEAGE_MAX_REQUEST_FACETS = env_int("LINEAGE_MAX_REQUEST_FACETS", 50_000, minimum=1)
 LINEAGE_MAX_REQUEST_COLUMNS = env_int("LINEAGE_MAX_REQUEST_COLUMNS", 100_000, minimum=1)
-# Request bytes per API token and server process (registry.ratelimit): a bucket of BURST bytes
-# refilled at BYTES_PER_SECOND, charged with every body (refused ones too); empty, 429. 0 disables.
+# Request bytes per API token (registry.ratelimit): a bucket of BURST bytes refilled at
+# BYTES_PER_SECOND, charged with every body (refused ones, and 429s, too); empty, 429. 0 disables.
 LINEAGE_TOKEN_BYTES_PER_SECOND = env_int("LINEAGE_TOKEN_BYTES_PER_SECOND", 2 * 1024 * 1024, minimum=0)
 LINEAGE_TOKEN_BURST_BYTES = env_int("LINEAGE_TOKEN_BURST_BYTES", 16 * 1024 * 1024, minimum=0)
+# What a dataset first seen costs the token's bucket, in bytes (charged once it is stored).
+LINEAGE_TOKEN_NEW_DATASET_BYTES = env_int("LINEAGE_TOKEN_NEW_DATASET_BYTES", 16 * 1024, minimum=0)
+# A second bucket, of the bytes read of bodies refused as unreadable or too large (400, 413):
+# a pipeline sends few; a token past it is answered 429 whatever it sends. 0 disables it.
+LINEAGE_TOKEN_REFUSED_BYTES_PER_SECOND = env_int("LINEAGE_TOKEN_REFUSED_BYTES_PER_SECOND", 64 * 1024, minimum=0)
+LINEAGE_TOKEN_REFUSED_BURST_BYTES = env_int("LINEAGE_TOKEN_REFUSED_BURST_BYTES", 1024 * 1024, minimum=0)
+# Where the buckets are shared by every server process (a Redis URL); empty, each process keeps
+# its own and a token gets the rate once per process. Defaults to a Redis CELERY_BROKER_URL.
+LINEAGE_TOKEN_BUDGET_REDIS_URL = env_str(
+    "LINEAGE_TOKEN_BUDGET_REDIS_URL",
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else "")
 # Graph walks use PostgreSQL prepared statements; turn off behind a
 # transaction-pooling PgBouncer.
 LINEAGE_PREPARED_STATEMENTS = env_bool("LINEAGE_PREPARED_STATEMENTS", True)

@@ -29,7 +29,10 @@ lineage_facets_refused_total (lineage.facets).
 from __future__ import annotations
 
 import logging
+import threading
+import time
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from functools import wraps
 from typing import Any
@@ -66,7 +69,9 @@ from registry.jsonbody import JsonBodyError, Work, parse_json
 from registry.models import ApiToken, Dataset, hash_token
 from registry.ratelimit import (
     OverBudget,
+    charge_refused_bytes,
     charge_token_bytes,
+    charge_work_done,
     over_budget_fields,
     over_budget_message,
 )
@@ -116,6 +121,7 @@ def _writer_gate(request: HttpRequest) -> tuple[Gate, SimpleLazyObject]:
     except TokenFailed as failed:
         raise _unauthorized(failed) from None
     checked: list[int] = []
+    key = hash_token(secret)
 
     def check(row: tuple | None) -> LineageWriter:
         try:
@@ -129,17 +135,71 @@ def _writer_gate(request: HttpRequest) -> tuple[Gate, SimpleLazyObject]:
                 user_active, member_of = _person(user_id)
             check_token_usable(key_prefix=key_prefix, revoked_at=revoked_at, user_id=user_id, user_is_active=user_active)
         except TokenFailed as failed:
-            raise _unauthorized(failed) from None
+            refused = _unauthorized(failed)
+            RECENT_TOKEN_CHECKS.remember(key, refused)
+            raise refused from None
         if not may_write_lineage(scopes):
             _count_refusal("token_scope")
-            raise IngestRefused(403, f"Token {key_prefix}… may not write lineage; ask an admin for a token with the "
-                                     "'lineage:write' scope.", "token_cannot_write_lineage")
+            refused = IngestRefused(403, f"Token {key_prefix}… may not write lineage; ask an admin for a token with "
+                                         "the 'lineage:write' scope.", "token_cannot_write_lineage")
+            RECENT_TOKEN_CHECKS.remember(key, refused)
+            raise refused
         note_use(token_id, last_used_at)
         checked.append(token_id)
+        RECENT_TOKEN_CHECKS.remember(key, None)
         return LineageWriter.of(token_id=token_id, key_prefix=key_prefix, scopes=scopes, token_team_id=team_id,
                                 member_of=member_of)
 
-    return Gate(_TOKEN_SQL, [hash_token(secret)], check), SimpleLazyObject(lambda: _token(checked[0]))
+    return Gate(_TOKEN_SQL, [key], check), SimpleLazyObject(lambda: _token(checked[0]))
+
+
+class RecentTokenChecks:
+    """What this process found of each token it checked lately, by its secret's hash: nothing
+    against it, or the 401/403 it was answered. Read only to answer a request that is refused
+    anyway (a 429, an unreadable body): "a bad token is reported first" then costs no query
+    for a token that keeps sending. Stored events always pass the full check, in their own
+    statement; a token revoked within SECONDS may meanwhile see a refusal about its body
+    rather than the 401 (nothing is stored either way)."""
+
+    SECONDS = 10.0
+
+    def __init__(self, max_keys: int = 10_000) -> None:
+        self.max_keys = max_keys
+        self._lock = threading.Lock()
+        self._found: OrderedDict[str, tuple[float, IngestRefused | None]] = OrderedDict()
+
+    def remember(self, key: str, refusal: IngestRefused | None) -> None:
+        with self._lock:
+            self._found.pop(key, None)
+            self._found[key] = (time.monotonic() + self.SECONDS, refusal)
+            if len(self._found) > self.max_keys:
+                self._found.popitem(last=False)
+
+    def lookup(self, key: str) -> tuple[bool, IngestRefused | None]:
+        """(whether the token was checked lately, the refusal it got if any)."""
+        with self._lock:
+            found = self._found.get(key)
+        if found is None or found[0] < time.monotonic():
+            return False, None
+        return True, found[1]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._found.clear()
+
+
+RECENT_TOKEN_CHECKS = RecentTokenChecks()
+
+
+def _refuse_bad_token_first(request: HttpRequest, gate: Gate | None = None) -> None:
+    """Before a refusal about the request itself: the 401 or 403 its token gets, if it gets
+    one. From RECENT_TOKEN_CHECKS when this process checked the token lately, else one query."""
+    secret = bearer_secret(request.META.get("HTTP_AUTHORIZATION", ""))
+    known, refusal = RECENT_TOKEN_CHECKS.lookup(hash_token(secret)) if secret else (False, None)
+    if refusal is not None:
+        raise refusal
+    if not known:
+        _lineage_writer(request, gate)
 
 
 def _principal_of(token: ApiToken) -> SimpleLazyObject:
@@ -157,9 +217,11 @@ def _unauthorized(failed: TokenFailed) -> IngestRefused:
     return IngestRefused(401, str(failed.detail), failed.get_codes())
 
 
-def _lineage_writer(request: HttpRequest) -> tuple[SimpleLazyObject, LineageWriter]:
+def _lineage_writer(request: HttpRequest, gate: Gate | None = None,
+                    token: SimpleLazyObject | None = None) -> tuple[SimpleLazyObject, LineageWriter]:
     """The token allowed to write lineage behind a request, and its LineageWriter (its own query)."""
-    gate, token = _writer_gate(request)
+    if gate is None or token is None:
+        gate, token = _writer_gate(request)
     with prepared_cursor() as cursor:
         writer = gate.run_alone(cursor)
     return token, writer
@@ -199,17 +261,12 @@ def _read_json(request: HttpRequest) -> Any:
         raise IngestRefused(415, f"Content-Type {media_type or '(none)'!r} is not supported; send the event as "
                                  "'Content-Type: application/json'.", "unsupported_media_type")
     limit = settings.LINEAGE_MAX_BODY_BYTES
-    try:
-        declared = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        raise IngestRefused(400, "Content-Length is not a number.", "bad_request") from None
-    # Charged before the body is read or parsed, and whether or not it is then refused:
-    # a refused shape costs its sender's budget as an accepted one does.
-    _charge(request, declared)
+    declared = _admit(request)
     if declared > limit:
         raise IngestRefused(413, f"The body is {declared} bytes; the limit is {limit} bytes (LINEAGE_MAX_BODY_BYTES). Send fewer events per batch.", "too_large",
                              limit="LINEAGE_MAX_BODY_BYTES", allowed=limit, found=declared)
     body = _read_body(request, limit)
+    request.budget_bytes_read = len(body)
     if not declared:  # a chunked body: charged once its length is known
         _charge(request, len(body))
     encoding = request.META.get("HTTP_CONTENT_ENCODING", "").strip().lower()
@@ -219,8 +276,10 @@ def _read_json(request: HttpRequest) -> Any:
         except IngestRefused as refused:
             if refused.code == "too_large":  # inflated up to the limit before it was refused
                 _charge(request, limit)
+                request.budget_bytes_read += limit
             raise
         _charge(request, len(body))  # the inflated bytes are parsed: they count as well
+        request.budget_bytes_read += len(body)
     elif encoding not in ("", "identity"):
         raise IngestRefused(415, f"Content-Encoding {encoding!r} is not supported; send gzip or no encoding.", "unsupported_encoding")
     if not body:
@@ -231,17 +290,73 @@ def _read_json(request: HttpRequest) -> Any:
         raise IngestRefused(400, exc.detail, exc.code) from None
 
 
-def _charge(request: HttpRequest, size: int) -> None:
+def _admit(request: HttpRequest, gate: Gate | None = None) -> int:
+    """The body's declared length, charged to the token's budget before the body is read
+    or parsed, and whether or not it is then refused: a refused shape costs its sender's
+    budget as an accepted one does (once per request)."""
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        raise IngestRefused(400, "Content-Length is not a number.", "bad_request") from None
+    if not getattr(request, "budget_admitted", False):
+        request.budget_admitted = True
+        _charge(request, declared, gate)
+    return declared
+
+
+def _charge(request: HttpRequest, size: int, gate: Gate | None = None) -> None:
     """Charge `size` bytes to the request's bearer token (registry.ratelimit); 429 when its budget is
-    spent. The token is known by its secret's hash, before the database is asked: the views have
-    refused a missing or malformed Authorization header already."""
+    spent (a bad token's 401 or 403 first, known without a query if this process checked it lately).
+    The token is known by its secret's hash, before the database is asked: the views have refused
+    a missing or malformed Authorization header already."""
     secret = bearer_secret(request.META.get("HTTP_AUTHORIZATION", ""))
     if secret is None:
         return
     try:
         charge_token_bytes(hash_token(secret), size)
     except OverBudget as over:
+        _refuse_bad_token_first(request, gate)
         raise IngestRefused(429, over_budget_message(over), "rate_limited", **over_budget_fields(over)) from None
+
+
+def _charge_datasets_created(request: HttpRequest, created: int) -> None:
+    """Each dataset the request's events created (a row, an audit row and a signal each, some
+    milliseconds) charged to its token's budget as LINEAGE_TOKEN_NEW_DATASET_BYTES of body, once
+    stored: a token naming new datasets by the hundred is held back as one sending large bodies."""
+    secret = bearer_secret(request.META.get("HTTP_AUTHORIZATION", ""))
+    if created and secret is not None:
+        charge_work_done(hash_token(secret), created * settings.LINEAGE_TOKEN_NEW_DATASET_BYTES)
+
+
+# A refused request's body is read to its end up to this size, so that its connection can
+# take the next request; a larger one is left unread and the connection closed.
+DRAIN_REFUSED_BODY_BYTES = 64 * 1024
+
+
+def _after_refusal(request: HttpRequest, refused: IngestRefused, response: JsonResponse) -> JsonResponse:
+    """What a refusal costs its token beyond the bytes charged already: a body it had to read
+    and then refused as unreadable or too large (400, 413) is charged to the token's budget of
+    refused bytes (registry.ratelimit). A 429 is answered before its body is read: a small one
+    is read (discarded) to keep the connection usable; a larger one is not, and the connection
+    is closed, so that a client that keeps sending without waiting pays a new connection."""
+    read = getattr(request, "budget_bytes_read", None)
+    if refused.status in (400, 413) and read:
+        secret = bearer_secret(request.META.get("HTTP_AUTHORIZATION", ""))
+        if secret is not None:
+            charge_refused_bytes(hash_token(secret), read)
+    if refused.status == 429 and read is None:
+        try:
+            declared = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            declared = 0
+        if 0 < declared <= DRAIN_REFUSED_BODY_BYTES:
+            request.body  # noqa: B018 - read to its end, discarded
+        elif declared and not request.META.get("SERVER_SOFTWARE", "").startswith("WSGIServer/"):
+            # Said, so that the client reads the 429 before the connection goes (granian, left
+            # to itself, resets it under the client's upload). wsgiref (runserver, the live test
+            # server) refuses the header from an application, and closes such a connection itself.
+            response["Connection"] = "close"
+    return response
 
 
 def _read_body(request: HttpRequest, limit: int) -> bytes:
@@ -512,7 +627,7 @@ def _answers_errors(view: Callable[[HttpRequest], JsonResponse]) -> Callable[[Ht
         try:
             return view(request)
         except IngestRefused as refused:
-            return refused.response()
+            return _after_refusal(request, refused, refused.response())
         except (OperationalError, InterfaceError) as exc:
             return _database_unavailable(exc).response()
         except DataError as exc:
@@ -562,12 +677,15 @@ def ingest(request: HttpRequest) -> JsonResponse:
         parsed, problems = _checked(event)
         if problems:
             raise _invalid(problems, what="The event")
-    except IngestRefused:
+    except IngestRefused as refused:
         # A bad token is reported before a bad body; a good one is checked
-        # with the event's first statement (the gate) instead.
-        _lineage_writer(request)
+        # with the event's first statement (the gate) instead. (A 429 has
+        # reported it already.)
+        if refused.status != 429:
+            _refuse_bad_token_first(request, gate)
         raise
     result = _store(parsed, token=token, gate=gate)
+    _charge_datasets_created(request, result.datasets_created)
     return JsonResponse(result.to_dict(), status=201)
 
 
@@ -584,7 +702,9 @@ def ingest_batch(request: HttpRequest) -> JsonResponse:
     the whole batch stores only what is missing."""
     if request.method != "POST":
         return JsonResponse({"detail": "Method not allowed: POST a JSON array of OpenLineage events.", "code": "method_not_allowed"}, status=405)
-    token, writer = _lineage_writer(request)
+    gate, token = _writer_gate(request)
+    _admit(request, gate)  # a token past its budget is answered before its token is queried
+    token, writer = _lineage_writer(request, gate, token)
     events = _read_json(request)
     if not isinstance(events, list):
         raise IngestRefused(400, "A batch is a JSON array of OpenLineage events; POST a single event to /api/v1/lineage.", "expected_array")
@@ -622,6 +742,7 @@ def ingest_batch(request: HttpRequest) -> JsonResponse:
     except (OperationalError, InterfaceError) as exc:
         exc.stored_before = len(results)  # stored (or stored before): what the 503 can say
         raise
+    _charge_datasets_created(request, sum(r.datasets_created for r in results))
     stored = sum(r.stored for r in results)
     answer = {"received": len(results), "stored": stored, "duplicates": len(results) - stored}
     warnings = [{**facet.to_dict(), "path": f"[{i}].{facet.path}"}
