@@ -7,16 +7,24 @@ class LineageConfig(AppConfig):
 
     def ready(self) -> None:
         from lineage import demo, views  # noqa: F401  (register the demo step and the dataset-page section)
-        from lineage.column_graph import fed_columns
+        from lineage.column_graph import absorbing_jobs, fed_steps
         from lineage.models import observed_schemas
-        from registry.hooks import column_feeds, dataset_observed_schemas, hot_path, nav_item
+        from registry.hooks import (
+            column_absorbers,
+            column_steps,
+            dataset_observed_schemas,
+            hot_path,
+            nav_item,
+        )
 
         nav_item("Jobs", "lineage-job-list", order=30)
         # Pipelines POST events at a high rate with bearer tokens: skip the page middleware.
         hot_path("api-lineage")
         hot_path("api-lineage-batch")
         hot_path("api-lineage-slash")  # the same endpoint as Marquez's Java client spells it
-        # Who a change breaks downstream: the columns a column feeds, from the field edges.
-        column_feeds(fed_columns)
+        # Who a change breaks downstream: the columns a column's values reach, from the
+        # field edges, and the jobs whose SQL absorbs the change.
+        column_steps(fed_steps)
+        column_absorbers(absorbing_jobs)
         # What a dataset's latest schema facet listed, for drafting a contract from it.
         dataset_observed_schemas(observed_schemas)
