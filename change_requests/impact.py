@@ -204,8 +204,11 @@ def _judge_dataset(label: str, hits: list[Hit], declared: list[str] | None,
         return True, f"its usage of {label} is unknown: no job of it was seen reading it and it declared no columns"
     absorbed = [f"{hit.job} reads {a['column']} only through `{a['by']}`" for hit in hits for a in hit.absorbed]
     if absorbed:
-        return False, f"the change stops in its SQL on {label}: " + "; ".join(absorbed)
+        return False, f"{_STOPS} on {label}: " + "; ".join(absorbed)
     return False, f"nothing it reads or declared of {label} is touched"
+
+
+_STOPS = "the change stops in its SQL"
 
 
 def _reached(hits: list[Hit], columns: list[str]) -> str:
@@ -235,6 +238,9 @@ def _judge(team: Team, consumed: Consumed, touched: list[str] | None) -> TeamImp
     hits = [hit for hits, _, _ in consumed.values() for hit in hits]
     if affected:
         return TeamImpact(team.pk, team.slug, True, "; ".join(affected), declared_all, hits)
+    stopped = [why for _, why in verdicts if why.startswith(_STOPS)]
+    if stopped:
+        return TeamImpact(team.pk, team.slug, False, "; ".join(stopped), declared_all, hits)
     return TeamImpact(team.pk, team.slug, False,
                       f"none of the touched columns ({', '.join(touched or [])}) is read or declared by it",
                       declared_all, hits)
