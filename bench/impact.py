@@ -519,7 +519,14 @@ class Asker:
 
 def normalized(answer) -> dict:
     """{"affected": {team}, "not_affected": {team}, "dataset_granular": {team} | None, "unregistered": n}
-    from the expected shape (lists of {"team": slug, …} or of slugs)."""
+    from the expected shape (lists of {"team": slug, …} or of slugs).
+
+    The seam for per-team verdicts: whatever the product decides per team (routing by
+    column and value flow, a retype re-checked against the consumer's SQL, a proof by
+    EXPLAIN) arrives here as the team's place in `affected` (proven broken or assumed
+    affected: asked) or `not_affected` (told, with the reason). A verdict that moves a
+    team between the two lists changes `required_acks`, `missed` and `false_not_affected`
+    with no change to this bench."""
     if hasattr(answer, "as_dict"):
         answer = answer.as_dict()
     elif not isinstance(answer, dict) and hasattr(answer, "__dataclass_fields__"):
