@@ -360,6 +360,8 @@ def job_team(event: dict, project: dict) -> str:
     node = ((event.get("job", {}).get("facets") or {}).get("dbt_node") or {}).get("unique_id")
     if node in project["nodes"]:
         return project["nodes"][node]["owner_team"]
+    if node in project["tests"]:     # a singular test: its own job, its own team
+        return dbt_side.test_team(project, node)
     outputs = [d["name"] for d in event.get("outputs", [])]
     for n in project["nodes"].values():
         if n["relation"] in outputs:
