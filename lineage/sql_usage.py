@@ -312,6 +312,9 @@ class _Outputs:
     order: list[str] = field(default_factory=list)  # output names in order (positional set operations)
     spelled: dict[str, str] = field(default_factory=dict)
     stars: list[Any] = field(default_factory=list)  # sources a SELECT * (or t.*) passes through
+    # INDIRECT uses that change every result of the scope (join keys, filters, group keys),
+    # star outputs included: added to whatever is pulled from it.
+    steering: set = field(default_factory=set)
 
     def add(self, name: str, spelled: str, refs: set[_Ref]) -> None:
         if name not in self.named:
@@ -390,6 +393,8 @@ class _Reader:
         for star_source in outputs.stars:
             refs |= self._pull(star_source, name, kind, strict=strict, how=how, absorbs=absorbs, fragment=fragment,
                                use=use)
+        if refs:
+            refs |= outputs.steering
         return refs
 
     def _expand(self, source: Any, kind: str) -> list[tuple[str, set[_Ref]]]:
@@ -409,7 +414,7 @@ class _Reader:
         found = [(outputs.spelled[name], {r._replace(kind=_weaker(kind, r.kind)) for r in outputs.named[name]})
                  for name in outputs.order]
         for star_source in outputs.stars:
-            found.extend(self._expand(star_source, kind))
+            found.extend((name, refs | outputs.steering) for name, refs in self._expand(star_source, kind))
         return found
 
     @staticmethod
@@ -515,6 +520,7 @@ class _Reader:
         if changing:
             for name in outputs.order:
                 outputs.named[name] |= changing
+            outputs.steering |= changing
         for join in expression.args.get("joins") or []:
             for identifier in join.args.get("using") or []:
                 name = identifier.name.lower()

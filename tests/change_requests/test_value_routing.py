@@ -241,6 +241,16 @@ def test_a_filter_reaches_the_results_it_keeps_rows_of(teams):
     assert "indirect FILTER" in why(answer, "analytics")
 
 
+def test_a_filter_in_a_select_star_step_reaches_what_is_computed_from_the_rows_it_keeps(teams):
+    """dbt's usual shape: `with paid as (select * from … where status = 'paid')`, then an aggregate."""
+    model("warehouse", "paid_by_customer",
+          "with paid as (select * from wh.sales.orders where status = 'paid') "
+          "select customer_id, sum(amount) as revenue from paid group by customer_id",
+          {ORDERS: ORDERS_TABLE}, (("customer_id", "bigint"), ("revenue", "numeric")))
+    edge = FieldEdge.objects.get(input_field="status", field="revenue")
+    assert (edge.kind, edge.subtype, edge.description) == (UsageKind.INDIRECT, "FILTER", "WHERE status = 'paid'")
+
+
 def test_a_window_partition_reaches_the_window_and_only_it(teams):
     model("warehouse", "order_sequence",
           "select order_id, amount, row_number() over (partition by customer_id order by created_at) as nth "
