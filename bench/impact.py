@@ -10,7 +10,7 @@ The ground truth comes from a real tool, never from our own lineage:
 
 1. A dbt project on PostgreSQL (bench/dbt_impact/: 8 raw sources owned by an ingest
    team, each with its loader's bookkeeping columns and a few that only its owner's
-   staging keeps, 3 seeds, 52 models owned by 9 teams, 185 tests) runs in its own virtualenv, .venv-tools/dbt
+   staging keeps, 3 seeds, 55 models owned by 9 teams, 199 tests) runs in its own virtualenv, .venv-tools/dbt
    (dbt-core<1.12, dbt-postgres, openlineage-dbt; created if missing), on a scratch
    database (IMPACT_WAREHOUSE_DB, default impact_wh, on IMPACT_PG_URL, default
    postgres://postgres@127.0.0.1:5432; created, and dropped at the end unless
