@@ -38,7 +38,7 @@ WORK_DB = WAREHOUSE + "_work"                                       # one change
 JOB_NAMESPACE = "impact_dbt"
 THREADS = "2"
 # Bump when the raw data or the change generator changes: it is part of the cache key.
-GENERATOR_VERSION = "2"
+GENERATOR_VERSION = "3"
 
 
 def log(message: str) -> None:
@@ -294,12 +294,19 @@ def describe_project(manifest: dict, catalog: dict) -> dict:
         if node["resource_type"] != "test":
             continue
         meta = node.get("test_metadata") or {}
-        tests[unique_id] = {"attached": node.get("attached_node") or node["depends_on"]["nodes"][-1],
-                            "test": meta.get("name"), "column": node.get("column_name"),
-                            "parents": node["depends_on"]["nodes"]}
+        kwargs = meta.get("kwargs") or {}
+        attached = node.get("attached_node") or node["depends_on"]["nodes"][-1]
+        tests[unique_id] = {"attached": attached,
+                            "test": meta.get("name") or "singular", "column": node.get("column_name"),
+                            "parents": node["depends_on"]["nodes"],
+                            "values": [str(v) for v in kwargs.get("values") or []],
+                            # A singular test names its team (config meta); a generic one is its model's.
+                            "owner_team": (node.get("config", {}).get("meta") or node.get("meta") or {}).get("owner_team")}
     for unique_id, node in nodes.items():
         if not node["owner_team"]:
             raise SystemExit(f"{unique_id} has no meta.owner_team")
+    for test in tests.values():
+        test["owner_team"] = test["owner_team"] or nodes[test["attached"]]["owner_team"]
     return {"database": WAREHOUSE, "job_namespace": JOB_NAMESPACE, "nodes": nodes, "tests": tests}
 
 
@@ -432,14 +439,14 @@ def summarize_events(events: list[dict], project: dict) -> dict:
 
 # --- 2. breaking changes ---------------------------------------------------------------
 
-KINDS = ("drop", "rename", "type", "nulls")
+KINDS = ("drop", "rename", "type", "nulls", "enum", "precision")
 NUMERIC = ("integer", "bigint", "smallint", "numeric", "double precision", "real")
 
 
 @dataclass
 class Change:
     id: str
-    kind: str            # drop | rename | type | nulls
+    kind: str            # drop | rename | type | nulls | enum | precision
     node: str            # dbt unique id of the changed source, seed or model
     relation: str        # <db>.<schema>.<table>, as dbt-ol names the dataset
     column: str          # the touched column (for a rename: the old name)
@@ -447,6 +454,8 @@ class Change:
     new_name: str | None = None
     new_type: str | None = None
     owner_team: str = ""
+    old_value: str | None = None     # enum: the value no longer produced …
+    new_value: str | None = None     # … and the accepted value its rows take instead
 
 
 def type_change(column_type: str) -> tuple[str, str]:
@@ -466,7 +475,37 @@ HAND_PICKED = [
     ("rename", "model.impact.fct_orders", "net_usd"),
     ("type", "model.impact.fct_orders", "order_status"),
     ("nulls", "model.impact.stg_orders", "customer_id"),
+    # NULL join keys: payments whose order is NULL drop out of risk's join, and exec's
+    # check of completed orders (reading only what the join produced) fails.
+    ("nulls", "model.impact.int_payments_by_order", "order_id"),
+    ("nulls", "model.impact.stg_payments", "order_id"),
+    # A cross-team relationships test (marketing's, on platform's model) and a singular
+    # test of support's reading logistics' enum column.
+    ("precision", "model.impact.dim_customers", "customer_id"),
+    ("enum", "model.impact.stg_shipments", "service_level"),
 ]
+
+
+def precision_change(column_type: str) -> str | None:
+    """SQL of the old value `{c}` with less precision, in the same type; None: no precision to lose."""
+    t = column_type.lower()
+    if t in ("integer", "bigint", "smallint"):
+        return "({c} / 100) * 100"
+    if t.startswith(("numeric", "double", "real")):
+        return "cast(round(cast({c} as numeric), 0) as " + t + ")"
+    if t.startswith(("text", "character")):
+        return "left({c}, 3)"
+    if t.startswith("timestamp"):
+        return "date_trunc('day', {c})"
+    if t == "date":
+        return "cast(date_trunc('month', {c}) as date)"
+    return None
+
+
+def accepted_values(project: dict) -> dict[tuple[str, str], list[str]]:
+    """(node, column) -> the values its accepted_values test allows: the enum columns."""
+    return {(t["attached"], t["column"]): t["values"] for t in project["tests"].values()
+            if t["test"] == "accepted_values" and t.get("values")}
 
 
 def descendants(project: dict, uid: str) -> set[str]:
@@ -488,6 +527,7 @@ def generate_changes(project: dict, *, count: int, seed: int) -> list[Change]:
     a not_null test checks or a model below reads: making a column nullable."""
     nodes = project["nodes"]
     not_null = {(t["attached"], t["column"]) for t in project["tests"].values() if t["test"] == "not_null"}
+    enums = accepted_values(project)
     eligible = sorted(uid for uid, n in nodes.items()
                       if any(nodes[d]["owner_team"] != n["owner_team"] for d in descendants(project, uid)))
     rng = random.Random(seed)
@@ -499,6 +539,10 @@ def generate_changes(project: dict, *, count: int, seed: int) -> list[Change]:
             read_below = re.search(rf"\b{re.escape(name)}\b", below) is not None
             for kind in KINDS:
                 if kind == "nulls" and (column["nulls"] or not ((uid, name) in not_null or read_below)):
+                    continue
+                if kind == "enum" and len(enums.get((uid, name), [])) < 2:
+                    continue
+                if kind == "precision" and (precision_change(column["type"]) is None or not read_below):
                     continue
                 candidates[kind].append((uid, name))
     for kind in KINDS:
@@ -539,9 +583,19 @@ def make_change(project: dict, kind: str, uid: str, column: str) -> Change:
     elif kind == "type":
         change.new_type, _ = type_change(column_type)
         change.detail = f"change type of {column} from {column_type} to {change.new_type}"
+    elif kind == "enum":
+        values = accepted_values(project)[(uid, column)]
+        change.old_value, change.new_value = values[0], values[1]
+        change.detail = f"narrow the enum {column}: '{values[0]}' no longer produced, its rows become '{values[1]}'"
+    elif kind == "precision":
+        change.detail = f"lose precision of {column}: " + precision_change(column_type).format(c=column)
     else:
         change.detail = f"set {column} to NULL in one row in five"
     return change
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
 
 
 def _q(name: str) -> str:
@@ -560,6 +614,11 @@ def table_change_sql(change: Change, node: dict) -> str:
         column_type = next(x["type"] for x in node["columns"] if x["name"] == change.column)
         new_type, expr = type_change(column_type)
         return f"ALTER TABLE {table} ALTER COLUMN {c} TYPE {new_type} USING {expr.format(c=c)}"
+    if change.kind == "enum":
+        return f"UPDATE {table} SET {c} = {_literal(change.new_value)} WHERE {c} = {_literal(change.old_value)}"
+    if change.kind == "precision":
+        column_type = next(x["type"] for x in node["columns"] if x["name"] == change.column)
+        return f"UPDATE {table} SET {c} = {precision_change(column_type).format(c=c)}"
     key = _q(node["columns"][0]["name"])
     return f"UPDATE {table} SET {c} = NULL WHERE abs(hashtext(cast({key} as text))) % 5 = 0"
 
@@ -581,6 +640,11 @@ def model_change_sql(change: Change, node: dict) -> str:
             expressions.append(f"{expr.format(c=c)} as {c}")
         elif change.kind == "nulls":
             expressions.append(f"case when abs(hashtext(cast({key} as text))) % 5 = 0 then null else {c} end as {c}")
+        elif change.kind == "enum":
+            expressions.append(f"case when {c} = {_literal(change.old_value)} then {_literal(change.new_value)} "
+                               f"else {c} end as {c}")
+        elif change.kind == "precision":
+            expressions.append(f"{precision_change(column['type']).format(c=c)} as {c}")
     original = node["code"].rstrip()
     return (f"-- bench/impact.py change {change.id}: {change.detail}\n"
             f"with before_change as (\n{original}\n)\n\nselect\n    " + ",\n    ".join(expressions)
@@ -600,6 +664,12 @@ class Outcome:
     selection: str = "downstream"
     seconds: float = 0.0
     project_hash: str = ""
+
+
+def test_team(project: dict, unique_id: str) -> str:
+    """The team a test belongs to: a singular test's own, else its model's."""
+    test = project["tests"][unique_id]
+    return test.get("owner_team") or project["nodes"][test["attached"]]["owner_team"]
 
 
 def selector(change: Change, node: dict) -> str:
@@ -643,8 +713,7 @@ def run_change(tools: Path, project: dict, change: Change, *, full: bool = False
     for r in test_results["results"]:
         if r["status"] in ("fail", "error"):
             outcome.failed_tests.append(r["unique_id"])
-            attached = project["tests"][r["unique_id"]]["attached"]
-            team = project["nodes"][attached]["owner_team"]
+            team = test_team(project, r["unique_id"])
             outcome.broken.setdefault(team, []).append(r["unique_id"])
     outcome.broken_teams = sorted(t for t in outcome.broken if t != change.owner_team)
     outcome.seconds = time.perf_counter() - started

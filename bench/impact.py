@@ -3,13 +3,14 @@
     python bench/impact.py [--changes 96] [--seed 11] [--refresh] [--recapture]
                            [--verify-full 2] [--ask http|inprocess|none]
     python bench/impact.py --one-run [--changes 96] [--seed 11]
+    python bench/impact.py --smoke [--smoke-changes 8]
     python bench/impact.py --world [--world-datasets 10000] [--world-jobs 2000] [--world-columns 20]
 
 The ground truth comes from a real tool, never from our own lineage:
 
 1. A dbt project on PostgreSQL (bench/dbt_impact/: 8 raw sources owned by an ingest
    team, each with its loader's bookkeeping columns and a few that only its owner's
-   staging keeps, 3 seeds, 52 models owned by 9 teams, 185 tests) runs in its own virtualenv, .venv-tools/dbt
+   staging keeps, 3 seeds, 55 models owned by 9 teams, 199 tests) runs in its own virtualenv, .venv-tools/dbt
    (dbt-core<1.12, dbt-postgres, openlineage-dbt; created if missing), on a scratch
    database (IMPACT_WAREHOUSE_DB, default impact_wh, on IMPACT_PG_URL, default
    postgres://postgres@127.0.0.1:5432; created, and dropped at the end unless
@@ -18,7 +19,8 @@ The ground truth comes from a real tool, never from our own lineage:
    transport); they are kept in bench/dbt_impact/captured/ with a digest of the
    project (manifest parents, owners, columns) and are what the product ingests.
 3. Breaking changes are generated from the project (`--changes`, seeded): drop,
-   rename, an incompatible type, NULLs in a column that had none; to raw sources
+   rename, an incompatible type, NULLs in a column that had none, an enum narrowed
+   (a value no longer produced), precision lost (rounded, truncated); to raw sources
    and seeds (ALTER TABLE / UPDATE) and to models (the model's SQL rewritten). For
    each: a copy of the clean database, the change, `dbt run` then `dbt test` on
    the changed node and everything below it (not `dbt build`, which would skip
@@ -48,11 +50,17 @@ The ground truth comes from a real tool, never from our own lineage:
    of one impact computation.
 
 Prints a readable summary, then one JSON line (last):
-{"changes", "broken_teams", "missed", "required_acks", "dataset_granular_acks", "ratio",
+{"changes", "broken_teams", "ideal_acks", "missed", "required_acks", "required_vs_ideal", "by_kind",
+ "dataset_granular_acks", "ratio",
  "false_not_affected", "dataset_granular_missed", "downstream_granular_acks",
  "downstream_granular_missed", "ratio_vs_downstream_granular", "ideal_ratio", "ratio_within_granular",
  "ideal_ratio_within_granular", "floor_acks", "floor_ratio", "product", "timings"}
-`missed` and `false_not_affected` must be 0; `ratio` = required / dataset-granular acks, target <= 0.5.
+`missed` and `false_not_affected` must be 0; `required_vs_ideal` = required_acks / ideal_acks (the acks
+of a router asking exactly the broken teams), target <= 1.2; `by_kind`: per kind of change (drop,
+rename, type, nulls, enum narrowed, precision) `required` (broken teams), `actual` (asked), `missed`.
+`ratio` = required / dataset-granular acks (the earlier yardstick).
+`--smoke`: no dbt: the captured events and the cached ground truth of the first --smoke-changes
+changes, the product asked in process (seconds; what CI runs).
 `ideal_ratio` is what a router asking exactly the broken teams would score: teams broken
 through a model in between count above the line but were never asked below it.
 `*_within_granular` count only the asked teams that today's rule also asks.
@@ -177,6 +185,13 @@ def registrations(project: dict) -> dict[str, set[str]]:
         for parent in node["parents"]:
             if parent in nodes and nodes[parent]["owner_team"] != node["owner_team"]:
                 consumers[nodes[parent]["relation"]].add(node["owner_team"])
+    # A team's tests read what they name too: a relationships test the other model, a
+    # singular test every model it selects from (the manifest's depends_on).
+    for unique_id, test in project["tests"].items():
+        team = dbt_side.test_team(project, unique_id)
+        for parent in test["parents"]:
+            if parent in nodes and nodes[parent]["owner_team"] != team:
+                consumers[nodes[parent]["relation"]].add(team)
     return consumers
 
 
@@ -345,6 +360,8 @@ def job_team(event: dict, project: dict) -> str:
     node = ((event.get("job", {}).get("facets") or {}).get("dbt_node") or {}).get("unique_id")
     if node in project["nodes"]:
         return project["nodes"][node]["owner_team"]
+    if node in project["tests"]:     # a singular test: its own job, its own team
+        return dbt_side.test_team(project, node)
     outputs = [d["name"] for d in event.get("outputs", [])]
     for n in project["nodes"].values():
         if n["relation"] in outputs:
@@ -419,6 +436,13 @@ def contract_document(node: dict, *, version: str = "1.0", change: Change | None
                 entry["dtype"] = PG_TO_DTYPE[change.new_type]
             elif change.kind == "nulls":
                 entry["nullable"] = True
+            elif change.kind == "enum":
+                kept = [v for v in dbt_side.accepted_values(PROJECT_OF[0])[(change.node, change.column)]
+                        if v != change.old_value]
+                entry["checks"] = [{"isin": kept}]
+            elif change.kind == "precision":
+                entry["checks"] = [{"str_length": {"max_value": 3}}] if entry["dtype"] == "str" else \
+                    [{"multiple_of": 100}]
         columns.append(entry)
     return {
         "schema": {"name": contract_name(node), "domain": CONTRACT_DOMAIN, "subdomains": [node["schema"]],
@@ -429,6 +453,13 @@ def contract_document(node: dict, *, version: str = "1.0", change: Change | None
                    "add_missing_columns": False, "unique_column_names": False},
         "columns": columns,
     }
+
+
+# What each kind of change does to its column (registry.usage.Effect), as the checker's
+# report would say it (change_requests.impact.column_effects).
+EFFECTS = {"drop": "removed", "rename": "removed", "type": "retyped", "nulls": "nulls", "enum": "values",
+           "precision": "values"}
+PROJECT_OF: list[dict] = [{}]   # the project contract_document reads enum values from
 
 
 class Asker:
@@ -475,9 +506,8 @@ class Asker:
     def ask(self, change: Change) -> dict:
         node = self.node_of(change)
         if self.mode == "inprocess":
-            effect = "removed" if change.kind in ("drop", "rename") else "changed"
             return normalized(self.preview_change(self.registry["datasets"][node["relation"]], [change.column],
-                                                  effect=effect))
+                                                  effect=EFFECTS[change.kind]))
         self.ensure_contract(node)
         body = {"document": contract_document(node, version="2.0", change=change)}
         token = self.registry["user_tokens"][node["owner_team"]]
@@ -491,7 +521,14 @@ class Asker:
 
 def normalized(answer) -> dict:
     """{"affected": {team}, "not_affected": {team}, "dataset_granular": {team} | None, "unregistered": n}
-    from the expected shape (lists of {"team": slug, …} or of slugs)."""
+    from the expected shape (lists of {"team": slug, …} or of slugs).
+
+    The seam for per-team verdicts: whatever the product decides per team (routing by
+    column and value flow, a retype re-checked against the consumer's SQL, a proof by
+    EXPLAIN) arrives here as the team's place in `affected` (proven broken or assumed
+    affected: asked) or `not_affected` (told, with the reason). A verdict that moves a
+    team between the two lists changes `required_acks`, `missed` and `false_not_affected`
+    with no change to this bench."""
     if hasattr(answer, "as_dict"):
         answer = answer.as_dict()
     elif not isinstance(answer, dict) and hasattr(answer, "__dataclass_fields__"):
@@ -687,36 +724,55 @@ def main() -> None:
                         help="how to ask the product: its HTTP endpoint, preview_change in-process, or not at all")
     parser.add_argument("--one-run", action="store_true",
                         help="import_dbt, an ownership rules file, then ONE dbt-ol build posted with ONE token")
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds: the captured events and cached ground truth of a few changes, asked in process")
+    parser.add_argument("--smoke-changes", type=int, default=8, help="how many changes --smoke asks about (default 8)")
     parser.add_argument("--world", action="store_true", help="time one impact computation in a generated registry")
     parser.add_argument("--world-datasets", type=int, default=10_000)
     parser.add_argument("--world-jobs", type=int, default=2_000)
     parser.add_argument("--world-columns", type=int, default=20)
     parser.add_argument("--world-samples", type=int, default=200)
     args = parser.parse_args()
+    if args.smoke:
+        args.ask = "inprocess"
     if args.world:
         world(args)
         return
 
     started = time.perf_counter()
-    tools = dbt_side.ensure_tools()
-    project, events, capture_timings = captured_project(tools, recapture=args.recapture)
-    print_project(project, dbt_side.summarize_events(events, project))
-    changes = dbt_side.generate_changes(project, count=args.changes, seed=args.seed)
-    kinds = {k: sum(1 for c in changes if c.kind == k) for k in dbt_side.KINDS}
-    log(f"{len(changes)} breaking changes ({', '.join(f'{k} {v}' for k, v in kinds.items())}); ground truth "
-        f"from `dbt run` + `dbt test` on each change's downstream:")
     one_run = None
-    try:
-        outcomes, gt_timings = ground_truth(tools, project, changes, refresh=args.refresh, verify_full=args.verify_full)
-        if args.one_run:
-            dbt_side.ensure_warehouse(tools, project)
-            events, manifest, catalog, build_s = one_dbt_build(tools)
-            one_run = {"manifest": manifest, "catalog": catalog}
-            capture_timings = {**capture_timings, "dbt_ol_build_s": build_s}
-    finally:
-        if not args.keep_warehouse:
-            for database in (dbt_side.WORK_DB, dbt_side.WAREHOUSE):
-                dbt_side.drop_database(database)
+    if args.smoke:
+        # The captured events and the cached ground truth only: no dbt, seconds.
+        project, events = dbt_side.load_captured()
+        capture_timings: dict = {}
+        print_project(project, dbt_side.summarize_events(events, project))
+        cache = dbt_side.load_ground_truth()
+        drawn = dbt_side.generate_changes(project, count=args.changes, seed=args.seed)
+        changes = [c for c in drawn if dbt_side.cache_key(c, project) in cache][:args.smoke_changes]
+        outcomes = [cache[dbt_side.cache_key(c, project)] for c in changes]
+        gt_timings = {"computed": 0, "cached": len(changes)}
+        log(f"Smoke: {len(changes)} changes with a cached ground truth.")
+    else:
+        tools = dbt_side.ensure_tools()
+        project, events, capture_timings = captured_project(tools, recapture=args.recapture)
+        print_project(project, dbt_side.summarize_events(events, project))
+        changes = dbt_side.generate_changes(project, count=args.changes, seed=args.seed)
+        kinds = {k: sum(1 for c in changes if c.kind == k) for k in dbt_side.KINDS}
+        log(f"{len(changes)} breaking changes ({', '.join(f'{k} {v}' for k, v in kinds.items())}); ground truth "
+            f"from `dbt run` + `dbt test` on each change's downstream:")
+        try:
+            outcomes, gt_timings = ground_truth(tools, project, changes, refresh=args.refresh,
+                                                verify_full=args.verify_full)
+            if args.one_run:
+                dbt_side.ensure_warehouse(tools, project)
+                events, manifest, catalog, build_s = one_dbt_build(tools)
+                one_run = {"manifest": manifest, "catalog": catalog}
+                capture_timings = {**capture_timings, "dbt_ol_build_s": build_s}
+        finally:
+            if not args.keep_warehouse:
+                for database in (dbt_side.WORK_DB, dbt_side.WAREHOUSE):
+                    dbt_side.drop_database(database)
+    PROJECT_OF[0] = project
 
     consumers = registrations(project)
     broken_total = sum(len(o["broken_teams"]) for o in outcomes)
@@ -741,7 +797,8 @@ def main() -> None:
     log(f"The same rule over everything built from the changed dataset asks {downstream_total} teams "
         f"and misses {downstream_missed}.")
 
-    result = {"changes": len(changes), "broken_teams": broken_total, "missed": None, "required_acks": None,
+    result = {"changes": len(changes), "broken_teams": broken_total, "ideal_acks": broken_total,
+              "missed": None, "required_acks": None, "required_vs_ideal": None,
               "dataset_granular_acks": granular_total, "ratio": None, "false_not_affected": None,
               "dataset_granular_missed": granular_missed,
               "downstream_granular_acks": downstream_total, "downstream_granular_missed": downstream_missed,
@@ -763,6 +820,8 @@ def main() -> None:
             answers = product["answers"]
             missed = false_not_affected = required = granular = within = floor = 0
             report = []
+            by_kind = {k: {"changes": 0, "required": 0, "actual": 0, "missed": 0, "false_not_affected": 0}
+                       for k in dbt_side.KINDS}
             for change, outcome, answer, own, readers in zip(changes, outcomes, answers, granular_own,
                                                              product["direct_readers"], strict=True):
                 broken = set(outcome["broken_teams"])
@@ -774,6 +833,12 @@ def main() -> None:
                 required += len(answer["affected"])
                 granular += len(asked_today)
                 within += len(answer["affected"] & set(asked_today))
+                kind = by_kind[change.kind]
+                kind["changes"] += 1
+                kind["required"] += len(broken)
+                kind["actual"] += len(answer["affected"])
+                kind["missed"] += len(broken - answer["affected"])
+                kind["false_not_affected"] += len(broken & answer["not_affected"])
                 report.append({"change": change.id, "broken": sorted(broken), "affected": sorted(answer["affected"]),
                                "not_affected": sorted(answer["not_affected"]), "dataset_granular": sorted(asked_today),
                                "missed": sorted(broken - answer["affected"]), "evidence": outcome["broken"]})
@@ -781,6 +846,8 @@ def main() -> None:
             REPORT.write_text(json.dumps(report, indent=1) + "\n")
             log(f"Per change (truth, answer, the models and tests that broke): {REPORT.relative_to(ROOT)}")
             result.update({"missed": missed, "required_acks": required, "dataset_granular_acks": granular,
+                           "required_vs_ideal": round(required / broken_total, 3) if broken_total else None,
+                           "by_kind": by_kind,
                            "ratio": round(required / granular, 3) if granular else None,
                            "false_not_affected": false_not_affected,
                            "ratio_within_granular": round(within / granular, 3) if granular else None,
@@ -790,6 +857,13 @@ def main() -> None:
             log(f"Product: asks {required} teams where today's rule asks {granular} (ratio {result['ratio']}, "
                 f"target <= 0.5); missed {missed} broken teams, told {false_not_affected} broken teams "
                 "they were not affected (both must be 0).")
+            log(f"Against a router asking exactly the broken teams: {required} asks for {broken_total} "
+                f"(required_acks / ideal_acks {result['required_vs_ideal']}, target <= 1.2). Per kind of change "
+                "(required = broken teams, actual = asked, missed):")
+            for name, k in by_kind.items():
+                if k["changes"]:
+                    log(f"  {name:9} {k['changes']:3} changes: required {k['required']:3}, actual {k['actual']:3}, "
+                        f"missed {k['missed']}, false not affected {k['false_not_affected']}")
             log(f"Asking every team that reads a touched column of the changed dataset itself, as the rule says, "
                 f"and every broken team: at least {floor} asks (ratio {result['floor_ratio']}), whatever the router.")
     result["timings"] = {**capture_timings, **gt_timings,

@@ -36,7 +36,7 @@ from change_requests.verify import KIND_LABELS, judge_teams
 from contracts_app.models import Contract
 from contracts_app.publishing import check_in_required_modes, gate_errors, published_below
 from registry.models import Consumer, Dataset, Team
-from registry.usage import Effect, JobReading, downstream_columns, readings_of
+from registry.usage import Effect, Flow, JobReading, absorbing_readers, readings_of, value_flow
 
 _PROPERTY = re.compile(r"^/properties/([^/]+)")
 _COLUMN = re.compile(r"/properties/[^/]+")
@@ -87,7 +87,7 @@ def column_effects(report: dict, schema_type: str) -> Effects | None:
             return None
         # Only the column itself removed is a removal; a property removed inside it changes its values.
         removed = kind == "property_removed" and _COLUMN.fullmatch(_within_row(path, schema_type)) is not None
-        effects.setdefault(column, set()).add(Effect.REMOVED if removed else Effect.CHANGED)
+        effects.setdefault(column, set()).add(Effect.REMOVED if removed else Effect.of_change(kind))
     # A column no longer promised is gone for its readers, whatever else the report says
     # of it (that it is no longer required, say): the readers who name it are asked.
     return {column: {Effect.REMOVED} if Effect.REMOVED in found else found for column, found in effects.items()}
@@ -104,6 +104,10 @@ class Hit:
     evidence: list[dict[str, Any]] = field(default_factory=list)
     decided_by: str = ""  # the rule that made the job its team's (registry.jobs.DecidedBy)
     decided_by_detail: str = ""
+    # Touched columns it reads whose change its SQL provably absorbs: [{"column", "by"}]
+    absorbed: list[dict[str, str]] = field(default_factory=list)
+    # How the change reached this dataset's touched columns: [{"column", "path": [step…]}]
+    reached_by: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -177,6 +181,20 @@ def _hit(reading: JobReading, dataset_label: str, touched: list[str] | None) -> 
                *decided)
 
 
+def _absorb(hit: Hit, reading: JobReading, absorbing: dict[tuple[int, str, str, str], str]) -> None:
+    """Leave out of the hit's touched columns those whose change the job's SQL absorbs."""
+    if not absorbing or hit.reads is None:
+        return
+    kept = []
+    for column in hit.touched:
+        by = absorbing.get((reading.dataset_id, column, reading.job_namespace, reading.job_name))
+        if by is None:
+            kept.append(column)
+        else:
+            hit.absorbed.append({"column": column, "by": by})
+    hit.touched = kept
+
+
 def _judge_dataset(label: str, hits: list[Hit], declared: list[str] | None,
                    touched: list[str] | None) -> tuple[bool, str]:
     """(affected, why) for one consumed dataset, `touched` being the columns touched there."""
@@ -191,10 +209,29 @@ def _judge_dataset(label: str, hits: list[Hit], declared: list[str] | None,
         parts = [f"its jobs read {', '.join(observed)}"] if observed else []
         if declared_hits:
             parts.append(f"it declared {', '.join(declared_hits)}")
-        return True, " and ".join(parts) + f" of {label}"
+        return True, " and ".join(parts) + f" of {label}" + _reached(hits, observed)
     if not hits and declared is None:
         return True, f"its usage of {label} is unknown: no job of it was seen reading it and it declared no columns"
+    absorbed = [f"{hit.job} reads {a['column']} only through `{a['by']}`" for hit in hits for a in hit.absorbed]
+    if absorbed:
+        return False, f"{_STOPS} on {label}: " + "; ".join(absorbed)
     return False, f"nothing it reads or declared of {label} is touched"
+
+
+_STOPS = "the change stops in its SQL"
+
+
+def _reached(hits: list[Hit], columns: list[str]) -> str:
+    """How the change reached the columns (the first path of each), in words."""
+    paths = {r["column"]: r["path"] for hit in hits for r in hit.reached_by if r["column"] in columns}
+    if not paths:
+        return ""
+    said = []
+    for column, path in sorted(paths.items()):
+        said.append(f"{column} by " + " then ".join(
+            f"{s['kind'].lower()} {s['subtype'] or 'use'} in {s['job']}" + (f" (`{s['fragment']}`)" if s["fragment"] else "")
+            for s in path))
+    return " (reached: " + "; ".join(said) + ")"
 
 
 # team -> dataset label -> (its jobs' hits, the columns it declared there, the columns touched there)
@@ -211,6 +248,9 @@ def _judge(team: Team, consumed: Consumed, touched: list[str] | None) -> TeamImp
     hits = [hit for hits, _, _ in consumed.values() for hit in hits]
     if affected:
         return TeamImpact(team.pk, team.slug, True, "; ".join(affected), declared_all, hits)
+    stopped = [why for _, why in verdicts if why.startswith(_STOPS)]
+    if stopped:
+        return TeamImpact(team.pk, team.slug, False, "; ".join(stopped), declared_all, hits)
     return TeamImpact(team.pk, team.slug, False,
                       f"none of the touched columns ({', '.join(touched or [])}) is read or declared by it",
                       declared_all, hits)
@@ -260,13 +300,18 @@ def assess_datasets(datasets_: Iterable[Dataset], touched: list[str] | None, *, 
     datasets = {d.pk: d for d in datasets_}
     touched_at: dict[int, list[str] | None] = {pk: touched for pk in datasets}
     labels = {pk: _label(d) for pk, d in datasets.items()}
+    flow, effects_at = Flow(), {}
     if datasets and touched != []:
         sources = {pk: ({c: set((effects or {}).get(c) or Effect.ALL) for c in touched} if touched is not None else None)
                    for pk in datasets}
-        downstream = {pk: cols for pk, cols in downstream_columns(sources, now=now).items() if pk not in datasets}
+        flow = value_flow(sources, now=now)
+        downstream = {pk: cols for pk, cols in flow.reached.items() if pk not in datasets}
         for dataset in Dataset.objects.filter(pk__in=downstream):
             labels[dataset.pk] = f"{_label(dataset)} (fed by the changed columns)"
             touched_at[dataset.pk] = sorted(downstream[dataset.pk])
+        effects_at = {**{pk: cols for pk, cols in sources.items() if cols is not None}, **downstream}
+    # Jobs whose SQL provably absorbs the change of a column they read (lineage.sql_usage).
+    absorbing = absorbing_readers(effects_at, now) if effects_at else {}
     consumers = list(Consumer.objects.filter(dataset_id__in=touched_at).select_related("team").order_by("team__name"))
     readings = readings_of(touched_at, now=now) if touched_at else []
     teams: dict[int, Team] = {}
@@ -282,6 +327,9 @@ def assess_datasets(datasets_: Iterable[Dataset], touched: list[str] | None, *, 
     for reading in readings:
         there = touched_at[reading.dataset_id]
         hit = _hit(reading, labels[reading.dataset_id], there)
+        _absorb(hit, reading, absorbing)
+        hit.reached_by = [{"column": c, "path": [step.to_dict() for step in flow.path_to(reading.dataset_id, c)]}
+                          for c in hit.touched if (reading.dataset_id, c) in flow.steps]
         mine = consumed.get(reading.team_id, {}).get(hit.dataset)
         if mine is not None:
             mine[0].append(hit)

@@ -7,10 +7,11 @@ class LineageConfig(AppConfig):
 
     def ready(self) -> None:
         from lineage import demo, inbox, views  # noqa: F401  (register the demo step, the dataset-page section, the inbox)
-        from lineage.column_graph import fed_columns
+        from lineage.column_graph import absorbing_jobs, fed_steps
         from lineage.models import compiled_queries, observed_schemas
         from registry.hooks import (
-            column_feeds,
+            column_absorbers,
+            column_steps,
             dataset_observed_schemas,
             hot_path,
             job_queries,
@@ -22,8 +23,10 @@ class LineageConfig(AppConfig):
         hot_path("api-lineage")
         hot_path("api-lineage-batch")
         hot_path("api-lineage-slash")  # the same endpoint as Marquez's Java client spells it
-        # Who a change breaks downstream: the columns a column feeds, from the field edges.
-        column_feeds(fed_columns)
+        # Who a change breaks downstream: the columns a column's values reach, from the
+        # field edges, and the jobs whose SQL absorbs the change.
+        column_steps(fed_steps)
+        column_absorbers(absorbing_jobs)
         # What a dataset's latest schema facet listed, for drafting a contract from it.
         dataset_observed_schemas(observed_schemas)
         # Consumers' compiled SQL and the schemas they read, to type-check and verify a change.

@@ -26,11 +26,12 @@ from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
+from lineage.column_usage import absorbed_by
 from lineage.graph import GraphError, NodeNotFound
 from lineage.models import DatasetSchema, FieldEdge, Job
 from registry.db import prepared_cursor
 from registry.models import Dataset
-from registry.usage import Effect, UsageKind, carries
+from registry.usage import ColumnRead, Effect, FlowStep, UsageKind, carries
 
 MAX_DEPTH = 100
 DEFAULT_DEPTH = 20
@@ -228,23 +229,68 @@ def to_marquez(rows: list[tuple]) -> dict[str, Any]:
     return {"graph": sorted(nodes.values(), key=lambda n: n["id"])}
 
 
-def fed_columns(sources: dict[int, dict[str, set[str]] | None], now=None) -> dict[int, dict[str, set[str]]]:
-    """One hop downstream for registry.hooks.column_feeds: the output columns that the
-    `sources` columns feed DIRECT-ly (their values flow into them; INDIRECT uses make
-    the job itself a reader), with the effects each edge carries. One query."""
+def fed_steps(sources: dict[int, dict[str, set[str]] | None], now=None) -> list[FlowStep]:
+    """One hop downstream for registry.hooks.column_steps: the output columns that the
+    `sources` columns reach, through DIRECT field edges (their values flow into them,
+    unless the edge's expression absorbs the change) and INDIRECT ones that change
+    results (a join key, a group key, a filter, …), with the effects each carries
+    (registry.usage.carries) and the SQL fragment of the edge. One query."""
     condition = Q()
     for dataset_id, columns in sources.items():
         condition |= Q(input_dataset_id=dataset_id) if columns is None else Q(
             input_dataset_id=dataset_id, input_field__in=sorted(columns))
     if not condition:
-        return {}
-    fed: dict[int, dict[str, set[str]]] = {}
-    rows = (FieldEdge.objects.current(now).filter(condition, kind=UsageKind.DIRECT)
-            .values_list("input_dataset_id", "input_field", "dataset_id", "field", "subtype", "through_star"))
-    for input_id, input_field, dataset_id, field_, subtype, through_star in rows.distinct():
+        return []
+    steps: list[FlowStep] = []
+    rows = (FieldEdge.objects.current(now).filter(condition)
+            .values_list("input_dataset_id", "input_field", "dataset_id", "field", "kind", "subtype", "through_star",
+                         "description", "job__namespace", "job__name"))
+    for input_id, input_field, dataset_id, field_, kind, subtype, through_star, description, ns, name in rows.distinct():
         columns = sources[input_id]
         effects = Effect.ALL if columns is None else columns.get(input_field, ())
-        carried = {e for e in effects if carries(e, subtype, through_star)}
+        absorbs = absorbed_by(description or "")
+        carried = {carries(e, subtype, through_star, kind=kind, absorbs=absorbs) for e in effects} - {None}
         if carried:
-            fed.setdefault(dataset_id, {}).setdefault(field_, set()).update(carried)
-    return fed
+            steps.append(FlowStep(input_id, input_field, dataset_id, field_, f"{ns}/{name}", kind, subtype or "",
+                                  _shown(description or ""), frozenset(carried)))
+    steps.sort(key=lambda s: (s.dataset_id, s.column, s.kind != UsageKind.DIRECT, s.job, s.input_dataset_id,
+                              s.input_column))
+    return steps
+
+
+def _shown(description: str) -> str:
+    """The SQL of an edge's description, without the absorbed changes it leads with."""
+    if absorbed_by(description):
+        return description.partition(": ")[2]
+    return description
+
+
+def absorbing_jobs(touched: dict[int, dict[str, set[str]]], now=None) -> dict[tuple[int, str, str, str], str]:
+    """For registry.hooks.column_absorbers: the jobs whose every use of a touched column
+    absorbs every effect on it — each of their field edges from the column is DIRECT
+    and its expression absorbs them (lineage.column_usage.absorbed_by), and no INDIRECT
+    read of it was seen (a filter, a join, a check) — with the expression. Two queries."""
+    wanted = {(d, c): set(e) for d, columns in touched.items() for c, e in (columns or {}).items()
+              if e and not (set(e) - {Effect.RETYPED, Effect.NULLS, Effect.VALUES})}
+    if not wanted:
+        return {}
+    condition = Q()
+    for dataset_id, column in wanted:
+        condition |= Q(input_dataset_id=dataset_id, input_field=column)
+    uses: dict[tuple[int, str, str, str], list[tuple[str, str]]] = {}
+    for dataset_id, column, kind, description, ns, name in (
+            FieldEdge.objects.current(now).filter(condition)
+            .values_list("input_dataset_id", "input_field", "kind", "description", "job__namespace", "job__name")):
+        uses.setdefault((dataset_id, column, ns, name), []).append((kind, description or ""))
+    read_condition = Q()
+    for dataset_id, column in wanted:
+        read_condition |= Q(dataset_id=dataset_id, column=column)
+    steering = set(ColumnRead.objects.current(now).filter(read_condition, kind=UsageKind.INDIRECT)
+                   .values_list("dataset_id", "column", "job_namespace", "job_name"))
+    found = {}
+    for key, edges in uses.items():
+        effects = wanted[(key[0], key[1])]
+        if key in steering or any(kind != UsageKind.DIRECT or not effects <= absorbed_by(text) for kind, text in edges):
+            continue
+        found[key] = "; ".join(sorted({_shown(text) for _, text in edges}))
+    return found

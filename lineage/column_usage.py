@@ -19,7 +19,12 @@ it wins, and its name is kept with the facts:
    LineageDatasetFacet; `lineage` on the job, a LineageJobFacet with entries);
 2. the `columnLineage` facet of the outputs (field-level `inputFields`, and the
    dataset-level `dataset` list, which is INDIRECT usage: filters, joins, …);
-3. the `sql` job facet, parsed with sqlglot (lineage.sql_usage).
+3. data-quality checks: the columns a `dataQualityAssertions` or
+   `dataQualityMetrics` facet of an input checks (a dbt test reads them);
+4. the `sql` job facet, parsed with sqlglot (lineage.sql_usage): for a SQL
+   model also how each input column's values reach each output column (field
+   edges: DIRECT with the expression and what it absorbs, INDIRECT with the
+   clause — JOIN, GROUP_BY, FILTER, WINDOW, CONDITIONAL — that changes them).
 
 An input no source speaks about with columns is read "all or unknown" (column
 "", source `input`); so is every input when the SQL cannot be parsed. Missing
@@ -44,6 +49,7 @@ from lineage.sql_usage import (
     SqlNotUnderstood,
     SqlReading,
     TableRef,
+    ValueStep,
     dialect_for,
     sql_reading,
     sql_tables,
@@ -285,7 +291,36 @@ def _column_lineage(parsed: ParsedEvent) -> _Evidence:
     return evidence
 
 
-# --- source 3: the sql job facet -------------------------------------------------------
+# --- source 3: data-quality checks -------------------------------------------------------
+
+def _quality_checks(parsed: ParsedEvent) -> _Evidence:
+    """A check reads the columns it checks: each assertion of a `dataQualityAssertions`
+    facet that names a column (dbt-ol reports a model's tests so, on the tested input),
+    and each column of a `dataQualityMetrics` facet's `columnMetrics` (null counts,
+    distinct counts, …). INDIRECT: a check feeds no output, it judges the values. The
+    tables a check's compiled SQL reads besides (a `relationships` test's other model,
+    a singular test's every model) come from the `sql` job facet, as any job's."""
+    evidence = _Evidence()
+    for dataset in parsed.payload.get("inputs") or ():
+        key = _key_of(dataset)
+        if key is None:
+            continue
+        for group in ("inputFacets", "facets"):
+            facets = dataset.get(group)
+            if not isinstance(facets, dict):
+                continue
+            assertions = facets.get("dataQualityAssertions")
+            for item in (assertions.get("assertions") if isinstance(assertions, dict) else None) or ():
+                if isinstance(item, dict) and isinstance(item.get("column"), str) and item["column"]:
+                    evidence.read(key, item["column"], INDIRECT)
+            metrics = facets.get("dataQualityMetrics")
+            columns = metrics.get("columnMetrics") if isinstance(metrics, dict) else None
+            for column in columns if isinstance(columns, dict) else ():
+                evidence.read(key, column, INDIRECT)
+    return evidence
+
+
+# --- source 4: the sql job facet -------------------------------------------------------
 
 def _sql_facet(parsed: ParsedEvent) -> tuple[str, str | None] | None:
     facet = parsed.job_facets.get("sql")
@@ -317,7 +352,8 @@ class UsagePlan:
     @classmethod
     def of(cls, parsed: ParsedEvent) -> UsagePlan:
         plan = cls(parsed, [(UsageSource.LINEAGE_FACET.value, _lineage_facets(parsed)),
-                            (UsageSource.COLUMN_LINEAGE.value, _column_lineage(parsed))])
+                            (UsageSource.COLUMN_LINEAGE.value, _column_lineage(parsed)),
+                            (UsageSource.QUALITY_CHECK.value, _quality_checks(parsed))])
         found = _sql_facet(parsed)
         if found is not None:
             plan.query, plan.dialect = found
@@ -408,12 +444,24 @@ class UsagePlan:
         output = self._sql_output(reading.target)
         if output is not None:
             spelled = {c.lower(): c for c in schemas.get(output, {})}
+            steps = {(name, step.table, step.column, step.kind): step for name, found in reading.steps for step in found}
             for name, inputs in reading.fields:
                 for found in inputs:
                     key = self.resolved.get(found.table)
                     if key is not None:
+                        step = steps.get((name, found.table, found.column, DIRECT))
                         evidence.edge(output, _Edge(spelled.get(name.lower(), name), key, found.column, DIRECT,
-                                                    found.subtype, through_star=found.through_star))
+                                                    found.subtype, step_description(step) if step else "",
+                                                    through_star=found.through_star))
+            # The INDIRECT uses that change results (a join key, a group key, a filter, a
+            # window's partition, a CASE condition): an edge to each result they change,
+            # its clause as the subtype and the clause's SQL as the description.
+            for name, found in reading.steps:
+                for step in found:
+                    key = self.resolved.get(step.table)
+                    if key is not None and step.kind == INDIRECT:
+                        evidence.edge(output, _Edge(spelled.get(name.lower(), name), key, step.column, INDIRECT,
+                                                    step.subtype, step.fragment[:MAX_DESCRIPTION]))
         return evidence
 
     def _sql_output(self, target: TableRef | None) -> DatasetKey | None:
@@ -466,12 +514,12 @@ class UsagePlan:
                                        edge.through_star)
                     row_key = (row.dataset_id, row.field, row.input_dataset_id, row.input_field, row.kind)
                     kept = edges.setdefault(row_key, row)
-                    if kept is not row and (kept.through_star is None or not kept.subtype):
+                    if kept is not row and (kept.through_star is None or not kept.subtype or not kept.description):
                         # Only the parsed SQL knows whether a column is passed on by name or
-                        # by `SELECT *`; a facet rarely says how either.
+                        # by `SELECT *`, and the expression that carries it; a facet rarely says.
                         edges[row_key] = kept._replace(
                             through_star=row.through_star if kept.through_star is None else kept.through_star,
-                            subtype=kept.subtype or row.subtype)
+                            subtype=kept.subtype or row.subtype, description=kept.description or row.description)
         rows.field_edges = [edges[k] for k in sorted(edges)]
         # An output's schema is its writer's word and replaces the stored one; an
         # input's only fills a gap (rewriting it would make every reader of a
@@ -488,6 +536,27 @@ class UsagePlan:
                     schema_rows[row[0]] = row
         rows.schemas = sorted(schema_rows.values())
         return rows
+
+
+ABSORBS = "absorbs "
+
+
+def step_description(step: ValueStep) -> str:
+    """A DIRECT edge's description: the expression that carries the values, led by the
+    value changes it provably absorbs ("absorbs nulls: coalesce(amount, 0)"), which
+    lineage.column_graph reads back (`absorbed_by`)."""
+    text = step.fragment
+    if step.absorbs:
+        text = f"{ABSORBS}{','.join(sorted(step.absorbs))}: {text}"
+    return text[:MAX_DESCRIPTION]
+
+
+def absorbed_by(description: str) -> frozenset[str]:
+    """The value changes an edge's description says it absorbs (`step_description`)."""
+    if not description.startswith(ABSORBS):
+        return frozenset()
+    head, sep, _ = description[len(ABSORBS):].partition(": ")
+    return frozenset(head.split(",")) if sep else frozenset()
 
 
 def event_schemas(parsed: ParsedEvent) -> dict[DatasetKey, dict[str, str]]:
@@ -618,11 +687,13 @@ def usage_said(parsed: ParsedEvent) -> list:
     """Everything of an event that its usage rows are read from, beyond its job: its
     datasets and their schema, lineage and columnLineage facets, and its sql and
     lineage job facets. Two events of a job saying the same give the same rows."""
-    def facets(dataset: Any, *names: str) -> list:
-        found = dataset.get("facets") if isinstance(dataset, dict) else None
+    def facets(dataset: Any, *names: str, group: str = "facets") -> list:
+        found = dataset.get(group) if isinstance(dataset, dict) else None
         return [found.get(name) for name in names] if isinstance(found, dict) else []
 
+    quality = ("dataQualityAssertions", "dataQualityMetrics")
     return [parsed.inputs,
             [(o["namespace"], o["name"], facets(o, "schema", "columnLineage", "lineage")) for o in parsed.outputs],
-            [facets(i, "schema") for i in parsed.payload.get("inputs") or ()],
+            [(facets(i, "schema", *quality), facets(i, *quality, group="inputFacets"))
+             for i in parsed.payload.get("inputs") or ()],
             parsed.job_facets.get("sql"), parsed.job_facets.get("lineage")]

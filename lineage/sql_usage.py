@@ -51,6 +51,14 @@ IDENTITY = "IDENTITY"
 TRANSFORMATION = "TRANSFORMATION"
 AGGREGATION = "AGGREGATION"
 DEFAULT_MAX_BYTES = 100_000
+# The INDIRECT uses through which an input's values change a result (OpenLineage's
+# INDIRECT subtypes; SORT only orders the rows).
+JOIN, GROUP_BY, FILTER, WINDOW, CONDITIONAL, SORT = "JOIN", "GROUP_BY", "FILTER", "WINDOW", "CONDITIONAL", "SORT"
+RESULT_CHANGING = frozenset({JOIN, GROUP_BY, FILTER, WINDOW, CONDITIONAL})
+# The value changes a step can absorb (registry.usage.Effect's values).
+RETYPED, NULLS, VALUES = "retyped", "nulls", "values"
+MAX_FRAGMENT = 400
+_TEXT_TYPES = {exp.DataType.Type.TEXT, exp.DataType.Type.VARCHAR, exp.DataType.Type.NVARCHAR}
 
 # OpenLineage's `dialect` values (and dataset namespace schemes) that sqlglot names otherwise.
 _DIALECTS = {
@@ -97,6 +105,23 @@ class FieldInput(NamedTuple):
     through_star: bool
 
 
+class ValueStep(NamedTuple):
+    """How an input column's values reach a result column beyond IDENTITY, and the SQL
+    that shows it: for a DIRECT input, the expression and the changes it absorbs (a
+    `cast(x as text)` takes any new type, a `coalesce(x, 'none')` any NULL, a
+    `count(x)` both a new type and new values); for an INDIRECT one, the clause
+    through which its values change the result: JOIN (rows matched), GROUP_BY (the
+    groups), FILTER (WHERE, HAVING, QUALIFY, an aggregate's FILTER: rows kept),
+    WINDOW (a window's PARTITION BY / ORDER BY), CONDITIONAL (a CASE condition)."""
+
+    table: TableRef
+    column: str
+    kind: str  # DIRECT | INDIRECT
+    subtype: str  # DIRECT: IDENTITY, TRANSFORMATION, AGGREGATION; INDIRECT: JOIN, GROUP_BY, …
+    fragment: str  # the SQL that justifies the step
+    absorbs: frozenset[str] = frozenset()  # of a DIRECT step: the value changes it provably absorbs
+
+
 @dataclass(frozen=True)
 class SqlReading:
     """What a query reads. Shared between threads through the cache: read only."""
@@ -107,6 +132,9 @@ class SqlReading:
     # Each result column and the input columns feeding it (DIRECT), in result order.
     fields: tuple[tuple[str, tuple[FieldInput, ...]], ...]
     target: TableRef | None
+    # Each result column and how input values reach it beyond an unchanged copy:
+    # DIRECT steps with their expression, INDIRECT ones with their clause (ValueStep).
+    steps: tuple[tuple[str, tuple[ValueStep, ...]], ...] = ()
 
 
 def dialect_for(dialect: str | None, namespace: str | None = None) -> str | None:
@@ -268,6 +296,12 @@ class _Ref(NamedTuple):
     kind: str
     how: str = IDENTITY  # of a DIRECT ref: IDENTITY, TRANSFORMATION or AGGREGATION
     star: bool = False  # every step so far was a SELECT *: the column is never named
+    # Of a DIRECT ref, the changes absorbed on the way and the SQL of the step that
+    # absorbed them (else of the first step that was not a copy); of an INDIRECT one,
+    # the clause (`use`: JOIN, GROUP_BY, …) and its SQL.
+    absorbs: frozenset = frozenset()
+    fragment: str = ""
+    use: str = ""
 
 
 @dataclass
@@ -278,6 +312,9 @@ class _Outputs:
     order: list[str] = field(default_factory=list)  # output names in order (positional set operations)
     spelled: dict[str, str] = field(default_factory=dict)
     stars: list[Any] = field(default_factory=list)  # sources a SELECT * (or t.*) passes through
+    # INDIRECT uses that change every result of the scope (join keys, filters, group keys),
+    # star outputs included: added to whatever is pulled from it.
+    steering: set = field(default_factory=set)
 
     def add(self, name: str, spelled: str, refs: set[_Ref]) -> None:
         if name not in self.named:
@@ -310,6 +347,7 @@ class _Reader:
         self.direct: set[tuple[int, str]] = set()
         self.indirect: set[tuple[int, str]] = set()
         self.fields: list[tuple[str, tuple[FieldInput, ...]]] = []
+        self.steps: list[tuple[str, tuple[ValueStep, ...]]] = []
         self.target: TableRef | None = None
         self.outputs: dict[int, _Outputs] = {}  # id(scope) -> outputs
         self.physical: dict[int, int] = {}  # id(table node) -> table index
@@ -334,7 +372,8 @@ class _Reader:
 
     # resolving names through sources
 
-    def _pull(self, source: Any, name: str, kind: str, *, strict: bool, how: str = IDENTITY) -> set[_Ref]:
+    def _pull(self, source: Any, name: str, kind: str, *, strict: bool, how: str = IDENTITY,
+              absorbs: frozenset = frozenset(), fragment: str = "", use: str = "") -> set[_Ref]:
         """The refs behind column `name` of `source` (a table node or a scope), named
         here. `strict`: a table whose schema is known and lacks the column gives nothing."""
         if isinstance(source, exp.Table):
@@ -344,15 +383,18 @@ class _Reader:
             schema = self._schema(index)
             if strict and schema is not None and name not in schema:
                 return set()
-            return {_Ref(index, name, kind, how)}
+            return {_Ref(index, name, kind, how, False, absorbs if kind == DIRECT else frozenset(), fragment, use)}
         outputs = self.outputs.get(id(source))
         if outputs is None:
             return set()
         if name in outputs.named:
-            return {_Ref(r.table, r.column, _weaker(kind, r.kind), _compose(how, r.how)) for r in outputs.named[name]}
+            return {_through(r, kind, how, absorbs, fragment, use) for r in outputs.named[name]}
         refs: set[_Ref] = set()
         for star_source in outputs.stars:
-            refs |= self._pull(star_source, name, kind, strict=strict, how=how)
+            refs |= self._pull(star_source, name, kind, strict=strict, how=how, absorbs=absorbs, fragment=fragment,
+                               use=use)
+        if refs:
+            refs |= outputs.steering
         return refs
 
     def _expand(self, source: Any, kind: str) -> list[tuple[str, set[_Ref]]]:
@@ -372,7 +414,7 @@ class _Reader:
         found = [(outputs.spelled[name], {r._replace(kind=_weaker(kind, r.kind)) for r in outputs.named[name]})
                  for name in outputs.order]
         for star_source in outputs.stars:
-            found.extend(self._expand(star_source, kind))
+            found.extend((name, refs | outputs.steering) for name, refs in self._expand(star_source, kind))
         return found
 
     @staticmethod
@@ -380,27 +422,29 @@ class _Reader:
         return {name.lower(): source for name, source in scope.sources.items()}
 
     def _resolve(self, scope: Scope, column: exp.Column, kind: str, aliases: dict[str, set[_Ref]],
-                 how: str = IDENTITY) -> set[_Ref]:
+                 how: str = IDENTITY, absorbs: frozenset = frozenset(), fragment: str = "",
+                 use: str = "") -> set[_Ref]:
         name = column.name.lower()
         qualifier = column.table.lower()
+        extra = {"how": how, "absorbs": absorbs, "fragment": fragment, "use": use}
         if qualifier:
             current: Scope | None = scope
             while current is not None:  # a correlated reference names an outer scope's source
                 source = self._sources(current).get(qualifier)
                 if source is not None:
-                    return self._pull(source, name, kind, strict=False, how=how)
+                    return self._pull(source, name, kind, strict=False, **extra)
                 current = current.parent
             return set()
         selected = [source for _, source in scope.selected_sources.values()]
         refs: set[_Ref] = set()
         for source in selected:
-            refs |= self._pull(source, name, kind, strict=True, how=how)
+            refs |= self._pull(source, name, kind, strict=True, **extra)
         if name in aliases and (not refs or kind != DIRECT):
-            refs |= {_Ref(r.table, r.column, INDIRECT) for r in aliases[name]}
+            refs |= {_Ref(r.table, r.column, INDIRECT, use=use, fragment=fragment) for r in aliases[name]}
         if not refs and name not in aliases:
             # Nothing claims it (unknown schemas, or a correlated name): any source might.
             for source in selected:
-                refs |= self._pull(source, name, kind, strict=False, how=how)
+                refs |= self._pull(source, name, kind, strict=False, **extra)
         return refs
 
     def _note(self, refs: set[_Ref], spelled: str) -> None:
@@ -457,11 +501,26 @@ class _Reader:
         seen.update(id(c) for c in columns)
         for column in (c for c in columns if id(c) in in_projection):
             projection, name = in_projection[id(column)]
-            refs = self._resolve(scope, column, _kind_within(column, projection), {}, _how_within(column, projection))
+            kind, use = _kind_within(column, projection)
+            how = _how_within(column, projection)
+            refs = self._resolve(scope, column, kind, {}, how, _absorbs_within(column, projection) if kind == DIRECT
+                                 else frozenset(), _fragment(projection) if how != IDENTITY or use else "", use)
             self._note(refs, column.name)
             outputs.named[name] |= refs
+        # A column in a clause changes the scope's results (every output: the rows it
+        # keeps, matches or groups), unless it only orders them.
+        changing: set[_Ref] = set()
         for column in (c for c in columns if id(c) not in in_projection):
-            self._note(self._resolve(scope, column, INDIRECT, outputs.named), column.name)
+            use, clause = _clause_of(column, expression)
+            refs = self._resolve(scope, column, INDIRECT, outputs.named, use=use,
+                                 fragment=_fragment(clause) if clause is not None else "")
+            self._note(refs, column.name)
+            if use in RESULT_CHANGING:
+                changing |= {r for r in refs if r.column != ALL_COLUMNS}
+        if changing:
+            for name in outputs.order:
+                outputs.named[name] |= changing
+            outputs.steering |= changing
         for join in expression.args.get("joins") or []:
             for identifier in join.args.get("using") or []:
                 name = identifier.name.lower()
@@ -520,12 +579,23 @@ class _Reader:
             if name == ALL_COLUMNS:
                 continue  # columns unknown: no field to name
             feeding: dict[tuple[TableRef, str], list[_Ref]] = {}
+            steering: dict[tuple[TableRef, str], list[_Ref]] = {}
             for r in refs:
-                if r.kind == DIRECT and r.column != ALL_COLUMNS:
-                    feeding.setdefault((self.tables[r.table], self._spell(r.table, r.column)), []).append(r)
+                if r.column == ALL_COLUMNS:
+                    continue
+                key = (self.tables[r.table], self._spell(r.table, r.column))
+                if r.kind == DIRECT:
+                    feeding.setdefault(key, []).append(r)
+                elif r.use in RESULT_CHANGING:
+                    steering.setdefault(key, []).append(r)
             self.fields.append((name, tuple(
                 FieldInput(table, column, _subtype(paths), any(p.star for p in paths))
                 for (table, column), paths in sorted(feeding.items()))))
+            steps = [_direct_step(table, column, paths) for (table, column), paths in sorted(feeding.items())]
+            for (table, column), paths in sorted(steering.items()):
+                first = min(paths, key=lambda p: (p.use, p.fragment))
+                steps.append(ValueStep(table, column, INDIRECT, first.use, first.fragment))
+            self.steps.append((name, tuple(s for s in steps if s is not None)))
 
     def _reach(self, refs: set[_Ref]) -> None:
         """These refs reach the result."""
@@ -562,6 +632,7 @@ class _Reader:
             indirect={ref: frozenset(indirect[ref]) for ref in tables},
             fields=tuple(self.fields),
             target=self.target,
+            steps=tuple(self.steps),
         )
 
 
@@ -588,17 +659,100 @@ def _how_within(column: exp.Column, projection: exp.Expr) -> str:
     return TRANSFORMATION
 
 
-def _kind_within(column: exp.Column, projection: exp.Expr) -> str:
-    """DIRECT, unless the column only steers the value: a window's PARTITION BY or
-    ORDER BY, a CASE condition, an aggregate's FILTER (WHERE …)."""
+def _kind_within(column: exp.Column, projection: exp.Expr) -> tuple[str, str]:
+    """(DIRECT, "") unless the column only steers the value: a window's PARTITION BY or
+    ORDER BY (WINDOW), a CASE condition (CONDITIONAL), an aggregate's FILTER (WHERE …)."""
     node: exp.Expr = column
     while node is not projection and node.parent is not None:
         parent = node.parent
         if isinstance(parent, exp.Window) and node.arg_key in ("partition_by", "order"):
-            return INDIRECT
+            return INDIRECT, WINDOW
         if isinstance(parent, exp.If) and node.arg_key == "this":
-            return INDIRECT
+            return INDIRECT, CONDITIONAL
         if isinstance(parent, exp.Filter) and node.arg_key == "expression":
-            return INDIRECT
+            return INDIRECT, FILTER
         node = parent
-    return DIRECT
+    return DIRECT, ""
+
+
+def _clause_of(column: exp.Column, select: exp.Expr) -> tuple[str, exp.Expr | None]:
+    """Which clause of `select` names the column (JOIN, FILTER, GROUP_BY, SORT), and that
+    clause's SQL node (a join's ON condition, the WHERE, the GROUP BY, …)."""
+    node: exp.Expr = column
+    while node.parent is not None and node.parent is not select:
+        node = node.parent
+    key = node.arg_key if node.parent is select else ""
+    if key == "joins":
+        on = node.args.get("on")
+        return JOIN, on if on is not None else node
+    if key in ("where", "having", "qualify"):
+        return FILTER, node
+    if key == "group":
+        return GROUP_BY, node
+    if key == "order":
+        return SORT, node
+    return "", None
+
+
+def _fragment(node: exp.Expr) -> str:
+    try:
+        text = node.sql()
+    except (SqlglotError, RecursionError, ValueError):  # pragma: no cover - sqlglot renders what it parsed
+        return ""
+    return text if len(text) <= MAX_FRAGMENT else text[:MAX_FRAGMENT - 1] + "…"
+
+
+def _is_text(data_type: exp.Expr | None) -> bool:
+    return isinstance(data_type, exp.DataType) and data_type.this in _TEXT_TYPES and not data_type.expressions
+
+
+def _non_null_literal(node: exp.Expr) -> bool:
+    while isinstance(node, exp.Paren | exp.Cast):
+        node = node.this
+    return isinstance(node, exp.Literal | exp.Boolean) or (
+        isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal))
+
+
+def _absorbs_within(column: exp.Column, projection: exp.Expr) -> frozenset[str]:
+    """The value changes of `column` that the expression provably keeps from its result:
+    a new type under `cast(… as text)` (every value of every type has a text form, and
+    an unbounded text type keeps it whole); NULLs under `coalesce(…, <a literal>)`;
+    a new type and new values under `count(…)` (which counts non-NULL values only)."""
+    found: set[str] = set()
+    node: exp.Expr = column
+    while node is not projection and node.parent is not None:
+        parent = node.parent
+        if isinstance(parent, exp.Cast) and node.arg_key == "this" and _is_text(parent.args.get("to")):
+            found.add(RETYPED)
+        elif isinstance(parent, exp.Coalesce):
+            later = parent.expressions if node.arg_key == "this" else \
+                parent.expressions[parent.expressions.index(node) + 1:] if node in parent.expressions else []
+            if any(_non_null_literal(arg) for arg in later):
+                found.add(NULLS)
+        elif isinstance(parent, exp.Count) and not parent.args.get("distinct"):
+            found.update((RETYPED, VALUES))
+        node = parent
+    return frozenset(found)
+
+
+def _through(ref: _Ref, kind: str, how: str, absorbs: frozenset, fragment: str, use: str) -> _Ref:
+    """`ref` seen through one more step (kind, how, what it absorbs, its SQL, its clause)."""
+    if ref.kind == DIRECT and kind != DIRECT:
+        return ref._replace(kind=INDIRECT, how=_compose(how, ref.how), use=use, fragment=fragment, absorbs=frozenset())
+    if ref.kind != DIRECT:
+        return ref._replace(how=_compose(how, ref.how))
+    both = ref.absorbs | absorbs
+    # The fragment kept is the step that absorbed, else the first that was not a copy.
+    keep = ref.fragment if (ref.fragment and (ref.absorbs or not absorbs)) else (fragment or ref.fragment)
+    return ref._replace(how=_compose(how, ref.how), absorbs=both, fragment=keep)
+
+
+def _direct_step(table: TableRef, column: str, paths: list[_Ref]) -> ValueStep | None:
+    """A DIRECT input's step: what every path absorbs, and the SQL that shows it."""
+    absorbs = frozenset.intersection(*(p.absorbs for p in paths))
+    subtype = _subtype(paths)
+    if subtype == IDENTITY and not absorbs:
+        return None
+    shown = next((p.fragment for p in paths if p.fragment and p.absorbs >= absorbs), "") if absorbs else \
+        next((p.fragment for p in paths if p.fragment), "")
+    return ValueStep(table, column, DIRECT, subtype, shown, absorbs)

@@ -31,7 +31,7 @@ from lineage.svg import layout
 from registry.hooks import count_badge, dataset_list_badge, dataset_page_section
 from registry.models import Consumer
 from registry.pagination import page_of
-from registry.usage import column_readers, owner_annotations, owners_of
+from registry.usage import UsageKind, column_readers, owner_annotations, owners_of
 
 PAGE_DEPTHS = (1, 2, 3, 4, 5)
 DEFAULT_PAGE_DEPTH = 1
@@ -156,7 +156,7 @@ def schema_section(request: HttpRequest, dataset) -> str:
     fed_by: dict[str, list[str]] = {}
     if schema is not None:
         for field, name, input_field in (
-                FieldEdge.objects.current().filter(dataset_id=dataset.pk)
+                FieldEdge.objects.current().filter(dataset_id=dataset.pk, kind=UsageKind.DIRECT)
                 .values_list("field", "input_dataset__name", "input_field")
                 .order_by("field", "input_dataset__name", "input_field").distinct()):
             fed_by.setdefault(field, []).append(f"{name}.{input_field}")

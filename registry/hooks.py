@@ -146,31 +146,47 @@ def hot_paths() -> dict[str, tuple[str, ...]]:
     return dict(_hot_paths)
 
 
-_column_feeds: list[Callable] = []
+_column_steps: list[Callable] = []
+_absorbing: list[Callable] = []
 
 
-def column_feeds(fn: Callable) -> Callable:
-    """Register who knows which columns feed which (lineage's field edges).
+def column_steps(fn: Callable) -> Callable:
+    """Register who knows how a change of a column reaches other columns (lineage's field edges).
 
     `fn(sources, now)` gets {dataset id: {column: effects}, or None for every column
-    with every effect} (effects: a set of registry.usage.Effect values, what a change
-    did to the column) and returns, one hop downstream, {dataset id: {column:
-    effects}}: the columns those feed and the effects that reach them
-    (registry.usage.carries says which). registry.usage.downstream_columns walks it;
-    without a provider nothing is downstream."""
-    if fn not in _column_feeds:
-        _column_feeds.append(fn)
+    with every effect} (effects: registry.usage.Effect values, what a change did to the
+    column) and returns, one hop downstream, a list of registry.usage.FlowStep: each
+    column reached, the job and use (DIRECT, or an INDIRECT join, group, filter, …)
+    that reached it, the SQL fragment that shows it and the effects it carries
+    (registry.usage.carries). registry.usage.value_flow walks it; without a provider
+    nothing is downstream."""
+    if fn not in _column_steps:
+        _column_steps.append(fn)
     return fn
 
 
-def fed_by(sources: dict, now=None) -> dict:
-    fed: dict = {}
-    for fn in _column_feeds:
-        for dataset_id, columns in fn(sources, now).items():
-            mine = fed.setdefault(dataset_id, {})
-            for column, effects in columns.items():
-                mine.setdefault(column, set()).update(effects)
-    return fed
+def steps_from(sources: dict, now=None) -> list:
+    return [step for fn in _column_steps for step in fn(sources, now)]
+
+
+def column_absorbers(fn: Callable) -> Callable:
+    """Register who knows which jobs' SQL absorbs a change of a column they read.
+
+    `fn(touched, now)` gets {dataset id: {column: effects}} and returns {(dataset id,
+    column, job namespace, job name): fragment} for each job whose every use of the
+    column provably absorbs every one of those effects (a `cast(… as text)` of a
+    retyped column, a `coalesce(…, 0)` of one that may now hold NULLs), with the SQL
+    that shows it: such a job reads the column but the change does not reach it."""
+    if fn not in _absorbing:
+        _absorbing.append(fn)
+    return fn
+
+
+def absorbing_readers(touched: dict, now=None) -> dict:
+    found: dict = {}
+    for fn in _absorbing:
+        found.update(fn(touched, now))
+    return found
 
 
 _service_levels: list[Callable] = []

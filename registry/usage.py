@@ -23,7 +23,7 @@ from django.db.models import OuterRef, Subquery, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
-from registry.hooks import fed_by
+from registry.hooks import absorbing_readers, steps_from  # noqa: F401 - absorbing_readers is re-exported
 from registry.identifiers import validate_identifier
 from registry.jobs import DecidedBy, JobTeam
 
@@ -41,6 +41,7 @@ class UsageSource(models.TextChoices):
     LINEAGE_FACET = "lineage_facet", "Explicit lineage facet"
     COLUMN_LINEAGE = "column_lineage", "columnLineage facet"
     SQL = "sql", "Parsed SQL (sql job facet)"
+    QUALITY_CHECK = "quality_check", "Data-quality check (assertions, metrics)"
     INPUT = "input", "Listed as an input, no column evidence"
 
 
@@ -323,50 +324,137 @@ class Effect:
 
     A job that names a removed column fails: its team reads the column and is asked,
     and what the job writes is left as it was, so the removal goes no further, except
-    through a `SELECT *` that passes the column on without naming it. Any other
-    change (a new type, NULLs, new enum values, wider ranges, or one the checker
-    does not name) travels wherever the column's values flow: most expressions pass
-    their input's type and NULLs on (max, coalesce, case)."""
+    through a `SELECT *` that passes the column on without naming it.
+
+    A change of values travels wherever the values flow: along DIRECT field edges
+    (most expressions pass their input's type and NULLs on: max, case, arithmetic)
+    and through the INDIRECT uses that change a job's results (a join key decides
+    which rows match, a group key the groups, a filter the rows kept, a window's
+    partition its frames, a CASE condition the branch). It stops where the SQL
+    provably absorbs it (lineage.sql_usage): a new type under `cast(… as text)`,
+    NULLs under `coalesce(…, <a literal>)`, a new type or new values under `count(…)`.
+    What the change is: RETYPED (a new type), NULLS (NULLs allowed), VALUES (an enum
+    or range narrowed or widened, precision, length or format changed), or CHANGED
+    when the checker's report does not say (absorbed by nothing)."""
 
     REMOVED = "removed"
     CHANGED = "changed"
+    RETYPED = "retyped"
+    NULLS = "nulls"
+    VALUES = "values"
     ALL = frozenset({REMOVED, CHANGED})
+    VALUE_CHANGES = frozenset({CHANGED, RETYPED, NULLS, VALUES})
+
+    @staticmethod
+    def of_change(kind: str) -> str:
+        """The effect of one change of the checker's report (its `kind`) on its column."""
+        if kind.startswith("nullability"):
+            return Effect.NULLS
+        if kind.startswith("type"):
+            return Effect.RETYPED
+        if kind.startswith(("enum", "const", "minimum", "maximum", "exclusive", "min_length", "max_length",
+                            "multiple_of", "pattern", "format")):
+            return Effect.VALUES
+        return Effect.CHANGED
 
 
-def carries(effect: str, subtype: str, through_star: bool | None) -> bool:
-    """Whether a DIRECT field edge passes `effect` on. An edge no source says how it
-    was made (a producer's facet) passes a removal on when it is an identity."""
+# The INDIRECT uses through which a value change reaches a job's results (OpenLineage's
+# INDIRECT subtypes; SORT only orders the rows, and a removal fails the job instead).
+RESULT_CHANGING = frozenset({"JOIN", "GROUP_BY", "FILTER", "WINDOW", "CONDITIONAL"})
+
+
+def carries(effect: str, subtype: str, through_star: bool | None, *, kind: str = UsageKind.DIRECT,
+            absorbs: frozenset[str] | set[str] = frozenset()) -> str | None:
+    """The effect a field edge passes on for `effect` (None: it stops there).
+
+    DIRECT: a removal only through `SELECT *` (or, when no source says how the edge was
+    made, an identity); a value change unless the edge's SQL absorbs it (`absorbs`).
+    INDIRECT: a value change through a use that changes results (`RESULT_CHANGING`);
+    what reaches the results is their values (a retyped join key matches other rows)."""
+    if kind != UsageKind.DIRECT:
+        if effect == Effect.REMOVED or subtype.upper() not in RESULT_CHANGING:
+            return None
+        return Effect.VALUES if effect == Effect.RETYPED else effect
     if effect == Effect.REMOVED:
-        return through_star is True or (through_star is None and subtype.upper() in ("", "IDENTITY"))
-    return True
+        carried = through_star is True or (through_star is None and subtype.upper() in ("", "IDENTITY"))
+        return effect if carried else None
+    return None if effect in absorbs else effect
+
+
+@dataclass(frozen=True)
+class FlowStep:
+    """One hop of a change: `input` column of one dataset reached `column` of another
+    through `job`, as a DIRECT or INDIRECT (JOIN, GROUP_BY, …) use, shown by `fragment`."""
+
+    input_dataset_id: int
+    input_column: str
+    dataset_id: int
+    column: str
+    job: str
+    kind: str
+    subtype: str
+    fragment: str
+    effects: frozenset[str]
+
+    def to_dict(self) -> dict:
+        return {"from": [self.input_dataset_id, self.input_column], "to": [self.dataset_id, self.column],
+                "job": self.job, "kind": self.kind, "subtype": self.subtype, "fragment": self.fragment,
+                "effects": sorted(self.effects)}
 
 
 Touched = dict[int, dict[str, set[str]] | None]  # dataset id -> {column: effects}, None: every column
 
 
-def downstream_columns(sources: Touched, *, depth: int = DOWNSTREAM_DEPTH,
-                       now: datetime | None = None) -> dict[int, dict[str, set[str]]]:
-    """The columns that `sources` feed, directly or through other jobs' outputs, up
-    to `depth` hops, by the field edges lineage saw (registry.hooks.column_feeds),
-    each with the effects that reach it (`carries`). The sources themselves are left out."""
-    reached: dict[int, dict[str, set[str]]] = {}
+@dataclass
+class Flow:
+    """Where a change reached: the columns and their effects, and for each the step that got there first."""
+
+    reached: dict[int, dict[str, set[str]]] = field(default_factory=dict)
+    steps: dict[tuple[int, str], FlowStep] = field(default_factory=dict)
+
+    def path_to(self, dataset_id: int, column: str) -> list[FlowStep]:
+        """The steps from a changed column to this one, first step first."""
+        path, seen = [], set()
+        key = (dataset_id, column)
+        while key in self.steps and key not in seen:
+            seen.add(key)
+            step = self.steps[key]
+            path.append(step)
+            key = (step.input_dataset_id, step.input_column)
+        return path[::-1]
+
+
+def value_flow(sources: Touched, *, depth: int = DOWNSTREAM_DEPTH, now: datetime | None = None) -> Flow:
+    """The columns that `sources` reach, directly or through other jobs' outputs, up to
+    `depth` hops, by the field edges lineage saw (registry.hooks.column_steps), each
+    with the effects that reach it (`carries`) and the step that brought them. The
+    sources themselves are left out."""
+    flow = Flow()
     frontier: Touched = dict(sources)
     for _ in range(depth):
-        fed = fed_by(frontier, now)
+        steps = steps_from(frontier, now)
         frontier = {}
-        for dataset_id, columns in fed.items():
-            if dataset_id in sources and sources[dataset_id] is None:
+        for step in steps:
+            if step.dataset_id in sources and sources[step.dataset_id] is None:
                 continue
-            own = sources.get(dataset_id) or {}
-            known = reached.setdefault(dataset_id, {})
-            for column, effects in columns.items():
-                new = effects - known.get(column, set()) - own.get(column, set())
-                if new:
-                    known.setdefault(column, set()).update(new)
-                    frontier.setdefault(dataset_id, {})[column] = new
+            own = (sources.get(step.dataset_id) or {}).get(step.column, set())
+            known = flow.reached.setdefault(step.dataset_id, {}).setdefault(step.column, set())
+            new = set(step.effects) - known - own
+            if new:
+                known.update(new)
+                frontier.setdefault(step.dataset_id, {}).setdefault(step.column, set()).update(new)
+                flow.steps.setdefault((step.dataset_id, step.column), step)
         if not frontier:
             break
-    return {dataset_id: columns for dataset_id, columns in reached.items() if columns}
+    flow.reached = {dataset_id: {c: e for c, e in columns.items() if e}
+                    for dataset_id, columns in flow.reached.items() if any(columns.values())}
+    return flow
+
+
+def downstream_columns(sources: Touched, *, depth: int = DOWNSTREAM_DEPTH,
+                       now: datetime | None = None) -> dict[int, dict[str, set[str]]]:
+    """The columns that `sources` feed, with the effects that reach them (`value_flow`)."""
+    return value_flow(sources, depth=depth, now=now).reached
 
 
 def owner_annotations(namespace: str = "namespace", name: str = "name") -> dict:

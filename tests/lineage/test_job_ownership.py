@@ -517,7 +517,7 @@ def test_a_team_member_declares_an_alias_over_the_api_and_an_outsider_cannot(
 
 def test_one_real_dbt_ol_run_with_one_token_is_attributed_job_by_job_and_its_tests_are_the_owners(
         client, admin, settings):
-    """bench/dbt_impact's captured `dbt-ol build`: 113 jobs in namespace impact_dbt. dbt-ol sends a model's
+    """bench/dbt_impact's captured `dbt-ol build`: 121 jobs in namespace impact_dbt. dbt-ol sends a model's
     tests as a job `<model>.test` carrying the model's own dbt_node, and a source's tests with the source's
     node (file models/sources.yml)."""
     import json
@@ -543,8 +543,10 @@ def test_one_real_dbt_ol_run_with_one_token_is_attributed_job_by_job_and_its_tes
 
     assert noise() > 0  # every job is the runner token's team
     saved = save_ownership_rules("\n".join(f"models/{f}/** @{f}" for f in folders)
-                                 + "\nns:impact_dbt job:impact_wh.raw.source.* @ingest\n", by=admin)
-    assert len(saved.reattributed) == 112  # every job but the run's parent job, which has no dbt_node
+                                 + "\nns:impact_dbt job:impact_wh.raw.source.* @ingest\n"
+                                 # the singular tests: a job each, named by the test, with the test's file
+                                 + "tests/exec_* @exec\ntests/support_* @support\n", by=admin)
+    assert len(saved.reattributed) == 120  # every job but the run's parent job, which has no dbt_node
     assert noise() == 0
     by_rule = {job.job_name: (job.team.slug if job.team else None, job.rule) for job in JobTeam.objects.select_related("team")}
     assert by_rule["impact_wh.sales.impact.fct_orders.test"] == ("sales", "rules_file")

@@ -98,8 +98,13 @@ def test_the_sqlite_demo_stores_events_refuses_bad_tokens_and_ignores_retries(tm
                       "datasets": 2, "first_seen": 2,
                       "reads": [["lookup", "code", "INDIRECT", "sql"], ["raw", "", "DIRECT", "input"], ["raw", "code", "INDIRECT", "sql"],
                                 ["raw", "id", "DIRECT", "column_lineage"]],
-                      "field_edges": 1, "schemas": 1,
-                      "column_graph": [["datasetField:demo://:mart:id", "int", ["datasetField:demo://:raw:id"]],
+                      # raw.id feeds mart.id; the join keys steer it (INDIRECT JOIN edges).
+                      "field_edges": 3, "schemas": 1,
+                      "column_graph": [["datasetField:demo://:lookup:code", None, []],
+                                       ["datasetField:demo://:mart:id", "int", ["datasetField:demo://:lookup:code",
+                                                                                 "datasetField:demo://:raw:code",
+                                                                                 "datasetField:demo://:raw:id"]],
+                                       ["datasetField:demo://:raw:code", None, []],
                                        ["datasetField:demo://:raw:id", None, []]],
                       # the alias resolves: the JobEvent's hive:// input is the demo:// dataset
                       "static": [201, 201, 201, 201], "kept": [2, 1, 1, [["mart", "in"]]]}

@@ -6,8 +6,8 @@ renamed as (
     select
         id as payment_id,
         order_id,
-        method as payment_method,
-        amount_cents,
+        cast(method as text) as payment_method,
+        cast(amount_cents as bigint) as amount_cents,
         status as payment_status,
         created_at as paid_at,
         processor_ref,

@@ -7,6 +7,7 @@ renamed as (
         id as shipment_id,
         order_id,
         carrier,
+        case when carrier in ('dhl', 'ups') then 'express' else 'standard' end as service_level,
         shipped_at,
         delivered_at,
         warehouse_code,

@@ -8,9 +8,9 @@ renamed as (
         customer_id,
         ordered_at,
         status as order_status,
-        channel_code,
+        cast(channel_code as varchar) as channel_code,
         coupon_code,
-        currency,
+        cast(currency as text) as currency,
         sales_rep_code,
         ip_country,
         _loaded_at as loaded_at

@@ -9,8 +9,8 @@ renamed as (
         order_id,
         opened_at,
         closed_at,
-        priority,
-        category as ticket_category,
+        cast(priority as text) as priority,
+        coalesce(category, 'other') as ticket_category,
         csat_score,
         subject,
         agent_id

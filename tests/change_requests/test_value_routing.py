@@ -1,0 +1,354 @@
+"""Who a value change breaks: data-quality checks read the columns they check, and a
+changed column's values are followed through the SQL of every job that uses them —
+along the values (DIRECT) and through the joins, groups, filters and windows that
+change results (INDIRECT) — until an expression provably absorbs the change. Every
+step keeps the SQL that justified it.
+
+The facts come from real OpenLineage events stored by the ingest (lineage.ingest),
+and the routing is the product's own preview (change_requests.impact.preview_change)."""
+
+from __future__ import annotations
+
+import pytest
+
+from change_requests.impact import preview_change
+from lineage.ingest import store_event
+from lineage.models import FieldEdge
+from registry.models import Consumer, Dataset
+from registry.usage import ColumnRead, Effect, NamespaceTeam, UsageKind, UsageSource
+from tests.lineage.conftest import PRODUCER, WAREHOUSE, dataset, run_event, schema_facet, sql_facet
+
+pytestmark = pytest.mark.django_db
+
+ORDERS = "wh.sales.orders"
+PAYMENTS = "wh.finance.payments"
+CUSTOMERS = "wh.platform.customers"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_usage_caches():
+    from lineage.facets import RECENT_FACETS
+    from lineage.ingest import RECENT_USAGE
+    from lineage.sql_usage import clear_caches
+
+    RECENT_USAGE.clear()
+    RECENT_FACETS.clear()
+    clear_caches()
+    yield
+    RECENT_USAGE.clear()
+    RECENT_FACETS.clear()
+
+
+@pytest.fixture
+def teams(owner_team, consumer_team, other_team):
+    """Checkout's jobs run in namespace `checkout`, Analytics' in `analytics`, Warehouse's in `warehouse`."""
+    for team in (owner_team, consumer_team, other_team):
+        NamespaceTeam.objects.create(namespace=team.slug, team=team)
+    return {"checkout": owner_team, "analytics": consumer_team, "warehouse": other_team}
+
+
+def table(name: str, *columns: tuple[str, str]) -> dict:
+    return dataset(name, schema=schema_facet(*columns))
+
+
+ORDERS_TABLE = (("order_id", "bigint"), ("customer_id", "bigint"), ("status", "text"), ("region", "text"),
+                ("amount", "numeric"), ("coupon", "text"), ("note", "text"), ("created_at", "timestamp"))
+PAYMENTS_TABLE = (("payment_id", "bigint"), ("order_id", "bigint"), ("paid", "numeric"))
+
+
+def model(team: str, name: str, query: str, inputs: dict[str, tuple], output_columns: tuple) -> None:
+    """`team`'s job `name` wrote wh.<team>.<name> with `query` (its compiled SQL) from `inputs`."""
+    store_event(run_event("COMPLETE", job=name, job_namespace=team,
+                          inputs=[table(n, *cols) for n, cols in inputs.items()],
+                          outputs=[table(f"wh.{team}.{name}", *output_columns)],
+                          job_facets={"sql": sql_facet(query, "postgres")}))
+
+
+def check(team: str, name: str, on: str, *assertions: tuple[str, str], query: str | None = None,
+          reads: tuple[str, ...] = (), metrics: dict | None = None) -> None:
+    """`team`'s dbt test job `name`: assertions (assertion, column) on `on`, as dbt-ol reports them."""
+    facets = {}
+    if assertions:
+        facets["dataQualityAssertions"] = {
+            "_producer": PRODUCER,
+            "_schemaURL": "https://openlineage.io/spec/facets/1-1-0/DataQualityAssertionsDatasetFacet.json",
+            "assertions": [{"assertion": a, "column": c, "success": True} for a, c in assertions]}
+    if metrics is not None:
+        facets["dataQualityMetrics"] = {
+            "_producer": PRODUCER,
+            "_schemaURL": "https://openlineage.io/spec/facets/1-0-2/DataQualityMetricsInputDatasetFacet.json",
+            "rowCount": 10, "columnMetrics": metrics}
+    tested = {"namespace": WAREHOUSE, "name": on, "inputFacets": facets}
+    store_event(run_event("COMPLETE", job=name, job_namespace=team,
+                          inputs=[tested, *(dataset(n) for n in reads)],
+                          job_facets={"sql": sql_facet(query, "postgres")} if query else None))
+
+
+def named(name: str) -> Dataset:
+    return Dataset.objects.get(namespace=WAREHOUSE, name=name)
+
+
+def owned(name: str, team) -> Dataset:
+    found = named(name)
+    Dataset.objects.filter(pk=found.pk).update(owner_team=team)
+    found.refresh_from_db()
+    return found
+
+
+def consumes(team, *names: str) -> None:
+    for name in names:
+        Consumer.objects.create(dataset=named(name), team=team)
+
+
+def asked(answer: dict) -> list[str]:
+    return sorted(t["team"] for t in answer["affected"])
+
+
+def told(answer: dict) -> dict[str, str]:
+    return {t["team"]: t["why"] for t in answer["not_affected"]}
+
+
+def why(answer: dict, team: str) -> str:
+    return next(t["why"] for t in answer["affected"] if t["team"] == team)
+
+
+# --- data-quality checks are readers ----------------------------------------------------
+
+def test_a_generic_test_reads_the_columns_its_assertions_name(teams):
+    store_event(run_event("COMPLETE", job="orders_load", job_namespace="checkout", outputs=[table(ORDERS, *ORDERS_TABLE)]))
+    check("analytics", "orders.test", ORDERS, ("not_null", "customer_id"), ("accepted_values", "status"))
+    assert set(ColumnRead.objects.filter(job_name="orders.test").values_list("column", "kind", "source")) == {
+        ("customer_id", UsageKind.INDIRECT, UsageSource.QUALITY_CHECK),
+        ("status", UsageKind.INDIRECT, UsageSource.QUALITY_CHECK)}
+    orders = owned(ORDERS, teams["checkout"])
+    consumes(teams["analytics"], ORDERS)
+    assert asked(preview_change(orders, ["status"], effect=Effect.VALUES)) == ["analytics"]
+    # What the checks do not read does not concern the team that owns them.
+    assert "analytics" in told(preview_change(orders, ["note"], effect=Effect.NULLS))
+
+
+def test_data_quality_metrics_read_the_columns_they_measure(teams):
+    check("analytics", "orders_profile", ORDERS, metrics={"coupon": {"nullCount": 3}, "amount": {"nullCount": 0}})
+    assert set(ColumnRead.objects.filter(job_name="orders_profile").values_list("column", "source")) == {
+        ("coupon", UsageSource.QUALITY_CHECK), ("amount", UsageSource.QUALITY_CHECK)}
+
+
+def test_a_relationships_test_reads_the_other_teams_model_through_its_compiled_sql(teams):
+    """Analytics' relationships test on its own segments model checks customer ids
+    against Checkout's customers: a model Analytics' jobs never read."""
+    store_event(run_event("COMPLETE", job="customers", job_namespace="checkout",
+                          outputs=[table(CUSTOMERS, ("customer_id", "bigint"), ("email", "text"))]))
+    store_event(run_event("COMPLETE", job="segments", job_namespace="analytics",
+                          outputs=[table("wh.analytics.segments", ("customer_id", "bigint"), ("segment", "text"))]))
+    relationships = ("with child as (select customer_id as from_field from wh.analytics.segments "
+                     "where customer_id is not null), parent as (select customer_id as to_field from wh.platform.customers) "
+                     "select from_field from child left join parent on child.from_field = parent.to_field "
+                     "where parent.to_field is null")
+    check("analytics", "segments.test", "wh.analytics.segments", ("relationships", "customer_id"),
+          query=relationships, reads=(CUSTOMERS,))
+    customers = owned(CUSTOMERS, teams["checkout"])
+    assert ColumnRead.objects.filter(dataset=customers, job_name="segments.test", column="customer_id").exists()
+    consumes(teams["analytics"], CUSTOMERS)
+    answer = preview_change(customers, ["customer_id"], effect=Effect.VALUES)
+    assert asked(answer) == ["analytics"]
+    assert "analytics/segments.test" in [job["job"] for job in answer["affected"][0]["jobs"]]
+    assert "analytics" in told(preview_change(customers, ["email"], effect=Effect.VALUES))
+
+
+def test_a_singular_test_reads_every_model_it_selects_from(teams):
+    store_event(run_event("COMPLETE", job="orders_load", job_namespace="checkout", outputs=[table(ORDERS, *ORDERS_TABLE)]))
+    store_event(run_event("COMPLETE", job="payments_load", job_namespace="warehouse",
+                          outputs=[table(PAYMENTS, *PAYMENTS_TABLE)]))
+    singular = ("select o.order_id from wh.sales.orders as o left join wh.finance.payments as p "
+                "on p.order_id = o.order_id where o.status = 'completed' and p.payment_id is null")
+    check("analytics", "every_completed_order_is_paid", ORDERS, query=singular, reads=(PAYMENTS,))
+    stored = set(ColumnRead.objects.filter(job_name="every_completed_order_is_paid")
+                 .values_list("dataset__name", "column"))
+    assert {(ORDERS, "order_id"), (ORDERS, "status"), (PAYMENTS, "order_id"), (PAYMENTS, "payment_id")} <= stored
+    payments = owned(PAYMENTS, teams["warehouse"])
+    consumes(teams["analytics"], PAYMENTS)
+    assert asked(preview_change(payments, ["order_id"], effect=Effect.NULLS)) == ["analytics"]
+
+
+# --- values followed through INDIRECT uses -------------------------------------------------
+
+def downstream_reader(team: str, source: str, columns: tuple[str, ...]) -> None:
+    """`team` reads `columns` of `source` in a model of its own."""
+    model(team, f"{source.rsplit('.', 1)[-1]}_report", f"select {', '.join(columns)} from {source}",
+          {source: tuple((c, "numeric") for c in columns)}, tuple((c, "numeric") for c in columns))
+
+
+def test_a_null_join_key_reaches_every_result_of_the_join_and_the_team_reading_them(teams):
+    """Warehouse joins payments to orders on order_id and passes only `paid` on; Analytics
+    reads `paid`. NULL payment order ids leave orders unpaid: Analytics is asked."""
+    model("warehouse", "order_payments",
+          "select o.order_id, p.paid from wh.sales.orders as o left join wh.finance.payments as p "
+          "on p.order_id = o.order_id",
+          {ORDERS: ORDERS_TABLE, PAYMENTS: PAYMENTS_TABLE}, (("order_id", "bigint"), ("paid", "numeric")))
+    downstream_reader("analytics", "wh.warehouse.order_payments", ("paid",))
+    edge = FieldEdge.objects.get(input_dataset__name=PAYMENTS, input_field="order_id", field="paid")
+    assert (edge.kind, edge.subtype) == (UsageKind.INDIRECT, "JOIN")
+    assert edge.description == "p.order_id = o.order_id"  # the clause that justifies the step
+    payments = owned(PAYMENTS, teams["checkout"])
+    consumes(teams["warehouse"], PAYMENTS)
+    consumes(teams["analytics"], "wh.warehouse.order_payments")
+    answer = preview_change(payments, ["order_id"], effect=Effect.NULLS)
+    assert asked(answer) == ["analytics", "warehouse"]
+    assert "indirect JOIN in warehouse/order_payments (`p.order_id = o.order_id`)" in why(answer, "analytics")
+    [hit] = [j for j in answer["affected"][0]["jobs"] if j["job"] == "analytics/order_payments_report"]
+    assert hit["reached_by"][0]["path"][0]["fragment"] == "p.order_id = o.order_id"
+
+
+def test_a_removed_join_key_fails_the_joining_job_and_goes_no_further(teams):
+    model("warehouse", "order_payments",
+          "select o.order_id, p.paid from wh.sales.orders as o left join wh.finance.payments as p "
+          "on p.order_id = o.order_id",
+          {ORDERS: ORDERS_TABLE, PAYMENTS: PAYMENTS_TABLE}, (("order_id", "bigint"), ("paid", "numeric")))
+    downstream_reader("analytics", "wh.warehouse.order_payments", ("paid",))
+    payments = owned(PAYMENTS, teams["checkout"])
+    consumes(teams["warehouse"], PAYMENTS)
+    consumes(teams["analytics"], "wh.warehouse.order_payments")
+    assert asked(preview_change(payments, ["order_id"], effect=Effect.REMOVED)) == ["warehouse"]
+
+
+def test_a_group_key_reaches_the_aggregates_it_groups(teams):
+    model("warehouse", "revenue_by_region", "select sum(amount) as revenue from wh.sales.orders group by region",
+          {ORDERS: ORDERS_TABLE}, (("revenue", "numeric"),))
+    downstream_reader("analytics", "wh.warehouse.revenue_by_region", ("revenue",))
+    edge = FieldEdge.objects.get(input_field="region", field="revenue")
+    assert (edge.kind, edge.subtype, edge.description) == (UsageKind.INDIRECT, "GROUP_BY", "GROUP BY region")
+    orders = owned(ORDERS, teams["checkout"])
+    consumes(teams["warehouse"], ORDERS)
+    consumes(teams["analytics"], "wh.warehouse.revenue_by_region")
+    answer = preview_change(orders, ["region"], effect=Effect.NULLS)
+    assert asked(answer) == ["analytics", "warehouse"]
+    assert "indirect GROUP_BY" in why(answer, "analytics") and "`GROUP BY region`" in why(answer, "analytics")
+
+
+def test_a_filter_reaches_the_results_it_keeps_rows_of(teams):
+    """An enum narrowed (no more 'paid' orders, say) changes what the filter keeps."""
+    model("warehouse", "paid_revenue", "select sum(amount) as revenue from wh.sales.orders where status = 'paid'",
+          {ORDERS: ORDERS_TABLE}, (("revenue", "numeric"),))
+    downstream_reader("analytics", "wh.warehouse.paid_revenue", ("revenue",))
+    edge = FieldEdge.objects.get(input_field="status", field="revenue")
+    assert (edge.kind, edge.subtype) == (UsageKind.INDIRECT, "FILTER")
+    assert edge.description == "WHERE status = 'paid'"
+    orders = owned(ORDERS, teams["checkout"])
+    consumes(teams["warehouse"], ORDERS)
+    consumes(teams["analytics"], "wh.warehouse.paid_revenue")
+    answer = preview_change(orders, ["status"], effect=Effect.VALUES)
+    assert asked(answer) == ["analytics", "warehouse"]
+    assert "indirect FILTER" in why(answer, "analytics")
+
+
+def test_a_filter_in_a_select_star_step_reaches_what_is_computed_from_the_rows_it_keeps(teams):
+    """dbt's usual shape: `with paid as (select * from … where status = 'paid')`, then an aggregate."""
+    model("warehouse", "paid_by_customer",
+          "with paid as (select * from wh.sales.orders where status = 'paid') "
+          "select customer_id, sum(amount) as revenue from paid group by customer_id",
+          {ORDERS: ORDERS_TABLE}, (("customer_id", "bigint"), ("revenue", "numeric")))
+    edge = FieldEdge.objects.get(input_field="status", field="revenue")
+    assert (edge.kind, edge.subtype, edge.description) == (UsageKind.INDIRECT, "FILTER", "WHERE status = 'paid'")
+
+
+def test_a_window_partition_reaches_the_window_and_only_it(teams):
+    model("warehouse", "order_sequence",
+          "select order_id, amount, row_number() over (partition by customer_id order by created_at) as nth "
+          "from wh.sales.orders",
+          {ORDERS: ORDERS_TABLE}, (("order_id", "bigint"), ("amount", "numeric"), ("nth", "bigint")))
+    downstream_reader("analytics", "wh.warehouse.order_sequence", ("nth",))
+    downstream_reader("warehouse", "wh.warehouse.order_sequence", ("amount",))
+    edge = FieldEdge.objects.get(input_field="customer_id", field="nth", kind=UsageKind.INDIRECT)
+    assert edge.subtype == "WINDOW" and "PARTITION BY customer_id" in edge.description
+    assert not FieldEdge.objects.filter(input_field="customer_id", field="amount").exists()
+    orders = owned(ORDERS, teams["checkout"])
+    consumes(teams["analytics"], "wh.warehouse.order_sequence")
+    answer = preview_change(orders, ["customer_id"], effect=Effect.NULLS)
+    assert asked(answer) == ["analytics"]
+    assert "indirect WINDOW" in why(answer, "analytics")
+
+
+def test_a_sort_changes_no_result(teams):
+    model("warehouse", "orders_sorted", "select order_id from wh.sales.orders order by created_at",
+          {ORDERS: ORDERS_TABLE}, (("order_id", "bigint"),))
+    downstream_reader("analytics", "wh.warehouse.orders_sorted", ("order_id",))
+    orders = owned(ORDERS, teams["checkout"])
+    consumes(teams["analytics"], "wh.warehouse.orders_sorted")
+    assert asked(preview_change(orders, ["created_at"], effect=Effect.NULLS)) == []
+
+
+# --- where the SQL absorbs the change ------------------------------------------------------
+
+def test_a_cast_to_text_absorbs_a_new_type_and_the_team_is_told_why(teams):
+    model("warehouse", "order_labels", "select order_id, cast(status as text) as status_label from wh.sales.orders",
+          {ORDERS: ORDERS_TABLE}, (("order_id", "bigint"), ("status_label", "text")))
+    downstream_reader("analytics", "wh.warehouse.order_labels", ("status_label",))
+    edge = FieldEdge.objects.get(input_field="status", field="status_label")
+    assert edge.description == "absorbs retyped: CAST(status AS TEXT) AS status_label"
+    orders = owned(ORDERS, teams["checkout"])
+    consumes(teams["warehouse"], ORDERS)
+    consumes(teams["analytics"], "wh.warehouse.order_labels")
+    retyped = preview_change(orders, ["status"], effect=Effect.RETYPED)
+    assert asked(retyped) == []
+    assert "warehouse/order_labels reads status only through `CAST(status AS TEXT) AS status_label`" in \
+        told(retyped)["warehouse"]
+    # NULLs pass through a cast: both teams are asked.
+    assert asked(preview_change(orders, ["status"], effect=Effect.NULLS)) == ["analytics", "warehouse"]
+
+
+def test_a_cast_to_a_narrower_type_absorbs_nothing(teams):
+    model("warehouse", "order_amounts", "select order_id, cast(amount as integer) as cents from wh.sales.orders",
+          {ORDERS: ORDERS_TABLE}, (("order_id", "bigint"), ("cents", "integer")))
+    orders = owned(ORDERS, teams["checkout"])
+    consumes(teams["warehouse"], ORDERS)
+    assert asked(preview_change(orders, ["amount"], effect=Effect.RETYPED)) == ["warehouse"]
+
+
+def test_coalesce_with_a_non_null_default_absorbs_nulls_but_not_a_new_type(teams):
+    model("warehouse", "order_coupons", "select order_id, coalesce(coupon, 'none') as coupon from wh.sales.orders",
+          {ORDERS: ORDERS_TABLE}, (("order_id", "bigint"), ("coupon", "text")))
+    downstream_reader("analytics", "wh.warehouse.order_coupons", ("coupon",))
+    orders = owned(ORDERS, teams["checkout"])
+    consumes(teams["warehouse"], ORDERS)
+    consumes(teams["analytics"], "wh.warehouse.order_coupons")
+    nulls = preview_change(orders, ["coupon"], effect=Effect.NULLS)
+    assert asked(nulls) == []
+    assert "COALESCE(coupon, 'none')" in told(nulls)["warehouse"]
+    assert asked(preview_change(orders, ["coupon"], effect=Effect.RETYPED)) == ["analytics", "warehouse"]
+
+
+def test_coalesce_with_another_column_absorbs_nothing(teams):
+    model("warehouse", "order_notes", "select order_id, coalesce(note, coupon) as note from wh.sales.orders",
+          {ORDERS: ORDERS_TABLE}, (("order_id", "bigint"), ("note", "text")))
+    orders = owned(ORDERS, teams["checkout"])
+    consumes(teams["warehouse"], ORDERS)
+    assert asked(preview_change(orders, ["note"], effect=Effect.NULLS)) == ["warehouse"]
+
+
+def test_a_column_selected_but_never_used_downstream_asks_only_the_job_that_selects_it(teams):
+    model("warehouse", "orders_copy", "select order_id, amount, note from wh.sales.orders",
+          {ORDERS: ORDERS_TABLE}, (("order_id", "bigint"), ("amount", "numeric"), ("note", "text")))
+    downstream_reader("analytics", "wh.warehouse.orders_copy", ("amount",))
+    orders = owned(ORDERS, teams["checkout"])
+    consumes(teams["warehouse"], ORDERS)
+    consumes(teams["analytics"], "wh.warehouse.orders_copy")
+    answer = preview_change(orders, ["note"], effect=Effect.NULLS)
+    assert asked(answer) == ["warehouse"]
+    assert "analytics" in told(answer)
+
+
+def test_a_change_the_report_does_not_name_is_absorbed_by_nothing(teams):
+    model("warehouse", "order_labels", "select order_id, cast(status as text) as status_label from wh.sales.orders",
+          {ORDERS: ORDERS_TABLE}, (("order_id", "bigint"), ("status_label", "text")))
+    orders = owned(ORDERS, teams["checkout"])
+    consumes(teams["warehouse"], ORDERS)
+    assert asked(preview_change(orders, ["status"], effect=Effect.CHANGED)) == ["warehouse"]
+
+
+def test_each_kind_of_checker_change_maps_to_what_it_does_to_the_values():
+    assert Effect.of_change("type_changed") == Effect.RETYPED
+    assert Effect.of_change("nullability_added") == Effect.NULLS
+    assert Effect.of_change("enum_narrowed") == Effect.VALUES
+    assert Effect.of_change("maximum_tightened") == Effect.VALUES
+    assert Effect.of_change("max_length_tightened") == Effect.VALUES
+    assert Effect.of_change("required_removed") == Effect.CHANGED
