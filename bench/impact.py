@@ -583,7 +583,7 @@ def direct_readers(changes: list[Change], datasets: dict) -> list[set[str]]:
 def world(args) -> None:
     """10,000 datasets, 2,000 consumer jobs, 20 columns each: the p50 of one impact computation."""
     rng = random.Random(args.seed)
-    url = REGISTRY_URL.rsplit("/", 1)[0] + "/reg_impact_world"
+    url = REGISTRY_URL + "_world"
     log(f"Preparing {url} …")
     fresh_database(url)
     setup_django(url)
@@ -692,7 +692,11 @@ def main() -> None:
     parser.add_argument("--world-jobs", type=int, default=2_000)
     parser.add_argument("--world-columns", type=int, default=20)
     parser.add_argument("--world-samples", type=int, default=200)
+    parser.add_argument("--smoke", action="store_true",
+                        help="the generated world at 300 datasets, 60 jobs, 5 samples: seconds, for CI (no dbt)")
     args = parser.parse_args()
+    if args.smoke:
+        args.world, args.world_datasets, args.world_jobs, args.world_samples = True, 300, 60, 5
     if args.world:
         world(args)
         return
