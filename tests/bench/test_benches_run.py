@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCHES = sorted(path for path in (ROOT / "bench").glob("*.py") if not path.name.startswith("_"))
 # Seconds one bench may take at its smoke size before it counts as broken (a hang, a
 # smoke size that grew): generous for a busy machine, far below a real run.
-TIMEOUT_S = 240
-AT_ONCE = max(3, os.cpu_count() or 1)
+TIMEOUT_S = 600
+AT_ONCE = min(4, os.cpu_count() or 1)
 
 # django_db: pytest-django sets up the test database (the template) only for a module that asks for it.
 pytestmark = [pytest.mark.bench, pytest.mark.django_db]
