@@ -140,6 +140,15 @@ def measure(url: str, size: int, samples: int, rng: random.Random) -> dict:
     return figures
 
 
+def existing_world(url: str) -> int | None:
+    """How many datasets the world at `url` holds, or None when there is no such database."""
+    try:
+        with psycopg.connect(plain_url(url)) as conn:
+            return conn.execute("SELECT count(*) FROM registry_dataset").fetchone()[0]
+    except psycopg.Error:
+        return None
+
+
 def ingest(url: str, seconds: float) -> dict:
     """bench/ingest.py, short, column usage on: the app's events/s and the database-direct floor."""
     env = {**os.environ, "BENCH_DATABASE_URL": plain_url(url) + "_ingest"}
@@ -154,6 +163,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--samples", type=int, default=30)
     parser.add_argument("--ingest-seconds", type=float, default=8)
+    parser.add_argument("--reuse-worlds", action="store_true",
+                        help="measure worlds a previous run built (same sizes) instead of building them again")
+    parser.add_argument("--skip-ingest", action="store_true", help="leave out the ingest figures")
     parser.add_argument("--smoke", action="store_true", help="one world of 1,000 datasets, 3 samples, 1 s of ingest")
     args = parser.parse_args()
     if args.smoke:
@@ -162,6 +174,9 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     worlds = {}
     for size in sizes:
+        if args.reuse_worlds and existing_world(f"{base}_{size}") == size:
+            worlds[size] = {"datasets": size, "reused": True}
+            continue
         worlds[size] = build(f"{base}_{size}", datasets=size, events=10 * size, jobs=max(10, size // 10),
                              log=lambda line: print(line, flush=True))
     os.environ.update({"DATABASE_URL": f"{base}_{sizes[0]}?conn_max_age=600", "DEBUG": "0",
@@ -177,10 +192,12 @@ def main() -> None:
         figures = measure(f"{base}_{size}", size, args.samples, rng)
         results[str(size)] = {"world": worlds[size], **figures}
         print(json.dumps({"size": size, "world": worlds[size], **figures}), flush=True)
-    print("ingest (bench/ingest.py, column usage on, its own database)…", flush=True)
-    ingest_figures = ingest(base, args.ingest_seconds)
-    print(f"  ingest {ingest_figures['events_per_s']}/s, database-direct floor "
-          f"{ingest_figures['db_direct_events_per_s']}/s, ratio {ingest_figures['ratio']}", flush=True)
+    ingest_figures = None
+    if not args.skip_ingest:
+        print("ingest (bench/ingest.py, column usage on, its own database)…", flush=True)
+        ingest_figures = ingest(base, args.ingest_seconds)
+        print(f"  ingest {ingest_figures['events_per_s']}/s, database-direct floor "
+              f"{ingest_figures['db_direct_events_per_s']}/s, ratio {ingest_figures['ratio']}", flush=True)
     if len(sizes) > 1:
         small, big = results[str(sizes[0])], results[str(sizes[-1])]
         growth = {name: round(big[name]["p95_ms"] / small[name]["p95_ms"], 2)
