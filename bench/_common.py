@@ -21,14 +21,32 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def fresh_database(url: str) -> None:
-    """Drop and create the database named in `url`, then migrate it."""
+def migrated_template() -> str | None:
+    """BENCH_TEMPLATE_DATABASE: an already migrated database to copy instead of migrating.
+
+    The CI run of every bench (tests/bench/test_benches_run.py) sets it: a copy takes a
+    second where migrating from nothing takes many, once per bench.
+    """
+    return os.environ.get("BENCH_TEMPLATE_DATABASE") or None
+
+
+def recreate_database(url: str) -> bool:
+    """Drop and create the database named in `url`; True when it was copied from the
+    migrated template (so it needs no migration)."""
     parts = urlsplit(url)
     name = parts.path.lstrip("/")
     admin = urlunsplit(parts._replace(path="/postgres", query=""))
+    template = migrated_template()
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+    return template is not None
+
+
+def fresh_database(url: str) -> None:
+    """Drop and create the database named in `url`, then migrate it."""
+    if recreate_database(url):
+        return
     env = django_env(url)
     subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0", "--skip-checks"], cwd=ROOT, env=env, check=True)
 

@@ -22,14 +22,17 @@ def machine() -> dict:
 
 
 def fresh_database() -> None:
+    """Drop and create BENCH_DATABASE_URL's database (a copy of BENCH_TEMPLATE_DATABASE,
+    already migrated, when that is set: see bench/_common.py)."""
     import psycopg
 
     parts = urlsplit(BENCH_DATABASE_URL)
     name = parts.path.lstrip("/")
     admin_url = BENCH_DATABASE_URL.rsplit("/", 1)[0] + "/postgres"
+    template = os.environ.get("BENCH_TEMPLATE_DATABASE")
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
 
 
 def setup_django(*, migrate: bool = True) -> None:
@@ -42,7 +45,7 @@ def setup_django(*, migrate: bool = True) -> None:
     import django
 
     django.setup()
-    if migrate:
+    if migrate and not os.environ.get("BENCH_TEMPLATE_DATABASE"):
         from django.core.management import call_command
 
         call_command("migrate", verbosity=0)

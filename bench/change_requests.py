@@ -1,7 +1,7 @@
 """Change requests: the review page's queries and time as teams and changes grow, and
 one clock pass when many requests pass their deadline at once.
 
-    python bench/change_requests.py [--teams 1,20,100] [--changes 1,100,1000] [--due 1000]
+    python bench/change_requests.py [--teams 1,20,100] [--changes 1,100,1000] [--due 1000] [--smoke]
 
 Last line: JSON {"review_page": {"T teams x C changes": {"queries", "p50_ms"}},
 "queries_constant": bool, "clock": {"due", "escalated", "first_pass_s", "second_pass_s", ...}}.
@@ -35,7 +35,10 @@ def main() -> None:
     parser.add_argument("--changes", default="1,100,1000")
     parser.add_argument("--due", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--smoke", action="store_true", help="2 teams, 1 and 5 changes, 10 due: seconds, for CI")
     args = parser.parse_args()
+    if args.smoke:
+        args.teams, args.changes, args.due, args.repeat = "1,2", "1,5", 10, 2
     os.environ["EMAIL_BACKEND"] = "django.core.mail.backends.locmem.EmailBackend"
     fresh_database()
     setup_django()

@@ -1,7 +1,7 @@
 """Client benchmark: validating one 1,000,000-row frame with a model rebuilt from
 published YAML versus the authored class, and get_pandera_model latencies.
 
-    .venv/bin/python bench/client.py [--rows 1000000] [--repeats 5]
+    .venv/bin/python bench/client.py [--rows 1000000] [--repeats 5] [--smoke]
 
 Runs without Django or a database. The contract is an authored class (8
 columns, checks on most) exported to a document with the project's exporter
@@ -110,7 +110,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--smoke", action="store_true", help="10,000 rows, 1 repeat: seconds, for CI")
     args = parser.parse_args()
+    if args.smoke:
+        args.rows, args.repeats = 10_000, 1
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

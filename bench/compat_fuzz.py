@@ -1,6 +1,6 @@
 """False negatives and unproven alarms beyond the corpus: random mutations of corpus schemas, judged by the oracle.
 
-    .venv/bin/python bench/compat_fuzz.py [--seed 11] [--seconds 240] [--cross-draft]
+    .venv/bin/python bench/compat_fuzz.py [--seed 11] [--seconds 240] [--cross-draft] [--smoke]
 
 Each round takes a schema from the corpus, mutates it once or twice (a keyword
 dropped, a keyword or property replaced by a small schema), runs the checker, and
@@ -164,7 +164,10 @@ def main() -> None:
     parser.add_argument("--deep-probes", type=int, default=4000, help="probes for a direction the first pass did not prove")
     parser.add_argument("--deep-examples", type=int, default=10, help="hypothesis-jsonschema draws per schema then")
     parser.add_argument("--cross-draft", action="store_true", help="declare random drafts and mix keywords of every draft")
+    parser.add_argument("--smoke", action="store_true", help="3 seconds with small probe budgets, for CI")
     args = parser.parse_args()
+    if args.smoke:
+        args.seconds, args.max_probes, args.deep_probes, args.deep_examples = 3, 50, 100, 1
     warnings.filterwarnings("ignore")
     rng = random.Random(args.seed)
     schemas = [s for case in load_cases() for s in (case.old, case.new)]

@@ -1,6 +1,6 @@
 """Measure the compatibility checker against the labelled corpus, and prove the labels.
 
-    .venv/bin/python bench/compat_oracle.py [--examples 20] [--max-probes 6000] [--workers 1]
+    .venv/bin/python bench/compat_oracle.py [--examples 20] [--max-probes 6000] [--workers 1] [--smoke]
 
 For every case in tests/compat_cases/ it
 1. runs the checker and counts false negatives (a labelled break reported safe in
@@ -77,8 +77,11 @@ def main() -> None:
     parser.add_argument("--examples", type=int, default=20, help="hypothesis-jsonschema draws per schema")
     parser.add_argument("--max-probes", type=int, default=6000, help="probe documents per case at most")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--smoke", action="store_true", help="the first 10 cases, small budgets, for CI")
     args = parser.parse_args()
     cases = load_cases()
+    if args.smoke:
+        cases, args.examples, args.max_probes = cases[:10], 2, 200
     started = time.perf_counter()
     results = []
     jobs = [(case, args.examples, args.max_probes) for case in cases]

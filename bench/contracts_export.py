@@ -6,11 +6,13 @@ Measures, on a scratch copy of the demo contracts root:
 - the gates on one wide dataframe document (500 columns, 3 checks each),
 - canonicalize_dtype over mixed author-side spellings.
 
-Run: .venv/bin/python bench/contracts_export.py   (prints figures, the JSON line last)
+Run: .venv/bin/python bench/contracts_export.py [--smoke]   (prints figures, the JSON line last;
+`--smoke` times each step once, for CI)
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -39,6 +41,10 @@ def timed(fn, repeat: int) -> list[float]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="each step once, for CI")
+    args = parser.parse_args()
+    repeat = 1 if args.smoke else 5
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch) / "contracts"
         shutil.copytree(REPO / "fixtures" / "contracts", root, ignore=shutil.ignore_patterns("__pycache__"))
@@ -47,8 +53,8 @@ def main() -> None:
 
         load_templates()
         first = timed(lambda: export_tree(root, check=True), 1)[0]
-        export = timed(lambda: export_tree(root, check=True), 5)
-        validate = timed(lambda: validate_tree(root), 5)
+        export = timed(lambda: export_tree(root, check=True), repeat)
+        validate = timed(lambda: validate_tree(root), repeat)
 
     wide = {
         "schema": {"name": "bench.wide.table", "domain": "bench", "subdomains": ["wide"], "entity": "table",
@@ -61,10 +67,10 @@ def main() -> None:
         ],
     }
     assert validate_document(wide) == []
-    gate_wide = timed(lambda: validate_document(wide), 20)
+    gate_wide = timed(lambda: validate_document(wide), 4 * repeat)
 
     spellings = ["double", float, "int", "timestamp", "List[float]", "string[pyarrow]", "Int64", "bool"] * 1250
-    dtype_time = timed(lambda: [canonicalize_dtype(s) for s in spellings], 5)
+    dtype_time = timed(lambda: [canonicalize_dtype(s) for s in spellings], repeat)
 
     figures = {
         "machine": f"{os.cpu_count()} cores",

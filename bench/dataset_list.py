@@ -1,6 +1,6 @@
 """Listing datasets through the API: queries and time per page size.
 
-    python bench/dataset_list.py [--sizes 100,1000,10000]
+    python bench/dataset_list.py [--sizes 100,1000,10000] [--smoke]
 
 Last line: JSON {"sizes": {N: {"queries", "p50_ms"}}, "queries_constant": bool}.
 """
@@ -22,7 +22,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="100,1000,10000")
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--smoke", action="store_true", help="sizes 10,100, 2 repeats: seconds, for CI")
     args = parser.parse_args()
+    if args.smoke:
+        args.sizes, args.repeat = "10,100", 2
     fresh_database()
     setup_django()
 

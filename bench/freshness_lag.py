@@ -7,7 +7,7 @@ recorded transition's time minus the deadline it was due at.
 
     BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/reg_freshness_bench \
     BENCH_BROKER_URL=redis://127.0.0.1:6379/2 \
-        .venv/bin/python bench/freshness_lag.py [--datasets 60] [--spread 20]
+        .venv/bin/python bench/freshness_lag.py [--datasets 60] [--spread 20] [--smoke]
 
 The database is dropped and re-created (its name must end in _bench) and the
 Redis database is emptied. Prints progress, then the figures, the JSON line last:
@@ -44,7 +44,10 @@ def main() -> None:
     parser.add_argument("--lose-tasks", action="store_true",
                         help="Empty the broker after scheduling, as if every deadline task were lost: "
                              "only the beat sweep is left to notice the breaches.")
+    parser.add_argument("--smoke", action="store_true", help="5 datasets over 2 s: seconds, for CI")
     args = parser.parse_args()
+    if args.smoke:
+        args.datasets, args.spread, args.lead = 5, 2.0, 2.0
 
     url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL)
     broker = os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/2")

@@ -32,7 +32,7 @@ compose.yaml's broker shares them. Step 2 measures what a shape costs to
 read and judge, not the budget: its requests take turns over a pool of tokens
 (SHAPE_TOKENS) so that none of them is spent.
 
-`--smoke` runs sizes 1000,10000 (0.1 s of server CPU each), 2 s in 1 round after 1 s of
+`--smoke` runs sizes 1000,10000 (0.1 s of server CPU each), 1 s in 1 round after 0.5 s of
 warm-up: for CI, well under a minute besides migrating the scratch database.
 Prints a human summary, then one JSON line (last): {"shapes": {shape: {"cpu_ms":
 {size: ms}, "growth_per_10x": [..], "status": {size: code}}}, "max_growth_per_10x",
@@ -268,10 +268,10 @@ def main() -> None:
     parser.add_argument("--cell-cpu", type=float, default=1.0, help="server CPU seconds to measure each shape and size over")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=8)
-    parser.add_argument("--smoke", action="store_true", help="small sizes, 2 s, 1 round: seconds in all, for CI")
+    parser.add_argument("--smoke", action="store_true", help="small sizes, 1 s, 1 round: seconds in all, for CI")
     args = parser.parse_args()
     if args.smoke:
-        args.sizes, args.seconds, args.rounds, args.warmup = "1000,10000", 2.0, 1, 1.0
+        args.sizes, args.seconds, args.rounds, args.warmup = "1000,10000", 1.0, 1, 0.5
         args.cell_seconds, args.cell_cpu = 0.5, 0.1
     sizes = [int(s) for s in args.sizes.split(",")]
 

@@ -620,7 +620,7 @@ def direct_readers(changes: list[Change], datasets: dict) -> list[set[str]]:
 def world(args) -> None:
     """10,000 datasets, 2,000 consumer jobs, 20 columns each: the p50 of one impact computation."""
     rng = random.Random(args.seed)
-    url = REGISTRY_URL.rsplit("/", 1)[0] + "/reg_impact_world"
+    url = REGISTRY_URL + "_world"
     log(f"Preparing {url} …")
     fresh_database(url)
     setup_django(url)
@@ -735,6 +735,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.ask = "inprocess"
+        # with --world: the generated world at 300 datasets, 60 jobs, 5 samples
+        args.world_datasets, args.world_jobs, args.world_samples = 300, 60, 5
     if args.world:
         world(args)
         return

@@ -602,7 +602,10 @@ def main() -> None:
     parser.add_argument("--column-lineage", choices=["off", "on", "both"], default="off",
                         help="events carry a columnLineage facet: never (default), always, or in alternate slices "
                              "of each kind (prints the ratio of their throughputs)")
+    parser.add_argument("--smoke", action="store_true", help="4 clients, 1 worker, 1 s in 1 round: seconds, for CI")
     args = parser.parse_args()
+    if args.smoke:
+        args.clients, args.seconds, args.rounds, args.warmup, args.workers, args.threads = 4, 1.0, 1, 0.5, 1, 2
     kinds = {"off": [False], "on": [True], "both": [False, True]}[args.column_lineage]
     usages = {"on": [True], "off": [False], "both": [True, False]}[args.column_usage]
     variants = [(usage, kind) for usage in usages for kind in kinds]

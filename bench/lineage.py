@@ -1,6 +1,6 @@
 """Lineage graph queries: cost follows the neighbourhood, not the graph.
 
-    python bench/lineage.py [--samples 200]
+    python bench/lineage.py [--samples 200] [--smoke]
 
 For each size (100, 1,000 and 10,000 datasets) a scratch database
 (BENCH_DATABASE_URL + "_<size>", default
@@ -105,16 +105,20 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5,
                         help="interleave the sizes in this many rounds, so load from other processes on a "
                              "shared machine falls on every size alike (default 5)")
+    parser.add_argument("--smoke", action="store_true", help="sizes 100 and 300, 10 samples, 1 round: seconds, for CI")
     args = parser.parse_args()
+    sizes = (100, 300) if args.smoke else SIZES
+    if args.smoke:
+        args.samples, args.rounds = 10, 1
 
     base = plain_url(os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/reg_lineage_bench"))
-    urls = {n: f"{base}_{n}" for n in SIZES}
-    os.environ.update({"DATABASE_URL": urls[SIZES[0]] + "?conn_max_age=600", "DEBUG": "0",
+    urls = {n: f"{base}_{n}" for n in sizes}
+    os.environ.update({"DATABASE_URL": urls[sizes[0]] + "?conn_max_age=600", "DEBUG": "0",
                        "SECRET_KEY": "bench-only-secret", "DJANGO_SETTINGS_MODULE": "registry.settings",
                        "LOG_LEVEL": "WARNING"})
     rng = random.Random(7)
     starts: dict[int, list[int]] = {}
-    for n in SIZES:
+    for n in sizes:
         print(f"Preparing {urls[n]} with {n} datasets …", flush=True)
         fresh_database(urls[n])
         with psycopg.connect(urls[n]) as conn:
@@ -127,16 +131,16 @@ def main() -> None:
     from lineage.graph import parse_node_id
     from lineage.marquez.graph import full_neighbourhood_sql, marquez_graph
 
-    raw = {n: psycopg.connect(urls[n], autocommit=True) for n in SIZES}
+    raw = {n: psycopg.connect(urls[n], autocommit=True) for n in sizes}
     sql = full_neighbourhood_sql("dataset", "downstream")
-    timings = {n: {"hop1": [], "hop5": [], "raw5": [], "nodes5": []} for n in SIZES}
+    timings = {n: {"hop1": [], "hop5": [], "raw5": [], "nodes5": []} for n in sizes}
     per_round = max(1, args.samples // args.rounds)
 
     def node_id(pk: int) -> str:
         return f"dataset:{NAMESPACE}:warehouse.layered.table_{pk - 1:05d}"
 
     for round_no in range(1, args.rounds + 1):
-        for n in SIZES:
+        for n in sizes:
             connection.close()
             connection.settings_dict["NAME"] = urls[n].rsplit("/", 1)[1]
             top = starts[n][: max(10, len(starts[n]) // 20)]  # upper layers: five layers to go
@@ -165,7 +169,7 @@ def main() -> None:
         conn.close()
 
     results: dict[str, dict] = {}
-    for n in SIZES:
+    for n in sizes:
         t = timings[n]
         figures = {
             "hop1_p50_ms": round(percentile(t["hop1"], 50), 3), "hop1_p95_ms": round(percentile(t["hop1"], 95), 3),
@@ -177,7 +181,7 @@ def main() -> None:
         print(f"{n:>6} datasets: 1 hop p50 {figures['hop1_p50_ms']:.2f} ms p95 {figures['hop1_p95_ms']:.2f} | "
               f"5 hops p50 {figures['hop5_p50_ms']:.2f} ms p95 {figures['hop5_p95_ms']:.2f} "
               f"({figures['hop5_nodes_median']:.0f} nodes) | raw SQL 5 hops p50 {figures['raw_hop5_p50_ms']:.2f} ms")
-    big, small = results[str(SIZES[-1])], results[str(SIZES[0])]
+    big, small = results[str(sizes[-1])], results[str(sizes[0])]
     print(json.dumps({
         "sizes": results,
         "hop5_p50_ms_10000": big["hop5_p50_ms"],

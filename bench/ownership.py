@@ -2,7 +2,7 @@
 and what the job-grain attribution adds to reading usage.
 
     python bench/ownership.py [--jobs 10000] [--teams 50] [--rules 100] [--repeat 15]
-    python bench/ownership.py --smoke   (500 jobs, for CI)
+    python bench/ownership.py --smoke   (100 jobs, for CI)
 
 Builds, in a throwaway database (BENCH_DATABASE_URL): `--teams` teams with an
 alias each; `--jobs` dbt jobs in one namespace (one token's team), each with a
@@ -53,10 +53,10 @@ def main() -> None:
     parser.add_argument("--teams", type=int, default=50)
     parser.add_argument("--rules", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=15)
-    parser.add_argument("--smoke", action="store_true", help="500 jobs, 3 repeats.")
+    parser.add_argument("--smoke", action="store_true", help="100 jobs, 1 repeat: seconds, for CI.")
     args = parser.parse_args()
     if args.smoke:
-        args.jobs, args.repeat = 500, 3
+        args.jobs, args.repeat = 100, 1
     fresh_database()
     setup_django()
 

@@ -6,7 +6,7 @@ with the same transitions written by hand as one raw SQL statement
 the evaluator's own cost shows as a ratio to the database's.
 
     BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/reg_freshness_bench \
-        .venv/bin/python bench/sweep.py [--datasets 10000] [--repeat 3]
+        .venv/bin/python bench/sweep.py [--datasets 10000] [--repeat 3] [--smoke]
 
 The database named by BENCH_DATABASE_URL is dropped and re-created; its name
 must end in _bench. Prints progress, then the figures, the JSON line last.
@@ -30,15 +30,17 @@ DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/reg_freshness_bench"
 
 
 def recreate_database(url: str) -> None:
+    """Drop and create the database (a migrated copy when BENCH_TEMPLATE_DATABASE is set)."""
     import psycopg
 
     name = urlsplit(url).path.lstrip("/")
     if not name.endswith("_bench"):
         sys.exit(f"refusing to drop {name!r}: the benchmark database's name must end in _bench")
     admin = url.rsplit("/", 1)[0] + "/postgres"
+    template = os.environ.get("BENCH_TEMPLATE_DATABASE")
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
 
 
 def setup_django(url: str) -> None:
@@ -50,7 +52,8 @@ def setup_django(url: str) -> None:
     from django.core.management import call_command
 
     django.setup()
-    call_command("migrate", verbosity=0)
+    if not os.environ.get("BENCH_TEMPLATE_DATABASE"):
+        call_command("migrate", verbosity=0)
 
 
 RAW_SQL = """
@@ -95,7 +98,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--smoke", action="store_true", help="200 datasets, 1 round: seconds, for CI")
     args = parser.parse_args()
+    if args.smoke:
+        args.datasets, args.repeat = 200, 1
     url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL)
     print(f"re-creating {urlsplit(url).path.lstrip('/')} and migrating…", flush=True)
     recreate_database(url)

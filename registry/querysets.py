@@ -27,8 +27,15 @@ class DatasetQuerySet(models.QuerySet):
         return self.filter(Q(name__icontains=text) | Q(namespace__icontains=text) | Q(description__icontains=text))
 
     def for_listing(self) -> DatasetQuerySet:
-        """Owner and consumer count in the same query, whatever the number of rows."""
-        return self.select_related("owner_team", "owner").annotate(consumer_count=Count("consumers", distinct=True))
+        """Owner and consumer count in the same query, whatever the number of rows.
+
+        The count is a subquery per row, not a JOIN … GROUP BY: grouping would aggregate
+        every dataset before the page's LIMIT applied (seconds at a million datasets);
+        a subquery runs for the page's rows only."""
+        consumers = self.model._meta.get_field("consumers").related_model.objects.filter(dataset=OuterRef("pk"))
+        count = consumers.order_by().values("dataset").annotate(n=Count("pk")).values("n")
+        return self.select_related("owner_team", "owner").annotate(
+            consumer_count=Coalesce(Subquery(count[:1]), 0, output_field=IntegerField()))
 
     def with_unregistered_readers(self, now: datetime | None = None) -> DatasetQuerySet:
         """Annotate `unregistered_readers`: how many jobs read each dataset now (within

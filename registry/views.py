@@ -34,7 +34,7 @@ from registry.inbox import inbox_of_person, inbox_of_team
 from registry.jobs import OwnershipRules
 from registry.models import Consumer, Dataset, Team, is_governance_admin
 from registry.ownership import unowned_jobs
-from registry.pagination import page_of
+from registry.pagination import keyset_page_of
 from registry.readings import confirm_readings, readings_to_confirm
 from registry.usage import readers_of
 
@@ -100,7 +100,7 @@ def dataset_list(request: HttpRequest) -> HttpResponse:
         datasets = datasets.filter(owner_team__slug=team)
     list_table = render_dataset_list_table(request, datasets)  # pages itself (registry.pagination)
     ctx = {"q": query, "team": team, "teams": Team.objects.all(), "list_table": list_table,
-           "page": None if list_table else page_of(request, datasets.order_by("namespace", "name"))}
+           "page": None if list_table else keyset_page_of(request, datasets, key=("namespace", "name"))}
     return render(request, "registry/dataset_list.html", ctx)
 
 

@@ -55,7 +55,7 @@ ERROR_DESCRIPTIONS = {
     503: "The database is unavailable (down or restarting): retry after Retry-After seconds.",
 }
 UNSAFE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
-PAGING = ("limit", "offset")  # a page past the end is empty, not a 404
+PAGING = ("limit", "offset", "after", "before")  # a page past the end is empty, not a 404
 
 
 class AutoSchema(openapi.AutoSchema):

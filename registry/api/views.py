@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from registry import teamsync
+from registry.api.pagination import KeysetPagination
 from registry.api.parsers import BoundedJSONParser, TeamsYamlParser
 from registry.api.serializers import (
     ClaimSerializer,
@@ -149,6 +150,9 @@ class TeamSync(APIView):
 ])
 class DatasetList(generics.ListAPIView):
     serializer_class = DatasetSerializer
+    # A million datasets: every page seeks through the (namespace, name) unique index.
+    pagination_class = KeysetPagination
+    keyset = ("namespace", "name")
 
     def get_queryset(self):
         params = self.request.query_params
@@ -159,7 +163,7 @@ class DatasetList(generics.ListAPIView):
             datasets = datasets.unowned()
         if params.get("search"):
             datasets = datasets.matching(params["search"])
-        return datasets.order_by("namespace", "name")
+        return datasets
 
 
 def _consumers_prefetch() -> Prefetch:
