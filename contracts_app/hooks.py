@@ -72,3 +72,20 @@ version_recorded = Signal()
 # contract_version, selector: what the client asked for as its X-Registry-Resolved
 # header said, or "" when it sent none; request: the DRF request, for its token or user).
 version_fetched = Signal()
+
+
+_contract_sections: list = []
+
+
+def contract_page_section(fn):
+    """Register a fragment of the contract page: `fn(request, contract)` returns HTML or None."""
+    if fn not in _contract_sections:
+        _contract_sections.append(fn)
+    return fn
+
+
+def contract_page_sections(request, contract) -> list:
+    from django.utils.safestring import mark_safe
+
+    rendered = (fn(request, contract) for fn in _contract_sections)
+    return [mark_safe(html) for html in rendered if html]  # noqa: S308 - app templates, autoescaped

@@ -4,20 +4,20 @@ set a contract's compatibility mode and bind or unbind its datasets."""
 from __future__ import annotations
 
 from django.db.models import Prefetch
-from django.utils import timezone
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from registry_client.identity import META_KEYS
-from registry_client.versions import lane_of
 from registry_client.pandera_models import (
     STRING_STORAGES,
     pandera_json,
     pandera_json_schema,
     pandera_yaml,
 )
+from registry_client.versions import lane_of
 from rest_framework import generics, renderers, serializers, status
 from rest_framework.exceptions import APIException, NotFound, ParseError
 from rest_framework.response import Response
@@ -33,9 +33,9 @@ from contracts_app.api.serializers import (
     VersionSerializer,
 )
 from contracts_app.diff import structural_diff
+from contracts_app.hooks import lane_dates_of, version_fetched
 from contracts_app.models import Contract, ContractVersion, DatasetBinding, IntegrationSpec
 from contracts_app.odcs import odcs_yaml
-from contracts_app.hooks import lane_dates_of, version_fetched
 from contracts_app.publishing import check_in_required_modes, index_rows
 from contracts_app.selectors import LanePastSunset, is_selector, lane_warning, resolve
 from contracts_app.yamlio import dump_plain_yaml

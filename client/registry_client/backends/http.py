@@ -8,7 +8,6 @@ import urllib.request
 from registry_client.backends.base import SCHEMA_INDEX_KEY, Backend, IndexEntry
 from registry_client.errors import RegistryClientError, StoreUnreachable
 
-
 RESOLVED_HEADER = "X-Registry-Resolved"
 
 
