@@ -595,6 +595,9 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
                               code=CONFLICT if getattr(exc, "code", None) == CONFLICT else "")
     except PermissionDenied as exc:  # a concurrent publish gave the contract to another team meanwhile
         return PublishOutcome(name, version, REFUSED, str(exc), report=report, dry_run=dry_run, code=FORBIDDEN)
+    except RegistryError as exc:  # a listener of version_recorded refused it (e.g. a lane date rule)
+        return PublishOutcome(name, version, REFUSED, " ".join(exc.messages), report=report, dry_run=dry_run,
+                              code=getattr(exc, "code", "") or "")
     cv.refresh_from_db()
     return PublishOutcome(name, version, PUBLISHED, f"{name} {version} published", report=report,
                           contract_version=cv, upload_error=cv.upload_error)
