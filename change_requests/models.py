@@ -73,9 +73,9 @@ class ReviewStatus(models.TextChoices):
     governance admin overrides it)."""
 
     PENDING = "pending", "Waiting"
-    ACKNOWLEDGED = "acknowledged", "Approved"
+    ACKNOWLEDGED = "acknowledged", "Acknowledged"
     MIGRATING = "migrating", "Migrating"
-    OBJECTED = "objected", "Blocked"
+    OBJECTED = "objected", "Objected"
 
 
 # The answers that let a request publish: ready now, or migrating by a date on the old lane.
