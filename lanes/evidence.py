@@ -40,6 +40,7 @@ class Sighting:
     last_seen: datetime | None
     source: str
     detail: str
+    key: str = ""  # what identifies the reader: a job, or a token or person
 
 
 @dataclass
@@ -72,7 +73,7 @@ class LaneUsage:
 
     @property
     def jobs(self) -> int:
-        return len({(r.source, r.who) for r in self.readers})
+        return len({(r.source, r.key or r.who) for r in self.readers})
 
     @property
     def summary(self) -> str:
@@ -123,7 +124,8 @@ def _thin_client(ids: list[int], by_lane: dict, since: datetime) -> None:
         if lane is not None:
             lane.readers.append(Sighting(read.reader_label, read.team_id, read.team.name if read.team_id else None,
                                          read.last_seen_at, THIN_CLIENT,
-                                         f"asked for {read.selector}, got {read.version} ({read.fetches} fetches)"))
+                                         f"asked for {read.selector}, got {read.version} ({read.fetches} fetches)",
+                                         read.reader))
 
 
 def _lineage(ids: list[int], usage: dict[int, list[LaneUsage]], columns: dict, now: datetime) -> None:
@@ -146,5 +148,5 @@ def _lineage(ids: list[int], usage: dict[int, list[LaneUsage]], columns: dict, n
                 last = max((e.last_seen_at for e in reading.evidence), default=None)
                 missing = sorted(read - columns.get((cid, newest.major), set()))
                 lane.readers.append(Sighting(reading.job, reading.team_id, names.get(reading.team_id), last, LINEAGE,
-                                             f"reads {', '.join(missing)}, gone from {newest.label}"))
+                                             f"reads {', '.join(missing)}, gone from {newest.label}", reading.job))
                 break
