@@ -24,7 +24,7 @@ class ReaderSerializer(serializers.Serializer):
     last_seen = serializers.DateTimeField(allow_null=True)
 
 
-class MigratingSerializer(serializers.Serializer):
+class LaneMigratingSerializer(serializers.Serializer):
     team = serializers.CharField()
     by = serializers.DateField()
 
@@ -43,7 +43,7 @@ class LaneSerializer(serializers.Serializer):
     summary = serializers.CharField(help_text='e.g. "3 teams, 7 jobs still on 2.x".')
     teams = serializers.ListField(child=serializers.CharField())
     readers = ReaderSerializer(many=True)
-    migrating = MigratingSerializer(many=True, help_text='Teams that answered "migrating by DATE" off this lane.')
+    migrating = LaneMigratingSerializer(many=True, help_text='Teams that answered "migrating by DATE" off this lane.')
 
 
 class DatesSerializer(serializers.Serializer):

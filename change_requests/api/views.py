@@ -88,7 +88,7 @@ class AcknowledgeSerializer(TeamAnswerSerializer):
                   "the comment must say why, and the audit log records it as an override.")
 
 
-class MigratingSerializer(TeamAnswerSerializer):
+class MigratingAnswerSerializer(TeamAnswerSerializer):
     migrating_by = serializers.DateField(help_text="The team stays on the old lane until this date (today or later).")
 
 
@@ -221,9 +221,9 @@ class Object(_Action):
 
 
 class Migrating(_Action):
-    body_class = MigratingSerializer
+    body_class = MigratingAnswerSerializer
 
-    @extend_schema(request=MigratingSerializer, responses=ChangeRequestDetailSerializer)
+    @extend_schema(request=MigratingAnswerSerializer, responses=ChangeRequestDetailSerializer)
     def post(self, request, pk: int):
         """Answer "migrating by DATE" for one of your teams: the request may publish, and your team stays on
         the old lane until DATE (its sunset may not come earlier without an audited override)."""
