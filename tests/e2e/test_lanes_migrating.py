@@ -44,7 +44,20 @@ def world(settings, tmp_path):
     return {"request": request, "secret": secret}
 
 
-def test_a_migrating_consumer_stays_on_2x_until_it_moves(world, person, live_server):
+def log_in(browser, live_server, username: str):
+    """A logged-in page, with room for a busy machine (60 s a step)."""
+    context = browser.new_context(base_url=live_server.url)
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    page.goto("/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", "pw")
+    page.click("button[type=submit]")
+    page.wait_for_url(lambda url: "/login/" not in url)
+    return page
+
+
+def test_a_migrating_consumer_stays_on_2x_until_it_moves(world, browser, live_server):
     request, secret = world["request"], world["secret"]
 
     def pipeline(selector: str) -> str:  # a fresh process of carol's pipeline, as a nightly run is
@@ -53,7 +66,7 @@ def test_a_migrating_consumer_stays_on_2x_until_it_moves(world, person, live_ser
 
     assert pipeline("2.x") == "2.0"
 
-    carol = person("carol")
+    carol = log_in(browser, live_server, "carol")
     carol.goto(f"/change-requests/{request.pk}/")
     by = (date.today() + timedelta(days=30)).isoformat()
     carol.fill("#review-form input[name=migrating_by]", by)
@@ -61,7 +74,7 @@ def test_a_migrating_consumer_stays_on_2x_until_it_moves(world, person, live_ser
     expect(carol.get_by_text(f"Analytics is migrating by {by}")).to_be_visible()
     expect(carol.locator("tr[data-team=analytics] .review-status")).to_contain_text(f"Migrating by {by}")
 
-    alice = person("alice")
+    alice = log_in(browser, live_server, "alice")
     alice.goto(f"/change-requests/{request.pk}/")
     alice.click("#publish-form button")
     expect(alice.get_by_text("Published retail.checkout.order_placed 3.0")).to_be_visible()
