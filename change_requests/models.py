@@ -339,7 +339,7 @@ class ChangeRequest(models.Model):
         """A member of a required team blocks, saying why; everybody sees it until the team
         answers otherwise or a governance admin overrides it (override_block)."""
         if not comment.strip():
-            raise ChangeRequestError("A block needs a reason saying what would break and what you need.")
+            raise ChangeRequestError("An objection needs a comment saying what would break and what you need.")
         review = self._respond(team, ReviewStatus.OBJECTED, by=by, comment=comment)
         notifications.queue_blocked(self, team, review.comment)
         return review

@@ -365,7 +365,8 @@ def _governance_admin_emails() -> set[str]:
 
 
 def queue_blocked(request: ChangeRequest, team: Team, reason: str) -> None:
-    """A block escalates at once: the governance admins (and the owner team) hear who blocks and why."""
+    """A block escalates at once: the governance admins hear who blocks and why (the owner team
+    sees it on the request; at the deadline the escalation names it too)."""
     subject = f"[{settings.SITE_NAME}] Blocked: {team.name} blocks {request.contract.name} {request.proposed_version}"
     body = (
         f"{team.name} blocks change request #{request.pk} for {request.contract.name} (version "
@@ -375,10 +376,6 @@ def queue_blocked(request: ChangeRequest, team: Team, reason: str) -> None:
     )
     rows = [Notification(change_request=request, event=NotificationEvent.BLOCKED, channel=EMAIL, recipient=email,
                          subject=subject, body=body) for email in sorted(_governance_admin_emails())]
-    if request.owner_team_id:
-        owner = request.owner_team
-        rows += _rows_for_teams(request, NotificationEvent.BLOCKED, [owner], subject, body,
-                                _team_members([owner.pk]), _team_channels([owner.pk]))
     _store(rows, [request.pk])
 
 

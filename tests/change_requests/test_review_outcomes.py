@@ -69,7 +69,7 @@ def test_a_block_keeps_the_request_from_publishing_and_reaches_the_governance_ad
 
 
 def test_a_block_needs_a_reason(change_request, consumer_team, consumer):
-    with pytest.raises(ChangeRequestError, match="reason"):
+    with pytest.raises(ChangeRequestError, match="needs a comment saying what would break"):
         change_request.block(consumer_team, by=consumer, comment=" ")
 
 
