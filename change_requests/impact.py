@@ -395,11 +395,27 @@ def preview(document: Any, *, now: datetime | None = None, verify: bool = False)
     effects = effects or None
     impact = assess(contract, touched, effects=effects, now=now, proposed=document,
                     base=below[-1].document if below else None, verify=verify)
+    found = impact.to_dict()
     return {**answer, "compatible": report.compatible, "mode": report.mode, "verdict": report.verdict,
             "latest_published": latest, "suggested_bump": report.suggested_bump,
             "suggested_version": suggested_version(latest, report.suggested_bump),
             "version_problem": version_bump_problem(latest, version, report) if latest else None,
-            "changes": [c.to_dict() for c in report.changes], **impact.to_dict()}
+            "changes": [c.to_dict() for c in report.changes], **found,
+            "lanes": lanes_after(contract, version, report.compatible, found)}
+
+
+def lanes_after(contract: Contract, version: str, compatible: bool, found: dict[str, Any]) -> dict[str, Any] | None:
+    """Which teams would stay on which lane if `version` opened a new major lane (docs/lanes.md):
+    the old lane stays served; the teams the change breaks stay on it until they approve or
+    migrate by their date; the others can follow the new lane at once. None: no new lane."""
+    major = int(version.split(".", 1)[0])
+    majors = {int(v.split(".", 1)[0]) for v in contract.versions.values_list("version", flat=True)}
+    if compatible or not majors or major <= max(majors):
+        return None
+    old = f"{max(majors)}.x"
+    return {"new_lane": f"{major}.x", "old_lane": old,
+            "stay": [{"team": t["team"], "lane": old, "why": t["why"]} for t in found["affected"]],
+            "move": [{"team": t["team"], "lane": f"{major}.x", "why": t["why"]} for t in found["not_affected"]]}
 
 
 def verdict_markdown(team: dict[str, Any]) -> str:
@@ -454,6 +470,11 @@ def as_markdown(answer: dict[str, Any]) -> str:
         lines += ["", ("Verified: " + f"{verification['consumers']} consumer job(s) EXPLAINed on a scratch schema "
                        f"holding the proposed shape ({verification['seconds']} s; dropped afterwards)")
                   if verification.get("available") else f"Not verified: {verification['reason']}."]
+    lanes = answer.get("lanes")
+    if lanes:
+        lines += ["", f"**Lanes:** {lanes['new_lane']} opens beside {lanes['old_lane']}, which stays served."]
+        lines += [f"- {t['team']} stays on {t['lane']} until it approves or migrates" for t in lanes["stay"]]
+        lines += [f"- {t['team']} can move to {t['lane']} at once" for t in lanes["move"]]
     if answer["unregistered_readers"]:
         lines += ["", "Unregistered readers (not asked; ask their teams to register):"]
         lines += [f"- `{r['job']}` ({r['team'] or 'team unknown'}) reads "

@@ -69,9 +69,19 @@ UNFINISHED = (ChangeRequestState.OPEN, ChangeRequestState.APPROVED)
 
 
 class ReviewStatus(models.TextChoices):
+    """A team's answer. ACKNOWLEDGED is "approve" (ready now); MIGRATING is "migrating by
+    DATE" (publish may proceed, the team stays on the old lane until DATE); OBJECTED is
+    "block" (with a reason: the request cannot publish until the team withdraws it or a
+    governance admin overrides it)."""
+
     PENDING = "pending", "Waiting"
     ACKNOWLEDGED = "acknowledged", "Acknowledged"
+    MIGRATING = "migrating", "Migrating"
     OBJECTED = "objected", "Objected"
+
+
+# The answers that let a request publish: ready now, or migrating by a date on the old lane.
+READY = (ReviewStatus.ACKNOWLEDGED, ReviewStatus.MIGRATING)
 
 
 class ChangeRequestAction:
@@ -85,6 +95,8 @@ class ChangeRequestAction:
     REJECTED = "change_request.rejected"
     WITHDRAWN = "change_request.withdrawn"
     REMINDED = "change_request.reminded"
+    MIGRATING = "change_request.migrating"
+    BLOCK_OVERRIDDEN = "change_request.block_overridden"
     TEAM_ADDED = "change_request.team_added"
     ESCALATED = "change_request.escalated"
 
@@ -123,7 +135,16 @@ def _nobody(request: ChangeRequest, user) -> bool:
 
 
 def _every_team_acknowledged(request: ChangeRequest) -> bool:
-    return not request.reviews.exclude(status=ReviewStatus.ACKNOWLEDGED).exists()
+    """Every required team approved or is migrating by a date (a block, overridden or not,
+    is never an approval: an overridden block goes through approve_over_block)."""
+    return not request.reviews.exclude(status__in=READY).exists()
+
+
+def _blocks_overridden(request: ChangeRequest) -> bool:
+    """Every block was overridden by a governance admin, and every other team is ready."""
+    reviews = list(request.reviews.all())
+    return any(r.status == ReviewStatus.OBJECTED for r in reviews) and all(
+        r.status in READY or (r.status == ReviewStatus.OBJECTED and r.block_overridden_at) for r in reviews)
 
 
 def _escalated_without_objection(request: ChangeRequest) -> bool:
@@ -253,6 +274,11 @@ class ChangeRequest(models.Model):
     def _approve_over_silence(self) -> None:
         self.approved_at = timezone.now()
 
+    @transition(field=state, source=ChangeRequestState.OPEN, target=ChangeRequestState.APPROVED,
+                conditions=[_blocks_overridden], permission=_nobody)
+    def _approve_over_block(self) -> None:
+        self.approved_at = timezone.now()
+
     @transition(field=state, source=ChangeRequestState.APPROVED, target=ChangeRequestState.PUBLISHED,
                 permission=_is_owner_member)
     def _publish(self) -> None:
@@ -301,6 +327,8 @@ class ChangeRequest(models.Model):
             "approve_over_silence": open_ and admin and self.escalated_at is not None and not objected,
             # Looking for a proof per team changes nobody's answer: the owner, a required team or an admin.
             "verify": self.is_unfinished and (owner or admin or any(r.team_id in my_team_ids for r in reviews)),
+            "override_block": open_ and admin and any(
+                r.status == ReviewStatus.OBJECTED and not r.block_overridden_at for r in reviews),
         }
 
     # --- public transitions ---
@@ -315,17 +343,68 @@ class ChangeRequest(models.Model):
         return self._respond(team, ReviewStatus.ACKNOWLEDGED, by=by, comment=comment, on_behalf=on_behalf)
 
     def object(self, team: Team, *, by, comment: str) -> TeamReview:
-        """A member of a required team objects, saying why; everybody sees it until they acknowledge."""
+        """A member of a required team blocks, saying why; everybody sees it until the team
+        answers otherwise or a governance admin overrides it (override_block)."""
         if not comment.strip():
             raise ChangeRequestError("An objection needs a comment saying what would break and what you need.")
-        return self._respond(team, ReviewStatus.OBJECTED, by=by, comment=comment)
+        review = self._respond(team, ReviewStatus.OBJECTED, by=by, comment=comment)
+        notifications.queue_blocked(self, team, review.comment)
+        return review
+
+    block = object
+
+    def migrate_by(self, team: Team, *, by, date, comment: str = "") -> TeamReview:
+        """A member of a required team answers "migrating by DATE": the request may publish,
+        and the team stays on the old lane until DATE (the old lane's sunset may not come
+        before it without an audited override). DATE is today or later."""
+        if date is None:
+            raise ChangeRequestError("Migrating needs a date by which the team moves to the new lane.")
+        if date < timezone.localdate():
+            raise ChangeRequestError(f"{date:%Y-%m-%d} is in the past: say by when {team.slug} will have moved.")
+        return self._respond(team, ReviewStatus.MIGRATING, by=by, comment=comment, migrating_by=date)
+
+    def override_block(self, team: Team, *, by, reason: str) -> TeamReview:
+        """A governance admin overrides one team's block, saying why (audited; the blocking
+        team sees the reason on the request). Once no block stands and every other team is
+        ready, the request is approved."""
+        if not is_governance_admin(by):
+            raise PermissionDenied("Only a governance admin can override a team's block.")
+        if not reason.strip():
+            raise ChangeRequestError("Overriding a block needs a reason, shown to the blocking team.")
+        with transaction.atomic():
+            locked = self._locked()
+            if locked.state != ChangeRequestState.OPEN:
+                raise ChangeRequestError(f"Change request #{locked.pk} is {locked.state}; only an open request's blocks are overridden.")
+            review = TeamReview.objects.select_for_update().filter(change_request=locked, team=team).first()
+            if review is None or review.status != ReviewStatus.OBJECTED:
+                raise ChangeRequestError(f"Team {team.slug} does not block change request #{locked.pk}.")
+            if review.block_overridden_at:
+                raise ChangeRequestError(f"Team {team.slug}'s block is already overridden.")
+            review.block_overridden_at, review.block_override_reason = timezone.now(), reason.strip()
+            review.block_overridden_by_label = actor_label(by)
+            review.save(update_fields=["block_overridden_at", "block_override_reason", "block_overridden_by_label"])
+            AuditEvent.record(by, ChangeRequestAction.BLOCK_OVERRIDDEN, locked,
+                              before={"team": team.slug, "status": review.status, "block": review.comment},
+                              after={"team": team.slug, "override": "a governance admin overrode the team's block",
+                                     "reason": review.block_override_reason})
+            if _blocks_overridden(locked):
+                locked._approve_over_block()
+                locked.save(update_fields=["state", "approved_at"])
+                AuditEvent.record(None, ChangeRequestAction.APPROVED, locked, before={"state": "open"},
+                                  after={"state": "approved", "because": "every block was overridden by a governance "
+                                         "admin; every other team approved or is migrating"})
+                _notify_owner_of_approval(locked)
+            notifications.queue_block_overridden(locked, team, review.block_override_reason)
+        self._refresh_from(locked)
+        return review
 
     def is_author(self, user) -> bool:
         """Whether `user` is the person who opened this request."""
         person = person_of(user)
         return person is not None and self.opened_by_id is not None and person.pk == self.opened_by_id
 
-    def _respond(self, team: Team, status: str, *, by, comment: str, on_behalf: bool = False) -> TeamReview:
+    def _respond(self, team: Team, status: str, *, by, comment: str, on_behalf: bool = False,
+                 migrating_by=None) -> TeamReview:
         if on_behalf:
             if not is_governance_admin(by):
                 raise PermissionDenied("Only a governance admin can acknowledge on a team's behalf.")
@@ -335,7 +414,7 @@ class ChangeRequest(models.Model):
                 raise ChangeRequestError(f"Acknowledging on team {team.slug}'s behalf needs a comment saying why.")
         elif not acts_for(by, team):
             raise PermissionDenied(f"Only a member of team {team.slug} can answer for it.")
-        elif status == ReviewStatus.ACKNOWLEDGED and self.is_author(by):
+        elif status in READY and self.is_author(by):
             raise PermissionDenied(
                 f"You opened this request, so you cannot acknowledge it for team {team.slug}: another member of "
                 f"{team.slug} acknowledges, or a governance admin does on its behalf (recorded as an override).")
@@ -352,15 +431,25 @@ class ChangeRequest(models.Model):
                     f"(they were fixed when it opened on {locked.opened_at:%Y-%m-%d %H:%M} UTC)."
                 )
             before = {"team": team.slug, "status": review.status}
+            if review.migrating_by:
+                before["migrating_by"] = review.migrating_by.isoformat()
             review.status, review.comment = status, comment.strip()
+            review.migrating_by = migrating_by if status == ReviewStatus.MIGRATING else None
+            if status != ReviewStatus.OBJECTED:  # a block withdrawn takes its override with it
+                review.block_overridden_at, review.block_override_reason, review.block_overridden_by_label = None, "", ""
             review.responded_by, review.responded_by_label, review.responded_at = person_of(by), actor_label(by), timezone.now()
-            review.save(update_fields=["status", "comment", "responded_by", "responded_by_label", "responded_at"])
-            action = ChangeRequestAction.ACKNOWLEDGED if status == ReviewStatus.ACKNOWLEDGED else ChangeRequestAction.OBJECTED
+            review.save(update_fields=["status", "comment", "migrating_by", "responded_by", "responded_by_label",
+                                       "responded_at", "block_overridden_at", "block_override_reason",
+                                       "block_overridden_by_label"])
+            action = {ReviewStatus.ACKNOWLEDGED: ChangeRequestAction.ACKNOWLEDGED,
+                      ReviewStatus.MIGRATING: ChangeRequestAction.MIGRATING}.get(status, ChangeRequestAction.OBJECTED)
             after = {"team": team.slug, "status": status, "comment": review.comment}
+            if migrating_by is not None:
+                after["migrating_by"] = migrating_by.isoformat()
             if on_behalf:
                 after["override"] = "a governance admin acknowledged on the team's behalf"
             AuditEvent.record(by, action, locked, before=before, after=after)
-            if status == ReviewStatus.ACKNOWLEDGED and _every_team_acknowledged(locked):
+            if status in READY and _every_team_acknowledged(locked):
                 locked._approve_by_acknowledgement()
                 locked.save(update_fields=["state", "approved_at"])
                 AuditEvent.record(None, ChangeRequestAction.APPROVED, locked, before={"state": "open"},
@@ -480,6 +569,12 @@ class TeamReview(models.Model):
     responded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     responded_by_label = models.CharField(max_length=200, blank=True)
     responded_at = models.DateTimeField(null=True, blank=True)
+    migrating_by = models.DateField(null=True, blank=True,
+                                    help_text="Migrating: the team stays on the old lane until this date.")
+    block_overridden_at = models.DateTimeField(null=True, blank=True)
+    block_overridden_by_label = models.CharField(max_length=200, blank=True, db_default="")
+    block_override_reason = models.TextField(blank=True, db_default="",
+                                             help_text="Why a governance admin overrode the block; shown to the team.")
 
     class Meta:
         ordering = ["team__name"]

@@ -46,6 +46,8 @@ class NotificationEvent(models.TextChoices):
     APPROVED = "approved", "Approved: ready to publish"
     NOT_AFFECTED = "not_affected", "Not affected: told, not asked"
     UNREGISTERED_READERS = "unregistered_readers", "Unregistered readers found"
+    BLOCKED = "blocked", "A team blocks: escalated to the governance admins"
+    BLOCK_OVERRIDDEN = "block_overridden", "A governance admin overrode the team's block"
 
 
 class TeamChannelQuerySet(models.QuerySet):
@@ -353,6 +355,40 @@ def queue_approved(request: ChangeRequest) -> None:
     )
     _store(_rows_for_teams(request, NotificationEvent.APPROVED, [team], subject, body, _team_members([team.pk]),
                            _team_channels([team.pk])), [request.pk])
+
+
+def _governance_admin_emails() -> set[str]:
+    return set(
+        get_user_model().objects.filter(Q(is_staff=True) | Q(is_superuser=True), is_active=True)
+        .exclude(email="").values_list("email", flat=True)
+    )
+
+
+def queue_blocked(request: ChangeRequest, team: Team, reason: str) -> None:
+    """A block escalates at once: the governance admins hear who blocks and why (the owner team
+    sees it on the request; at the deadline the escalation names it too)."""
+    subject = f"[{settings.SITE_NAME}] Blocked: {team.name} blocks {request.contract.name} {request.proposed_version}"
+    body = (
+        f"{team.name} blocks change request #{request.pk} for {request.contract.name} (version "
+        f"{request.proposed_version}):\n\n{reason}\n\nThe request cannot publish until {team.name} answers otherwise "
+        f"or a governance admin overrides the block (the override and its reason are recorded and shown to "
+        f"{team.name}).\nReview it here: {review_url(request)}\n"
+    )
+    rows = [Notification(change_request=request, event=NotificationEvent.BLOCKED, channel=EMAIL, recipient=email,
+                         subject=subject, body=body) for email in sorted(_governance_admin_emails())]
+    _store(rows, [request.pk])
+
+
+def queue_block_overridden(request: ChangeRequest, team: Team, reason: str) -> None:
+    """The blocking team hears that a governance admin overrode its block, and why."""
+    subject = f"[{settings.SITE_NAME}] Your block on {request.contract.name} {request.proposed_version} was overridden"
+    body = (
+        f"A governance admin overrode {team.name}'s block on change request #{request.pk} for "
+        f"{request.contract.name} (version {request.proposed_version}). The reason given:\n\n{reason}\n\n"
+        f"The request: {review_url(request)}\n"
+    )
+    _store(_rows_for_teams(request, NotificationEvent.BLOCK_OVERRIDDEN, [team], subject, body,
+                           _team_members([team.pk]), _team_channels([team.pk])), [request.pk])
 
 
 # --- sending -------------------------------------------------------------------

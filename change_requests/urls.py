@@ -9,6 +9,8 @@ urlpatterns = [
     path("change-requests/new/preview/", views.change_request_preview, name="change-request-preview"),
     path("change-requests/<int:pk>/", views.change_request_detail, name="change-request-detail"),
     path("change-requests/<int:pk>/review/", views.change_request_review, name="change-request-review"),
+    path("change-requests/<int:pk>/override-block/", views.change_request_override_block,
+         name="change-request-override-block"),
     path("change-requests/<int:pk>/publish/", views.change_request_publish, name="change-request-publish"),
     path("change-requests/<int:pk>/verify/", views.change_request_verify, name="change-request-verify"),
     path("change-requests/<int:pk>/withdraw/", views.change_request_withdraw, name="change-request-withdraw"),

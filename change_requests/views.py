@@ -153,6 +153,8 @@ def _direction(change: dict) -> str:
 class ReviewForm(forms.Form):
     team = forms.TypedChoiceField(coerce=int)
     comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}), max_length=5000)
+    migrating_by = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}),
+                                   help_text="Migrating: the date your team will have moved to the new lane.")
 
     def __init__(self, *args, teams: list[Team], **kwargs):
         super().__init__(*args, **kwargs)
@@ -213,6 +215,7 @@ def change_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "reviews": reviews,
         "acknowledged": sum(r.status == ReviewStatus.ACKNOWLEDGED for r in reviews),
         "objections": [r for r in reviews if r.status == ReviewStatus.OBJECTED],
+        "migrating": [r for r in reviews if r.status == ReviewStatus.MIGRATING],
         "late_teams": late_teams,
         "assessments": assessments,
         "datasets": datasets,
@@ -240,6 +243,10 @@ def change_request_review(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, "Choose one of your teams to answer for.")
         return redirect(cr)
     team, comment = form.cleaned_data["team"], form.cleaned_data["comment"]
+    if request.POST.get("decision") == "migrating":
+        day = form.cleaned_data["migrating_by"]
+        return act_and_redirect(request, cr, lambda: cr.migrate_by(team, by=request.user, date=day, comment=comment),
+                                f"{team.name} is migrating by {day}: it stays on the old lane until then.")
     if request.POST.get("decision") == "object":
         return act_and_redirect(request, cr, lambda: cr.object(team, by=request.user, comment=comment),
                     f"{team.name} objected; everyone can see the objection until {team.name} acknowledges.")
@@ -264,6 +271,17 @@ def change_request_verify(request: HttpRequest, pk: int) -> HttpResponse:
         messages.success(request, f"Verified: {summary['consumers']} consumer job(s) EXPLAINed on a scratch schema "
                                   "holding the proposed shape; each team's verdict below says what was proven.")
     return redirect(f"{cr.get_absolute_url()}#routing")
+
+
+@login_required
+@require_POST
+def change_request_override_block(request: HttpRequest, pk: int) -> HttpResponse:
+    """A governance admin overrides one team's block, with a reason (audited, shown to the team)."""
+    cr = get_object_or_404(ChangeRequest.objects.select_related("contract"), pk=pk)
+    team = get_object_or_404(Team, slug=request.POST.get("team", ""))
+    return act_and_redirect(request, cr, lambda: cr.override_block(team, by=request.user,
+                                                                   reason=request.POST.get("reason", "")),
+                            f"{team.name}'s block is overridden.")
 
 
 @login_required

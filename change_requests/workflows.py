@@ -328,9 +328,11 @@ def _claim_and(due, stamp: str, now: datetime, then) -> list[int]:
 
 
 def _waiting_reviews(requests: list[ChangeRequest]) -> dict[int, list[TeamReview]]:
-    """The reviews of teams that have not acknowledged yet, per request, in one query."""
+    """The reviews of teams that are not ready yet (neither approved nor migrating by a
+    date: a migrating team is never reminded nor escalated), per request, in one query."""
     waiting: dict[int, list[TeamReview]] = {r.pk: [] for r in requests}
-    reviews = (TeamReview.objects.filter(change_request__in=requests).exclude(status=ReviewStatus.ACKNOWLEDGED)
+    reviews = (TeamReview.objects.filter(change_request__in=requests)
+               .exclude(status__in=[ReviewStatus.ACKNOWLEDGED, ReviewStatus.MIGRATING])
                .select_related("team").order_by("team__name"))
     for review in reviews:
         waiting[review.change_request_id].append(review)

@@ -34,3 +34,58 @@ def announce_breaking_version(contract, document: dict, report, *, by) -> tuple[
         if answer is not None:
             return answer
     return None, NOBODY_LISTENS
+
+
+# --- lanes -----------------------------------------------------------------------
+#
+# Every major version of a contract is a lane. The contracts side knows versions;
+# an app that keeps lane dates (deprecation, sunset) answers `lane_dates_of`, so the
+# store index and the API can carry them without importing it.
+
+_lane_dates: list = []
+
+
+def lane_dates(fn):
+    """Register a keeper of lane dates: `fn(contract_ids)` returns {(contract id, major):
+    {"deprecation_date": date | None, "sunset_date": date | None}} (the sunset in force,
+    an extension included) for the lanes that have any; one query whatever the number."""
+    if fn not in _lane_dates:
+        _lane_dates.append(fn)
+    return fn
+
+
+def lane_dates_of(contract_ids) -> dict:
+    found: dict = {}
+    ids = list(contract_ids)
+    for fn in _lane_dates:
+        for key, dates in fn(ids).items():
+            found.setdefault(key, {}).update(dates)
+    return found
+
+
+# Sent inside record_version's transaction once a version is recorded (keyword
+# arguments: contract_version, document, by). A listener may raise a RegistryError to
+# refuse the version (nothing is recorded then).
+version_recorded = Signal()
+
+# Sent by the document endpoint when a client fetched a version (keyword arguments:
+# contract_version, selector: what the client asked for as its X-Registry-Resolved
+# header said, or "" when it sent none; request: the DRF request, for its token or user).
+version_fetched = Signal()
+
+
+_contract_sections: list = []
+
+
+def contract_page_section(fn):
+    """Register a fragment of the contract page: `fn(request, contract)` returns HTML or None."""
+    if fn not in _contract_sections:
+        _contract_sections.append(fn)
+    return fn
+
+
+def contract_page_sections(request, contract) -> list:
+    from django.utils.safestring import mark_safe
+
+    rendered = (fn(request, contract) for fn in _contract_sections)
+    return [mark_safe(html) for html in rendered if html]  # noqa: S308 - app templates, autoescaped

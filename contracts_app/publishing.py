@@ -30,7 +30,7 @@ from packaging.version import InvalidVersion, Version
 from registry_client.compat import CompatibilityReport, check_compatibility, version_bump_problem
 
 from contracts_app.gates import validate_document
-from contracts_app.hooks import announce_breaking_version
+from contracts_app.hooks import announce_breaking_version, lane_dates_of, version_recorded
 from contracts_app.models import (
     AuditAction,
     ContentChanged,
@@ -187,6 +187,7 @@ def record_version(document: dict, *, by, yaml_text: str | None = None, store: S
             "contract": name, "version": version, "checksum": checksum, "schema_type": schema["schema_type"],
         })
         contract.bind_named_datasets(document, by=by)
+        version_recorded.send(sender=ContractVersion, contract_version=cv, document=document, by=by)
         _schedule_upload(cv.pk, store)
     return cv
 
@@ -354,9 +355,8 @@ def upload_version(version_pk: int, *, store: Store | None = None) -> bool:
     try:
         _put_then_reindex(
             store, what=str(cv), key=cv.store_key, text=cv.yaml_text, index_key=SCHEMA_INDEX_KEY,
-            columns=SCHEMA_INDEX_COLUMNS, row=_index_row(cv), mark_uploaded=mark_uploaded,
-            other_rows=lambda: [_index_row(v) for v in
-                                ContractVersion.objects.in_store().exclude(pk=cv.pk).select_related("contract")],
+            columns=SCHEMA_INDEX_COLUMNS, row=_index_row(cv, lane_dates_of([cv.contract_id])), mark_uploaded=mark_uploaded,
+            other_rows=lambda: _index_rows(ContractVersion.objects.in_store().exclude(pk=cv.pk)),
         )
     except StoreError as exc:
         with transaction.atomic():
@@ -367,11 +367,29 @@ def upload_version(version_pk: int, *, store: Store | None = None) -> bool:
     return True
 
 
-def _index_row(cv: ContractVersion) -> dict[str, str]:
+def _index_row(cv: ContractVersion, lane_dates: dict) -> dict[str, str]:
+    dates = lane_dates.get((cv.contract_id, int(cv.version.split(".", 1)[0])), {})
     return {
         "name": cv.contract.name, "key": cv.store_key, "version": cv.version,
         "date": cv.published_at.date().isoformat(), "schema_type": cv.contract.schema_type,
+        "deprecation_date": _iso(dates.get("deprecation_date")), "sunset_date": _iso(dates.get("sunset_date")),
     }
+
+
+def _iso(day) -> str:
+    return day.isoformat() if day else ""
+
+
+def _index_rows(versions) -> list[dict[str, str]]:
+    """The index rows of `versions`, each with its lane's dates (one query for them all)."""
+    rows = list(versions.select_related("contract"))
+    dates = lane_dates_of({v.contract_id for v in rows})
+    return [_index_row(v, dates) for v in rows]
+
+
+def index_rows() -> list[dict[str, str]]:
+    """Every row of the schema index, as the store's CSV and the index API list them."""
+    return _index_rows(ContractVersion.objects.in_store().order_by("contract__name", "id"))
 
 
 def _spec_index_row(spec: IntegrationSpec) -> dict[str, str]:
@@ -403,7 +421,7 @@ def upload_spec(spec_pk: int, *, store: Store | None = None) -> bool:
 # --- deleting ----------------------------------------------------------------------
 
 def _schema_index_rows() -> list[dict[str, str]]:
-    return [_index_row(v) for v in ContractVersion.objects.in_store().select_related("contract")]
+    return _index_rows(ContractVersion.objects.in_store())
 
 
 def _spec_index_rows() -> list[dict[str, str]]:
@@ -473,11 +491,20 @@ def compatibility_modes(contract: Contract | None) -> list[str]:
 
 
 def published_below(contract: Contract | None, version: str) -> list[ContractVersion]:
-    """The contract's published versions below `version`, in semantic order."""
+    """The published versions `version` is checked against, in semantic order.
+
+    Every major version is a lane that keeps receiving minor and patch versions: a
+    version in an old lane (a newer major is published) is checked against its own
+    lane's versions below it, never against the newer major. A version of the newest
+    lane, or a new major, is checked against every version below it."""
     if contract is None:
         return []
     proposed = Version(version)
-    return semantic_order([v for v in contract.versions.all() if Version(v.version) < proposed])
+    versions = list(contract.versions.all())
+    below = [v for v in versions if Version(v.version) < proposed]
+    if any(Version(v.version).major > proposed.major for v in versions):
+        below = [v for v in below if Version(v.version).major == proposed.major]
+    return semantic_order(below)
 
 
 def check_in_required_modes(contract: Contract | None, previous_documents: list[dict],
@@ -568,6 +595,9 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
                               code=CONFLICT if getattr(exc, "code", None) == CONFLICT else "")
     except PermissionDenied as exc:  # a concurrent publish gave the contract to another team meanwhile
         return PublishOutcome(name, version, REFUSED, str(exc), report=report, dry_run=dry_run, code=FORBIDDEN)
+    except RegistryError as exc:  # a listener of version_recorded refused it (e.g. a lane date rule)
+        return PublishOutcome(name, version, REFUSED, " ".join(exc.messages), report=report, dry_run=dry_run,
+                              code=getattr(exc, "code", "") or "")
     cv.refresh_from_db()
     return PublishOutcome(name, version, PUBLISHED, f"{name} {version} published", report=report,
                           contract_version=cv, upload_error=cv.upload_error)

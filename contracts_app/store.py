@@ -4,7 +4,7 @@ Layout (identical in an S3 bucket under a prefix and in a local directory, so
 the thin client reads both the same way):
 
     contracts/domains/<domain>/<sub…>/<entity>/v1_0/schema.yaml
-    contracts/index/schema_index.csv        name,key,version,date,schema_type
+    contracts/index/schema_index.csv        name,key,version,date,schema_type,deprecation_date,sunset_date
     integrations/source_specs/<domain>/<sub…>/<entity>/v1_0/spec.yaml
     integrations/index/spec_index.csv       name,key,version,date,source_schema,source_table
 
@@ -27,7 +27,9 @@ from pathlib import Path
 from registry_client.backends.base import SCHEMA_INDEX_KEY, SPEC_INDEX_KEY  # noqa: F401 - re-exported
 from registry_client.versions import version_to_folder as version_folder
 
-SCHEMA_INDEX_COLUMNS = ("name", "key", "version", "date", "schema_type")
+# The lane dates (deprecation, sunset) of each version's lane ride along on its row:
+# clients that do not know them ignore the columns.
+SCHEMA_INDEX_COLUMNS = ("name", "key", "version", "date", "schema_type", "deprecation_date", "sunset_date")
 SPEC_INDEX_COLUMNS = ("name", "key", "version", "date", "source_schema", "source_table")
 
 

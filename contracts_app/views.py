@@ -12,14 +12,17 @@ from django.db.models import Count, Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
+from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from registry_client.resolution import latest_release, semantic_sort
+from registry_client.versions import lane_of, latest_in_lane
 
 from contracts_app.dbt import DbtArtefactError, import_project, read_project
 from contracts_app.diff import column_changes, structural_diff
 from contracts_app.drafting import CannotDraft, draft_from_observed_schema
 from contracts_app.forms import BindByNameForm, BindToContractForm, DbtImportForm, ModeForm
+from contracts_app.hooks import contract_page_sections, lane_dates_of
 from contracts_app.models import (
     Contract,
     ContractVersion,
@@ -57,12 +60,15 @@ def catalogue(request: HttpRequest, path: str = "") -> HttpResponse:
     if parts and not under and not wanted:
         raise Http404(f"No contracts under {'/'.join(parts)}.")
     entries = []
+    dates = lane_dates_of([c.pk for c in under])
+    today = timezone.localdate()
     for contract in under:
         ids = {v.version: v.pk for v in contract.versions.all()}
         versions = semantic_sort(ids)
         latest = latest_release(versions) or (versions[-1] if versions else None)
         entries.append({"contract": contract, "latest": latest, "latest_id": ids.get(latest), "versions": versions,
-                        "leaf": len(contract.path_parts) == len(parts) + 1})
+                        "leaf": len(contract.path_parts) == len(parts) + 1,
+                        "older_lanes": older_lanes(contract.pk, versions, latest, dates, today)})
     if wanted.q:
         entries = wanted.search(entries)
     groups: dict[str, list[dict]] = {}
@@ -160,6 +166,24 @@ def _as_authored(version: ContractVersion) -> dict:
 
 
 @login_required
+def older_lanes(contract_id: int, versions: list[str], latest: str | None, dates: dict, today) -> list[dict]:
+    """The lanes below the newest one that still have a release ("2.x: 2.4, deprecated"), newest first."""
+    if latest is None:
+        return []
+    newest = lane_of(latest)
+    found = []
+    for major in sorted({lane_of(v) for v in versions if lane_of(v) < newest}, reverse=True):
+        release = latest_in_lane(versions, major)
+        if release is None:
+            continue
+        lane = dates.get((contract_id, major)) or {}
+        sunset, deprecated = lane.get("sunset_date"), lane.get("deprecation_date")
+        found.append({"label": f"{major}.x", "latest": release, "sunset": sunset,
+                      "state": "past its sunset" if sunset and today >= sunset
+                      else "deprecated" if deprecated and today >= deprecated else ""})
+    return found
+
+
 def contract_detail(request: HttpRequest, name: str) -> HttpResponse:
     contract = get_object_or_404(
         Contract.objects.select_related("owner_team").prefetch_related(
@@ -192,6 +216,7 @@ def contract_detail(request: HttpRequest, name: str) -> HttpResponse:
         "can_manage": can_manage,
         "mode_form": ModeForm(initial={"compatibility_mode": contract.compatibility_mode}) if can_manage else None,
         "bind_form": BindByNameForm() if can_manage else None,
+        "sections": contract_page_sections(request, contract),
     }
     return render(request, "contracts_app/contract_detail.html", ctx)
 

@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "registry",
     "contracts_app",
     "change_requests",
+    "lanes",
     "lineage",
     "freshness",
 ]
@@ -282,6 +283,17 @@ CELERY_BEAT_SCHEDULE["inbox-digest"] = {
 CELERY_BEAT_SCHEDULE["change-requests-clock"] = {
     "task": "contracts_app.change_request_clock",
     "schedule": CHANGE_REQUEST_CLOCK_INTERVAL.total_seconds(),
+}
+
+# --- Lanes (docs/lanes.md) ----------------------------------------------------
+# How often beat queues the 30/7/1-day sunset reminders and sends unsent ones (each
+# reminder is sent once per lane, team, step and sunset, however often it runs).
+LANE_REMINDER_INTERVAL = env_duration("LANE_REMINDER_INTERVAL", "1h")
+if LANE_REMINDER_INTERVAL.total_seconds() < 1:
+    raise ImproperlyConfigured("LANE_REMINDER_INTERVAL must be at least 1s")
+CELERY_BEAT_SCHEDULE["lanes-sunset-reminders"] = {
+    "task": "lanes.sunset_reminders",
+    "schedule": LANE_REMINDER_INTERVAL.total_seconds(),
 }
 
 # --- Freshness ---------------------------------------------------------------

@@ -36,7 +36,8 @@ class TeamReviewSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = TeamReview
-        fields = ["team", "status", "comment", "responded_by", "responded_at"]
+        fields = ["team", "status", "comment", "responded_by", "responded_at", "migrating_by", "block_overridden_at",
+                  "block_override_reason"]
 
 
 class VerdictSerializer(serializers.Serializer):
@@ -120,6 +121,15 @@ class AcknowledgeSerializer(TeamAnswerSerializer):
         required=False, default=False,
         help_text="A governance admin acknowledges for a team that cannot answer (not for a request they opened); "
                   "the comment must say why, and the audit log records it as an override.")
+
+
+class MigratingAnswerSerializer(TeamAnswerSerializer):
+    migrating_by = serializers.DateField(help_text="The team stays on the old lane until this date (today or later).")
+
+
+class OverrideBlockSerializer(serializers.Serializer):
+    team = serializers.SlugRelatedField(slug_field="slug", queryset=Team.objects.all())
+    reason = serializers.CharField(max_length=5000, help_text="Why; recorded and shown to the blocking team.")
 
 
 class CommentSerializer(serializers.Serializer):
@@ -243,6 +253,31 @@ class Object(_Action):
 
     def act(self, cr, request, data):
         cr.object(data["team"], by=request.user, comment=data["comment"])
+
+
+class Migrating(_Action):
+    body_class = MigratingAnswerSerializer
+
+    @extend_schema(request=MigratingAnswerSerializer, responses=ChangeRequestDetailSerializer)
+    def post(self, request, pk: int):
+        """Answer "migrating by DATE" for one of your teams: the request may publish, and your team stays on
+        the old lane until DATE (its sunset may not come earlier without an audited override)."""
+        return super().post(request, pk)
+
+    def act(self, cr, request, data):
+        cr.migrate_by(data["team"], by=request.user, date=data["migrating_by"], comment=data["comment"])
+
+
+class OverrideBlock(_Action):
+    body_class = OverrideBlockSerializer
+
+    @extend_schema(request=OverrideBlockSerializer, responses=ChangeRequestDetailSerializer)
+    def post(self, request, pk: int):
+        """A governance admin overrides one team's block (audited; the reason is shown to the team)."""
+        return super().post(request, pk)
+
+    def act(self, cr, request, data):
+        cr.override_block(data["team"], by=request.user, reason=data["reason"])
 
 
 class Publish(_Action):

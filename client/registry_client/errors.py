@@ -38,3 +38,15 @@ class StoreUnreachable(RegistryClientError):
 
 class InvalidContract(RegistryClientError):
     """A published document could not be turned into a model."""
+
+
+class LaneSunset(UnknownVersion):
+    """A lane selector ("2", "2.x") names a lane past its sunset date: it no longer
+    resolves; pin an explicit version (it still resolves, with a warning) or move on."""
+
+    def __init__(self, name: str, version: str, available: list[str], sunset_date: str):
+        self.sunset_date = sunset_date
+        super().__init__(name, version, available)
+        self.args = (f"Lane {version!r} of contract {name!r} reached its sunset on {sunset_date}: it no longer "
+                     f"resolves for {version!r}. Move to a newer lane, or pin an explicit version (published: "
+                     f"{', '.join(available) or 'none'}).",)

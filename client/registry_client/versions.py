@@ -33,6 +33,9 @@ __all__ = [
     "parse_version",
     "is_prerelease",
     "latest_release",
+    "lane_of",
+    "lane_selector",
+    "latest_in_lane",
 ]
 
 _NUMBER = r"(?:0|[1-9][0-9]*)"
@@ -125,3 +128,28 @@ def latest_release(versions: Iterable[T], *, key: Callable[[T], str] = str) -> T
         if best is None or parsed > best[0]:
             best = (parsed, item)
     return best[1] if best else None
+
+
+# A lane selector names a major version: "2" or "2.x" means the newest 2.y.z release.
+_LANE_RE = re.compile(rf"^(?P<major>{_NUMBER})(?:\.x)?$")
+
+
+def lane_of(version: str) -> int:
+    """The lane (major version) a version belongs to: ``"2.3.1"`` -> 2."""
+    return int(validate_version(version).split(".", 1)[0])
+
+
+def lane_selector(selector: object) -> int | None:
+    """The major a lane selector names (``"2"`` or ``"2.x"`` -> 2), or None when it is not one."""
+    if not isinstance(selector, str):
+        return None
+    match = _LANE_RE.match(selector)
+    return int(match.group("major")) if match else None
+
+
+def latest_in_lane(versions: Iterable[T], major: int, *, key: Callable[[T], str] = str) -> T | None:
+    """The newest release of one lane: the one rule for "latest" (latest_release),
+    applied to the versions whose major is `major`. Versions are in normalized form,
+    so the major is the text before the first dot: a cheap filter before any parsing."""
+    prefix = f"{major}."
+    return latest_release((item for item in versions if key(item).startswith(prefix)), key=key)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from jsonschema import Draft202012Validator
@@ -16,6 +17,7 @@ from registry_client.pandera_models import (
     pandera_json_schema,
     pandera_yaml,
 )
+from registry_client.versions import lane_of
 from rest_framework import generics, renderers, serializers, status
 from rest_framework.exceptions import APIException, NotFound, ParseError
 from rest_framework.response import Response
@@ -31,9 +33,11 @@ from contracts_app.api.serializers import (
     VersionSerializer,
 )
 from contracts_app.diff import structural_diff
+from contracts_app.hooks import lane_dates_of, version_fetched
 from contracts_app.models import Contract, ContractVersion, DatasetBinding, IntegrationSpec
 from contracts_app.odcs import odcs_yaml
-from contracts_app.publishing import check_in_required_modes
+from contracts_app.publishing import check_in_required_modes, index_rows
+from contracts_app.selectors import LanePastSunset, is_selector, lane_warning, resolve
 from contracts_app.yamlio import dump_plain_yaml
 from registry.constants import TokenScope
 from registry.models import Dataset
@@ -80,8 +84,37 @@ def contracts_with_versions():
     )
 
 
-def get_version(name: str, version: str) -> ContractVersion:
+class LaneGone(APIException):
+    """A lane selector named a lane past its sunset (410 lane_sunset)."""
+
+    status_code = status.HTTP_410_GONE
+    default_code = "lane_sunset"
+
+
+RESOLVED_HEADER = "X-Registry-Resolved"
+LANE_GONE = {410: OpenApiTypes.OBJECT}
+SELECTOR_NOTE = ("`version` is a version (`2.1.0`), `latest`, or a lane (`2` or `2.x`: the newest 2.y.z release); "
+                 "a lane past its sunset answers 410 (`lane_sunset`), a deprecated one a `Warning` header.")
+
+
+def get_version(name: str, version: str, warnings: list[str] | None = None) -> ContractVersion:
+    """The version `version` names (a selector resolves; docs/lanes.md); a deprecated lane's
+    warning is appended to `warnings`."""
+    if is_selector(version):
+        contract = Contract.objects.filter(name=name).first()
+        try:
+            resolved = resolve(contract, version) if contract is not None else None
+        except LanePastSunset as exc:
+            raise LaneGone(exc.messages[0]) from None
+        if resolved is not None:
+            if warnings is not None and resolved.warning:
+                warnings.append(resolved.warning)
+            return ContractVersion.objects.select_related("contract", "published_by").get(pk=resolved.version.pk)
     cv = ContractVersion.objects.select_related("contract", "published_by").filter(contract__name=name, version=version).first()
+    if cv is not None and warnings is not None:
+        dates = lane_dates_of([cv.contract_id]).get((cv.contract_id, lane_of(cv.version)))
+        if warning := lane_warning(cv.contract, cv.version, dates, timezone.localdate()):
+            warnings.append(warning)
     if cv is None:
         if not Contract.objects.filter(name=name).exists():
             raise NotFound(f"No contract named {name!r}.")
@@ -95,14 +128,9 @@ class IndexView(APIView):
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request):
-        versions = ContractVersion.objects.in_store().select_related("contract").order_by("contract__name", "id")
         specs = IntegrationSpec.objects.filter(uploaded_at__isnull=False).select_related("contract_version__contract")
         return Response({
-            "contracts": [
-                {"name": v.contract.name, "key": v.store_key, "version": v.version,
-                 "date": v.published_at.date().isoformat(), "schema_type": v.contract.schema_type}
-                for v in versions
-            ],
+            "contracts": index_rows(),
             "specs": [
                 {"name": s.contract_version.contract.name, "key": s.store_key, "version": s.version,
                  "date": s.published_at.date().isoformat()}
@@ -251,9 +279,14 @@ class VersionDetail(APIView):
                                                             "`string[pyarrow]` (readers need pyarrow)")],
                    responses={(200, "application/json"): VersionSerializer, (200, "application/yaml"): OpenApiTypes.OBJECT,
                               (200, "application/vnd.pandera+json"): OpenApiTypes.OBJECT,
-                              (200, "application/schema+json"): OpenApiTypes.OBJECT})
+                              (200, "application/schema+json"): OpenApiTypes.OBJECT, **LANE_GONE},
+                   description=SELECTOR_NOTE)
     def get(self, request, name: str, version: str):
-        cv = get_version(name, version)
+        warnings: list[str] = []
+        cv = get_version(name, version, warnings)
+        return with_warnings(self._get(request, name, cv), warnings)
+
+    def _get(self, request, name: str, cv: ContractVersion) -> Response:
         wanted = request.accepted_renderer.format
         if wanted not in EXPORT_FORMATS:
             return Response(VersionSerializer(cv).data)
@@ -274,12 +307,35 @@ class VersionDocument(APIView):
 
     renderer_classes = [renderers.JSONRenderer, *YAML_RENDERERS]
 
-    @extend_schema(responses=YAML_RESPONSES)
+    @extend_schema(responses={**YAML_RESPONSES, **LANE_GONE}, description=SELECTOR_NOTE, parameters=[
+        OpenApiParameter(RESOLVED_HEADER, str, OpenApiParameter.HEADER, required=False,
+                         description="The thin client's report of what it asked for and got, "
+                                     "`selector=2.x; version=2.3.0`: counted per token or team (docs/lanes.md).")])
     def get(self, request, name: str, version: str):
-        cv = get_version(name, version)
+        warnings: list[str] = []
+        cv = get_version(name, version, warnings)
+        version_fetched.send(sender=ContractVersion, contract_version=cv, request=request,
+                             selector=reported_selector(request.headers.get(RESOLVED_HEADER, ""), version))
         if request.accepted_renderer.format == "yaml":
-            return Response(cv.yaml_text or cv.document)
-        return Response(cv.document)
+            return with_warnings(Response(cv.yaml_text or cv.document), warnings)
+        return with_warnings(Response(cv.document), warnings)
+
+
+def reported_selector(header: str, asked: str) -> str:
+    """The selector a client reported (`selector=2.x; version=2.3.0`), else "" (it opted out)."""
+    for part in header.split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == "selector" and value.strip():
+            return value.strip()[:50]
+    return ""
+
+
+def with_warnings(response: Response, warnings: list[str]) -> Response:
+    """A deprecated lane says so in an HTTP Warning header (299: a miscellaneous persistent warning)."""
+    if warnings:
+        text = " ".join(warnings).replace('"', "'").encode("ascii", "replace").decode()
+        response["Warning"] = f'299 - "{text}"'
+    return response
 
 
 class VersionSpec(APIView):

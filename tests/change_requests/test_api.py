@@ -27,7 +27,8 @@ def test_the_owner_proposes_a_breaking_version_and_gets_the_request(client, cont
     body = response.json()
     assert (body["state"], body["proposed_version"], body["base_version"]) == ("open", "2.0", "1.0")
     assert body["reviews"] == [{"team": "analytics", "status": "pending", "comment": "", "responded_by": "",
-                                "responded_at": None}]
+                                "responded_at": None, "migrating_by": None, "block_overridden_at": None,
+                                "block_override_reason": ""}]
     assert body["summary"] == "Customer ids."
     assert body["report"]["compatible"] is False
     assert body["page"].endswith(f"/change-requests/{body['id']}/")

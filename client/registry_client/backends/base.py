@@ -15,12 +15,21 @@ class IndexEntry:
     key: str
     date: str = ""
     schema_type: str = ""
+    # The lane's lifecycle (ISO dates, "" when unset): from the deprecation date the
+    # client warns; from the sunset date the lane no longer resolves for "2" / "2.x".
+    deprecation_date: str = ""
+    sunset_date: str = ""
+
+    @property
+    def lane(self) -> int:
+        return int(self.version.split(".", 1)[0])
 
     @classmethod
     def from_row(cls, row: dict) -> IndexEntry:
         """An entry from an index row (a CSV row of the store, or the API's JSON)."""
         return cls(name=row["name"], version=row["version"], key=row["key"], date=row.get("date", ""),
-                   schema_type=row.get("schema_type", ""))
+                   schema_type=row.get("schema_type", ""), deprecation_date=row.get("deprecation_date") or "",
+                   sunset_date=row.get("sunset_date") or "")
 
 
 class Backend:
@@ -50,7 +59,9 @@ class Backend:
             self._specs = self._load_index(SPEC_INDEX_KEY)
         return self._specs
 
-    def read_document(self, entry: IndexEntry) -> bytes:
+    def read_document(self, entry: IndexEntry, selector: str = "") -> bytes:
+        """The document behind `entry`; `selector` is what the caller asked for ("2.x",
+        "latest", or the version itself), which the HTTP backend reports to the service."""
         return self.read_bytes(entry.key)
 
     def read_spec(self, entry: IndexEntry) -> bytes:

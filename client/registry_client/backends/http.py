@@ -8,6 +8,8 @@ import urllib.request
 from registry_client.backends.base import SCHEMA_INDEX_KEY, Backend, IndexEntry
 from registry_client.errors import RegistryClientError, StoreUnreachable
 
+RESOLVED_HEADER = "X-Registry-Resolved"
+
 
 class HttpBackend(Backend):
     """The registry service's REST API, with a bearer token.
@@ -15,17 +17,22 @@ class HttpBackend(Backend):
     Uses only the standard library, so pipelines need no HTTP dependency.
     """
 
-    def __init__(self, base_url: str, token: str | None = None, *, timeout: float = 10.0):
+    def __init__(self, base_url: str, token: str | None = None, *, timeout: float = 10.0,
+                 report_resolved: bool = True):
         super().__init__()
         self.base_url = base_url.rstrip("/")
         self.token = token
         self.timeout = timeout
+        # Tell the service which version a selector resolved to (one header on the
+        # document fetch, nothing else), so owners see who still reads an old lane.
+        self.report_resolved = report_resolved
 
     def describe(self) -> str:
         return f"registry API at {self.base_url}"
 
-    def _get(self, path: str, accept: str = "application/json") -> bytes:
-        request = urllib.request.Request(f"{self.base_url}/api/{path.lstrip('/')}", headers={"Accept": accept})
+    def _get(self, path: str, accept: str = "application/json", headers: dict[str, str] | None = None) -> bytes:
+        request = urllib.request.Request(f"{self.base_url}/api/{path.lstrip('/')}",
+                                         headers={"Accept": accept, **(headers or {})})
         if self.token:
             request.add_header("Authorization", f"Bearer {self.token}")
         try:
@@ -46,9 +53,12 @@ class HttpBackend(Backend):
         self._specs = [IndexEntry.from_row(row) for row in data["specs"]]
         return self._schemas if key == SCHEMA_INDEX_KEY else self._specs
 
-    def read_document(self, entry: IndexEntry) -> bytes:
+    def read_document(self, entry: IndexEntry, selector: str = "") -> bytes:
         name, version = urllib.parse.quote(entry.name), urllib.parse.quote(entry.version)
-        return self._get(f"contracts/{name}/versions/{version}/document/?format=yaml", accept="application/yaml")
+        headers = {RESOLVED_HEADER: f"selector={selector or entry.version}; version={entry.version}"} \
+            if self.report_resolved else None
+        return self._get(f"contracts/{name}/versions/{version}/document/?format=yaml", accept="application/yaml",
+                         headers=headers)
 
     def read_odcs(self, entry: IndexEntry) -> bytes:
         # the service adds what it knows beyond the document: team members, SLOs, consumers
