@@ -6,8 +6,9 @@ class ContractsConfig(AppConfig):
     verbose_name = "Contracts"
 
     def ready(self) -> None:
-        # Each import registers something: the demo step, dataset-page sections.
-        from contracts_app import demo, inbox, views  # noqa: F401
+        # Each import registers something: the demo step, dataset-page sections, the
+        # inbox's items, drafts as versions waiting on the contracts pages.
+        from contracts_app import demo, inbox, views, waiting  # noqa: F401
         from registry.hooks import nav_item
 
         nav_item("Contracts", "contract-catalogue", order=20)

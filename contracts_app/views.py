@@ -22,7 +22,7 @@ from contracts_app.dbt import DbtArtefactError, import_project, read_project
 from contracts_app.diff import column_changes, structural_diff
 from contracts_app.drafting import CannotDraft, draft_from_observed_schema
 from contracts_app.forms import BindByNameForm, BindToContractForm, DbtImportForm, ModeForm
-from contracts_app.hooks import contract_page_sections, lane_dates_of
+from contracts_app.hooks import contract_page_sections, lane_dates_of, waiting_versions, with_waiting_versions
 from contracts_app.models import (
     Contract,
     ContractVersion,
@@ -48,10 +48,11 @@ def _versions_by_semver(contract: Contract) -> list[ContractVersion]:
 @login_required
 def catalogue(request: HttpRequest, path: str = "") -> HttpResponse:
     """Contracts under a path prefix (domain, then subdomains), grouped by the next path
-    part; searched (name, description, field names) and filtered (tier, kind, owner team)."""
+    part; searched (name, description, field names) and filtered (tier, kind, owner team).
+    Each shows the versions waiting on someone (annotated: no query of their own)."""
     parts = [p for p in path.strip("/").split("/") if p]
     wanted = CatalogueFilters.of(request)
-    contracts = wanted.apply(Contract.objects.select_related("owner_team").prefetch_related(
+    contracts = wanted.apply(with_waiting_versions(Contract.objects.select_related("owner_team")).prefetch_related(
         Prefetch("versions", queryset=ContractVersion.objects.only("id", "contract_id", "version", "published_at"))
     ).order_by("name"))
     if parts:
@@ -67,7 +68,7 @@ def catalogue(request: HttpRequest, path: str = "") -> HttpResponse:
         versions = semantic_sort(ids)
         latest = latest_release(versions) or (versions[-1] if versions else None)
         entries.append({"contract": contract, "latest": latest, "latest_id": ids.get(latest), "versions": versions,
-                        "leaf": len(contract.path_parts) == len(parts) + 1,
+                        "leaf": len(contract.path_parts) == len(parts) + 1, "waiting": waiting_versions(contract),
                         "older_lanes": older_lanes(contract.pk, versions, latest, dates, today)})
     if wanted.q:
         entries = wanted.search(entries)
@@ -165,7 +166,6 @@ def _as_authored(version: ContractVersion) -> dict:
     return version.document
 
 
-@login_required
 def older_lanes(contract_id: int, versions: list[str], latest: str | None, dates: dict, today) -> list[dict]:
     """The lanes below the newest one that still have a release ("2.x: 2.4, deprecated"), newest first."""
     if latest is None:
@@ -184,9 +184,10 @@ def older_lanes(contract_id: int, versions: list[str], latest: str | None, dates
     return found
 
 
+@login_required
 def contract_detail(request: HttpRequest, name: str) -> HttpResponse:
     contract = get_object_or_404(
-        Contract.objects.select_related("owner_team").prefetch_related(
+        with_waiting_versions(Contract.objects.select_related("owner_team")).prefetch_related(
             Prefetch("versions", queryset=ContractVersion.objects.select_related("published_by"))
         ),
         name=name,
@@ -202,6 +203,8 @@ def contract_detail(request: HttpRequest, name: str) -> HttpResponse:
     can_manage = contract.can_be_managed_by(request.user)
     ctx = {
         "contract": contract, "versions": list(reversed(versions)), "current": current, "document": document,
+        # Versions not live yet because someone must act (a change request, a draft), each linking there.
+        "waiting": waiting_versions(contract),
         "columns": document.get("columns") or [], "config": document.get("config") or {},
         "meta": {k: v for k, v in (contract.meta or {}).items() if v not in (None, "", [])},
         "snippet": client_snippet(contract, request.GET.get("version")),

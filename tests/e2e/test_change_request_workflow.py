@@ -99,8 +99,12 @@ def test_a_consumer_acknowledges_a_breaking_change_and_the_owner_publishes_it(wo
     alice, carol = claim_and_consume(person, world["dataset"])
     request_id = propose_breaking_version(alice)
 
-    carol.goto("/change-requests/")
-    carol.click(f"text=#{request_id}")
+    # The contract page says 2.0 waits for Analytics, and its link leads to the request's review
+    carol.goto(f"/contracts/{NAME}/")
+    expect(carol.locator('#waiting-versions li[data-version="2.0"]')).to_contain_text(
+        "waiting for Analytics to acknowledge")
+    carol.click(f"#waiting-versions >> text=change request #{request_id}")
+    carol.wait_for_url(f"**/change-requests/{request_id}/")
     expect(carol.locator("#report")).to_contain_text("breaking")
     expect(carol.locator("#diff")).to_contain_text("customer_id")
     carol.click("#review-form button[value=acknowledge]")
@@ -108,7 +112,14 @@ def test_a_consumer_acknowledges_a_breaking_change_and_the_owner_publishes_it(wo
     expect(carol.locator("#cr-state")).to_have_text("Approved")
     expect(carol.locator('tr[data-team="analytics"] .review-status')).to_have_text("Acknowledged")
 
+    # The catalogue now says 2.0 waits for its owner team to publish, linked to the request
+    alice.goto("/contracts/")
+    waiting = alice.locator(f'tr[data-contract="{NAME}"] li[data-waiting="awaiting_publication"]')
+    expect(waiting).to_contain_text("to publish")
+    expect(waiting.locator("a")).to_have_attribute("href", f"/change-requests/{request_id}/")
+
     publish_and_check_everywhere(alice, live_server, world["store"], request_id)
+    expect(alice.locator("#waiting-versions")).to_have_count(0)
 
 
 def test_the_review_page_shows_the_document_that_proves_the_break(world, person, live_server):

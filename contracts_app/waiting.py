@@ -1,0 +1,35 @@
+"""Drafts waiting for their owner team's review, shown on the catalogue and the
+contract page as versions waiting (contracts_app.hooks.versions_waiting; change
+requests add theirs the same way). One subquery per listed contract: its pending
+drafts as one JSON list."""
+
+from __future__ import annotations
+
+from django.contrib.postgres.aggregates import JSONBAgg
+from django.db.models import JSONField, OuterRef, Subquery
+from django.db.models.functions import JSONObject
+from django.urls import reverse
+
+from contracts_app.hooks import WaitingVersion, versions_waiting
+from contracts_app.models import Draft
+
+ANNOTATION = "pending_drafts"
+
+
+def annotate_pending_drafts(contracts):
+    drafts = (Draft.objects.pending().filter(contract_name=OuterRef("name")).order_by()
+              .values("contract_name")
+              .annotate(found=JSONBAgg(JSONObject(id="pk", version="version", team="owner_team__name"),
+                                       order_by="pk"))
+              .values("found"))
+    return contracts.annotate(**{ANNOTATION: Subquery(drafts[:1], output_field=JSONField())})
+
+
+def pending_drafts(contract) -> list[WaitingVersion]:
+    return [WaitingVersion(version=found["version"], state="awaiting_review",
+                           status=f"drafted; waiting for {found['team']} to review it",
+                           link_text=f"draft {found['version']}", url=reverse("draft-detail", args=[found["id"]]))
+            for found in getattr(contract, ANNOTATION, None) or []]
+
+
+versions_waiting(annotate_pending_drafts, pending_drafts)
