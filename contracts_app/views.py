@@ -22,7 +22,12 @@ from contracts_app.dbt import DbtArtefactError, import_project, read_project
 from contracts_app.diff import column_changes, structural_diff
 from contracts_app.drafting import CannotDraft, draft_from_observed_schema
 from contracts_app.forms import BindByNameForm, BindToContractForm, DbtImportForm, ModeForm
-from contracts_app.hooks import contract_page_sections, lane_dates_of, waiting_versions, with_waiting_versions
+from contracts_app.hooks import (
+    contract_page_sections,
+    lane_dates_of,
+    waiting_versions,
+    with_waiting_versions,
+)
 from contracts_app.models import (
     Contract,
     ContractVersion,
