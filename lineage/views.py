@@ -27,8 +27,8 @@ from lineage.models import (
     RunDataset,
     RunEvent,
 )
-from lineage.svg import layout
-from registry.hooks import count_badge, dataset_list_badge, dataset_page_section
+from lineage.svg import layout, with_statuses
+from registry.hooks import count_badge, dataset_list_badge, dataset_page_section, statuses_of
 from registry.models import Consumer
 from registry.pagination import page_of
 from registry.usage import column_readers, owner_annotations, owners_of
@@ -54,10 +54,15 @@ def _drawing_context(request: HttpRequest, start: Node) -> dict:
     depth, direction = _graph_choice(request)
     graph: Graph = graph_around(start, depth=depth, direction=direction)
     too_many = len(graph.nodes) > MAX_DRAWN_NODES
+    drawing = None
+    if not too_many and len(graph.nodes) >= 2:
+        # Every dataset node's health in a fixed number of queries, whatever the graph's size.
+        drawing = with_statuses(layout(graph), statuses_of(
+            [node.pk for node in graph.nodes.values() if node.kind == "dataset"]))
     return {
         "depth": depth, "direction": direction, "depths": PAGE_DEPTHS, "directions": DIRECTIONS,
         "node_count": len(graph.nodes), "too_many": too_many, "max_nodes": MAX_DRAWN_NODES,
-        "drawing": None if too_many or len(graph.nodes) < 2 else layout(graph),
+        "drawing": drawing,
         "node_id": start.node_id,
     }
 

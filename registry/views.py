@@ -28,6 +28,7 @@ from registry.hooks import (
     dataset_page_sections,
     nav_items,
     render_dataset_list_table,
+    statuses_of,
 )
 from registry.jobs import OwnershipRules
 from registry.models import Consumer, Dataset, Team, is_governance_admin
@@ -128,6 +129,8 @@ def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "owns_it": dataset.is_owned and any(t.pk == dataset.owner_team_id for t in my_teams),
         "my_consuming_teams": [t for t in my_teams if t.pk in consuming],
         "sections": dataset_page_sections(request, dataset),
+        # Freshness, drift, failing checks and open requests side by side, above the fold.
+        "statuses": statuses_of([dataset.pk])[dataset.pk],
     }
     return render(request, "registry/dataset_detail.html", ctx)
 
