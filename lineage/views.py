@@ -28,7 +28,8 @@ from lineage.models import (
     RunEvent,
 )
 from lineage.svg import layout, with_statuses
-from registry.hooks import count_badge, dataset_list_badge, dataset_page_section, statuses_of
+from registry.health import statuses_of
+from registry.hooks import count_badge, dataset_list_badge, dataset_page_section
 from registry.models import Consumer
 from registry.pagination import page_of
 from registry.usage import column_readers, owner_annotations, owners_of

@@ -363,27 +363,16 @@ _status_providers: list[Callable] = []
 def dataset_statuses(fn: Callable) -> Callable:
     """Register who knows part of the datasets' health (freshness knows whether each is
     stale). `fn(dataset_ids)` returns {dataset id: [DatasetStatus]} in a fixed number of
-    queries. `statuses_of` merges every provider's answer with the list badges (drift,
+    queries. `registry.health.statuses_of` merges every provider's answer with the list badges (drift,
     failed checks, open change requests: registry.hooks.dataset_list_badge)."""
     if fn not in _status_providers:
         _status_providers.append(fn)
     return fn
 
 
-def statuses_of(dataset_ids) -> dict[int, list[DatasetStatus]]:
-    """Each dataset's statuses: the providers' first, then its badges (one query for all
-    the badges, whatever the number of datasets)."""
-    from registry.models import Dataset
+def status_providers() -> list[Callable]:
+    return list(_status_providers)
 
-    ids = list(dataset_ids)
-    found: dict[int, list[DatasetStatus]] = {pk: [] for pk in ids}
-    if not ids:
-        return found
-    for fn in _status_providers:
-        for dataset_id, statuses in fn(ids).items():
-            found.setdefault(dataset_id, []).extend(statuses)
-    if _list_annotations:
-        for dataset in annotate_dataset_list(Dataset.objects.filter(pk__in=ids).only("pk")):
-            found[dataset.pk].extend(DatasetStatus(kind=b.anchor or b.css, text=b.text, css=b.css, anchor=b.anchor,
-                                                   title=b.title) for b in dataset_badges(dataset))
-    return found
+
+def list_annotations() -> list[Callable]:
+    return list(_list_annotations)

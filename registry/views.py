@@ -21,6 +21,7 @@ from django_prometheus.exports import ExportToDjangoView
 from registry import teamsync
 from registry.demo import demo_logins
 from registry.forms import ClaimForm, ConsumeForm, TeamsFileForm
+from registry.health import statuses_of
 from registry.hooks import (
     annotate_dataset_list,
     count_badge,
@@ -28,7 +29,6 @@ from registry.hooks import (
     dataset_page_sections,
     nav_items,
     render_dataset_list_table,
-    statuses_of,
 )
 from registry.jobs import OwnershipRules
 from registry.models import Consumer, Dataset, Team, is_governance_admin
