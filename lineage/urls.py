@@ -5,4 +5,5 @@ from lineage import views
 urlpatterns = [
     path("lineage/jobs/", views.job_list, name="lineage-job-list"),
     path("lineage/jobs/<int:pk>/", views.job_detail, name="lineage-job-detail"),
+    path("lineage/datasets/<int:pk>/columns/", views.dataset_columns, name="lineage-dataset-columns"),
 ]
