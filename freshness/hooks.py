@@ -12,7 +12,13 @@ from freshness.constants import STATUS_CSS, STATUS_ORDER, FreshnessStatus
 from freshness.evaluation import can_edit_slo
 from freshness.forms import SLOForm
 from freshness.models import DatasetFreshness
-from registry.hooks import dataset_list_table, dataset_page_section, dataset_service_levels
+from registry.hooks import (
+    DatasetStatus,
+    dataset_list_table,
+    dataset_page_section,
+    dataset_service_levels,
+    dataset_statuses,
+)
 from registry.pagination import page_of
 
 TIMELINE_LENGTH = 20
@@ -79,3 +85,14 @@ def freshness_slos(dataset_ids: list[int]) -> dict[int, dict]:
         "dataset_id", "max_age", "warn_after", "empty_write_counts")
     return {dataset_id: {"max_age": max_age, "warn_after": warn_after, "empty_write_counts": empty}
             for dataset_id, max_age, warn_after, empty in rows}
+
+
+@dataset_statuses
+def freshness_statuses(dataset_ids: list[int]) -> dict[int, list[DatasetStatus]]:
+    """Each dataset's freshness status, for those with an SLO (one query)."""
+    rows = DatasetFreshness.objects.filter(dataset_id__in=dataset_ids).exclude(status=FreshnessStatus.NO_SLO)
+    return {row.dataset_id: [DatasetStatus(
+        kind="freshness", text=FreshnessStatus(row.status).label, css=STATUS_CSS.get(row.status, ""),
+        anchor="freshness", title=f"Freshness: {FreshnessStatus(row.status).label.lower()} since "
+                                  f"{row.status_since:%Y-%m-%d %H:%M} UTC")]
+        for row in rows.only("dataset_id", "status", "status_since")}

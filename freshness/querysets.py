@@ -19,3 +19,31 @@ class DatasetFreshnessQuerySet(models.QuerySet):
 class TransitionQuerySet(models.QuerySet):
     def for_dataset(self, dataset) -> TransitionQuerySet:
         return self.filter(dataset=dataset)
+
+
+# The status view's columns a reader may sort by: ?sort=NAME, or -NAME for the reverse.
+STATUS_VIEW_SORTS = {
+    "since": ("freshness__status_since",),
+    "team": ("owner_team__name",),
+    "dataset": ("name",),
+    "last_write": ("freshness__last_write_at",),
+    "deadline": ("freshness__next_check_at",),
+}
+STATUS_VIEW_DEFAULT_SORT = "since"
+
+
+def needing_attention(datasets, statuses, *, team_id: int | None = None, sort: str = STATUS_VIEW_DEFAULT_SORT):
+    """The datasets whose freshness is one of `statuses` now (stale, warning...), of one
+    owner team when `team_id` is given, ordered by a STATUS_VIEW_SORTS key (longest stale
+    first by default: the oldest `since`). Unknown keys fall back to the default; missing
+    values (never written, no deadline) sort last either way."""
+    key = sort.removeprefix("-")
+    if key not in STATUS_VIEW_SORTS:
+        key, sort = STATUS_VIEW_DEFAULT_SORT, STATUS_VIEW_DEFAULT_SORT
+    descending = sort.startswith("-")
+    order = [models.F(field).desc(nulls_last=True) if descending else models.F(field).asc(nulls_last=True)
+             for field in STATUS_VIEW_SORTS[key]]
+    rows = datasets.filter(freshness__status__in=list(statuses)).select_related("freshness", "owner_team", "owner")
+    if team_id is not None:
+        rows = rows.filter(owner_team_id=team_id)
+    return rows.order_by(*order, "namespace", "name")

@@ -31,6 +31,20 @@ class PlacedNode:
     url: str
     kind: str
     is_start: bool
+    pk: int = 0
+    # What other apps know of a dataset node's health (registry.hooks.statuses_of):
+    # freshness, drift, failed checks, open change requests.
+    statuses: list = field(default_factory=list)
+
+    @property
+    def status_words(self) -> str:
+        return "; ".join(s.text for s in self.statuses)
+
+    @property
+    def worst(self) -> str:
+        """The node's marker colour: its worst status."""
+        found = {s.css for s in self.statuses}
+        return next((css for css in ("bad", "warn", "good") if css in found), "")
 
 
 @dataclass
@@ -89,6 +103,7 @@ def layout(graph: Graph) -> Drawing:
             placed[key] = PlacedNode(
                 x=SIDE + (column - lowest) * COL_GAP, y=PAD + offset + row * ROW_GAP,
                 label=_label(node.name), title=node.node_id, url=url, kind=node.kind, is_start=key == start_key,
+                pk=node.pk,
             )
     edges, declared = [], []
     static = graph.declared
@@ -115,3 +130,11 @@ def layout(graph: Graph) -> Drawing:
     width = SIDE * 2 + (max(columns.values(), default=0) - lowest) * COL_GAP + NODE_W
     height = nodes_bottom + max(ROW_GAP // 2, lanes * LANE_GAP + LANE_GAP) + PAD
     return Drawing(width=width, height=height, nodes=list(placed.values()), edges=edges, declared=declared)
+
+
+def with_statuses(drawing: Drawing, statuses: dict) -> Drawing:
+    """Give each dataset node its statuses ({dataset id: [DatasetStatus]})."""
+    for node in drawing.nodes:
+        if node.kind == "dataset":
+            node.statuses = statuses.get(node.pk, [])
+    return drawing

@@ -14,7 +14,8 @@ from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from lineage.graph import DIRECTIONS, Graph, Node, graph_around
+from lineage.column_graph import column_lineage
+from lineage.graph import DIRECTIONS, Graph, Node, NodeNotFound, graph_around
 from lineage.models import (
     DatasetAlias,
     DatasetFacet,
@@ -27,13 +28,15 @@ from lineage.models import (
     RunDataset,
     RunEvent,
 )
-from lineage.svg import layout
+from lineage.svg import layout, with_statuses
+from registry.health import statuses_of
 from registry.hooks import count_badge, dataset_list_badge, dataset_page_section
-from registry.models import Consumer
+from registry.models import Consumer, Dataset
 from registry.pagination import page_of
 from registry.usage import UsageKind, column_readers, owner_annotations, owners_of
 
 PAGE_DEPTHS = (1, 2, 3, 4, 5)
+COLUMN_VIEW_DEPTH = 1  # one hop either way: a reader follows a column further by its links
 DEFAULT_PAGE_DEPTH = 1
 MAX_DRAWN_NODES = 300
 
@@ -54,10 +57,15 @@ def _drawing_context(request: HttpRequest, start: Node) -> dict:
     depth, direction = _graph_choice(request)
     graph: Graph = graph_around(start, depth=depth, direction=direction)
     too_many = len(graph.nodes) > MAX_DRAWN_NODES
+    drawing = None
+    if not too_many and len(graph.nodes) >= 2:
+        # Every dataset node's health in a fixed number of queries, whatever the graph's size.
+        drawing = with_statuses(layout(graph), statuses_of(
+            [node.pk for node in graph.nodes.values() if node.kind == "dataset"]))
     return {
         "depth": depth, "direction": direction, "depths": PAGE_DEPTHS, "directions": DIRECTIONS,
         "node_count": len(graph.nodes), "too_many": too_many, "max_nodes": MAX_DRAWN_NODES,
-        "drawing": None if too_many or len(graph.nodes) < 2 else layout(graph),
+        "drawing": drawing,
         "node_id": start.node_id,
     }
 
@@ -72,6 +80,7 @@ def lineage_section(request: HttpRequest, dataset) -> str:
         .select_related("run__job").order_by("-run__state_at")[:10]
     )
     ctx["anchor_url"] = dataset.get_absolute_url()
+    ctx["columns_url"] = reverse("lineage-dataset-columns", args=[dataset.pk])
     return render_to_string("lineage/_section.html", ctx, request=request)
 
 
@@ -200,3 +209,33 @@ _failed_assertions_badge = count_badge(
 
 
 dataset_list_badge(_annotate_failed_assertions, _failed_assertions_badge)
+
+
+@login_required
+def dataset_columns(request: HttpRequest, pk: int) -> HttpResponse:
+    """The column view: a dataset expanded to its columns, each with the columns that feed
+    it and those it feeds (column lineage, both ways, a few hops), every one a link to its
+    own dataset's column view, so a reader follows a column from table to table."""
+    dataset = get_object_or_404(Dataset, pk=pk)
+    try:
+        graph = column_lineage(f"dataset:{dataset.namespace}:{dataset.name}", depth=COLUMN_VIEW_DEPTH,
+                               with_downstream=True)["graph"]
+    except NodeNotFound:
+        graph = []
+    ids = {(n["data"]["namespace"], n["data"]["dataset"]) for n in graph}
+    pks = {(d.namespace, d.name): d.pk for d in Dataset.objects.filter(
+        name__in=[name for _, name in ids]).only("pk", "namespace", "name")}
+    by_id = {n["id"]: n["data"] for n in graph}
+
+    def column(node_id: str) -> dict:
+        data = by_id[node_id]
+        other = pks.get((data["namespace"], data["dataset"]))
+        url = reverse("lineage-dataset-columns", args=[other]) if other else ""
+        return {"dataset": data["dataset"], "field": data["field"], "url": f"{url}#column-{data['field']}" if url else "",
+                "here": other == dataset.pk}
+
+    columns = [{"field": n["data"]["field"], "type": n["data"]["fieldType"],
+                "fed_by": [column(e["origin"]) for e in n["inEdges"]],
+                "feeds": [column(e["destination"]) for e in n["outEdges"]]}
+               for n in graph if pks.get((n["data"]["namespace"], n["data"]["dataset"])) == dataset.pk]
+    return render(request, "lineage/dataset_columns.html", {"dataset": dataset, "columns": columns})

@@ -353,3 +353,42 @@ def queries_of(jobs) -> dict[str, JobQuery]:
         for label, query in fn(jobs).items():
             found.setdefault(label, query)
     return found
+
+
+@dataclass(frozen=True)
+class DatasetStatus:
+    """One fact about a dataset's health now, said the same wherever it is shown (the
+    dataset page's status line, the lineage graph's nodes).
+
+    - `kind`: a stable slug ("freshness", "drift", "checks", "request");
+    - `text`: a few words ("Stale", "schema drift", "2 failed checks");
+    - `css`: the tag colour ("good", "warn", "bad" or "");
+    - `anchor`: the id of the dataset page's section that explains it;
+    - `title`: one sentence that says more."""
+
+    kind: str
+    text: str
+    css: str
+    anchor: str = ""
+    title: str = ""
+
+
+_status_providers: list[Callable] = []
+
+
+def dataset_statuses(fn: Callable) -> Callable:
+    """Register who knows part of the datasets' health (freshness knows whether each is
+    stale). `fn(dataset_ids)` returns {dataset id: [DatasetStatus]} in a fixed number of
+    queries. `registry.health.statuses_of` merges every provider's answer with the list badges (drift,
+    failed checks, open change requests: registry.hooks.dataset_list_badge)."""
+    if fn not in _status_providers:
+        _status_providers.append(fn)
+    return fn
+
+
+def status_providers() -> list[Callable]:
+    return list(_status_providers)
+
+
+def list_annotations() -> list[Callable]:
+    return list(_list_annotations)

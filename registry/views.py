@@ -21,6 +21,7 @@ from django_prometheus.exports import ExportToDjangoView
 from registry import teamsync
 from registry.demo import demo_logins
 from registry.forms import ClaimForm, ConsumeForm, TeamsFileForm
+from registry.health import statuses_of
 from registry.hooks import (
     InboxItem,
     annotate_dataset_list,
@@ -130,6 +131,8 @@ def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "owns_it": dataset.is_owned and any(t.pk == dataset.owner_team_id for t in my_teams),
         "my_consuming_teams": [t for t in my_teams if t.pk in consuming],
         "sections": dataset_page_sections(request, dataset),
+        # Freshness, drift, failing checks and open requests side by side, above the fold.
+        "statuses": statuses_of([dataset.pk])[dataset.pk],
     }
     return render(request, "registry/dataset_detail.html", ctx)
 

@@ -8,3 +8,20 @@ document.addEventListener("DOMContentLoaded", () => {
     box.scrollLeft = centre - box.clientWidth / 2;
   }
 });
+
+// A node's label is cut to fit its box: hovering over it or moving the focus to it (Tab)
+// writes its full name and status under the graph, where it is never clipped.
+document.addEventListener("DOMContentLoaded", () => {
+  for (const box of document.querySelectorAll(".lineage-scroll")) {
+    const caption = box.parentElement.querySelector(".lineage-focus");
+    if (!caption) continue;
+    const show = (event) => {
+      const node = event.target.closest("a[data-name]");
+      if (!node) return;
+      const status = node.dataset.status;
+      caption.textContent = node.dataset.name + (status ? " — " + status : "");
+    };
+    box.addEventListener("focusin", show);
+    box.addEventListener("mouseover", show);
+  }
+});
