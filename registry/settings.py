@@ -202,9 +202,11 @@ YAML_MAX_BYTES = env_int("YAML_MAX_BYTES", 1024 * 1024, minimum=1024)
 YAML_MAX_DEPTH = env_int("YAML_MAX_DEPTH", 100, minimum=10)
 
 # --- Lineage ---------------------------------------------------------------
-# /metrics answers only a bearer token equal to METRICS_TOKEN (the demo, DEBUG on, needs none);
-# the database-derived series are computed at most once per METRICS_CACHE_SECONDS.
+# /metrics answers a bearer token equal to METRICS_TOKEN, or a signed-in governance admin;
+# METRICS_PUBLIC opens it to anyone, on purpose only (DEBUG does not: the demo runs on shared hosts).
+# The database-derived series are computed at most once per METRICS_CACHE_SECONDS.
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+METRICS_PUBLIC = env_bool("METRICS_PUBLIC", False)
 METRICS_CACHE_SECONDS = env_int("METRICS_CACHE_SECONDS", 5, minimum=0)
 # A RunEvent further ahead of this clock is refused (422): it would pin its run's state.
 LINEAGE_MAX_FUTURE_SKEW = env_duration("LINEAGE_MAX_FUTURE_SKEW", "1d")
