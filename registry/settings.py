@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -295,6 +296,9 @@ AXES_COOLOFF_TIME = env_duration("LOGIN_LOCKOUT", "15m")
 AXES_LOCKOUT_PARAMETERS = env_lockout_parameters("LOGIN_LOCKOUT_PARAMETERS", "username+ip_address")
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registry/lockout.html"
+# django-axes prints an "AXES: BEGIN …" banner when it starts and logs every attribute of a
+# failed login in verbose mode: worth it in the web server's log, noise on every command's output.
+AXES_VERBOSE = sys.argv[1:2] == ["runserver"] or Path(sys.argv[0]).name in ("gunicorn", "uvicorn", "daphne")
 # Behind a proxy, the client's address is the last entry the proxy appends to this header.
 LOGIN_CLIENT_IP_HEADER = env_str("LOGIN_CLIENT_IP_HEADER")
 AXES_CLIENT_IP_CALLABLE = "registry.auth.login_client_ip"

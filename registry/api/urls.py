@@ -1,6 +1,6 @@
 from django.urls import path
 
-from registry.api import ownership, views
+from registry.api import ownership, schema, views  # noqa: F401  (schema: the bearer scheme in the OpenAPI document)
 
 urlpatterns = [
     path("teams/", views.TeamList.as_view(), name="api-team-list"),
