@@ -32,8 +32,15 @@ from packaging.version import Version
 from registry_client.compat import version_bump_problem
 from registry_client.compat.budget import BUDGET_KINDS
 
+from change_requests.models import ChangeRequest, UnfinishedRequestExists
 from contracts_app.models import Contract
-from contracts_app.publishing import check_in_required_modes, gate_errors, published_below
+from contracts_app.publishing import (
+    BREAKING,
+    check_in_required_modes,
+    gate_document,
+    gate_errors,
+    published_below,
+)
 from registry.models import Consumer, Dataset, Team
 from registry.usage import Effect, JobReading, downstream_columns, readings_of
 
@@ -301,26 +308,30 @@ def suggested_version(latest: str | None, bump: str) -> str | None:
     return latest
 
 
-def preview(document: Any, *, now: datetime | None = None) -> dict[str, Any]:
-    """The checker's verdicts, the suggested version and who the change would wait for.
+def preview(document: Any, *, by=None, now: datetime | None = None) -> dict[str, Any]:
+    """The checker's verdicts, the suggested version, who the change would wait for, and
+    what submitting it as `by` (None: an operator's command) would do.
 
     1. The publish gates must pass (PreviewError lists what they refuse).
-    2. The checker compares the document with the published versions below it, in the
+    2. `outcome` is contracts_app.publishing.gate_document's decision, the one publishing
+       acts on: published, unchanged, refused (with `outcome_message`) or breaking.
+    3. The checker compares the document with the published versions below it, in the
        modes the publish gate uses.
-    3. The breaking changes' columns route the consumer teams (`assess`)."""
+    4. The breaking changes' columns route the consumer teams (`assess`)."""
     errors = gate_errors(document)
     if errors:
         raise PreviewError("the document fails the publish gates", errors)
     schema = document["schema"]
     name, version = str(schema["name"]), str(schema["version"])
+    decision = gate_document(document, by=by)
+    answer: dict[str, Any] = {"contract": name, "proposed_version": version, **_outcome(decision, document)}
     contract = Contract.objects.filter(name=name).first()
-    answer: dict[str, Any] = {"contract": name, "proposed_version": version}
     if contract is None:
         return {**answer, "compatible": True, "mode": None, "suggested_version": version, "changes": [],
                 "verdict": "a new contract: the first version is always accepted",
                 **Impact(touched=[], teams=[], unregistered_readers=[], dataset_granular=[]).to_dict()}
     below = published_below(contract, version)
-    report = check_in_required_modes(contract, [v.document for v in below], document)
+    report = decision.report or check_in_required_modes(contract, [v.document for v in below], document)
     latest = below[-1].version if below else None
     effects = column_effects(report.to_dict(), contract.schema_type) if not report.compatible else {}
     touched = None if effects is None else sorted(effects)
@@ -331,6 +342,24 @@ def preview(document: Any, *, now: datetime | None = None) -> dict[str, Any]:
             "suggested_version": suggested_version(latest, report.suggested_bump),
             "version_problem": version_bump_problem(latest, version, report) if latest else None,
             "changes": [c.to_dict() for c in report.changes], **impact.to_dict()}
+
+
+def _outcome(decision, document: dict) -> dict[str, Any]:
+    """What submit would do, in the preview's words: the gate's status, a sentence, and for a
+    breaking version whether a change request would open (one already waiting for another
+    document of the contract stops it, as propose_breaking_version does)."""
+    out = {"outcome": decision.status, "outcome_message": decision.message, "outcome_errors": list(decision.errors),
+           "waits_in": None}
+    if decision.status == BREAKING:
+        waiting = ChangeRequest.objects.unfinished().filter(contract__name=decision.name).select_related("contract").first()
+        if waiting is not None:  # what propose_breaking_version answers submit, in its words
+            out["waits_in"] = waiting.pk
+            out["outcome_message"] = (
+                f"It already waits in change request #{waiting.pk} ({waiting.state})."
+                if waiting.proposed_document == document else str(UnfinishedRequestExists(waiting).messages[0]))
+        else:
+            out["outcome_message"] = decision.message.replace("it was not published.", "submitting opens a change request.")
+    return out
 
 
 def as_markdown(answer: dict[str, Any]) -> str:

@@ -397,7 +397,7 @@ def change_request_preview(request: HttpRequest) -> JsonResponse:
     except ValidationError as exc:
         return JsonResponse({"detail": " ".join(exc.messages), "code": "bad_document", "errors": []}, status=400)
     try:
-        answer = preview(document)
+        answer = preview(document, by=request.user)
     except PreviewError as exc:
         return JsonResponse({"detail": f"The document fails the publish gates: {'; '.join(exc.errors)}",
                              "code": "gate_refused", "errors": exc.errors}, status=400)

@@ -58,10 +58,22 @@
     }
     if (answer.version_problem) version.append(element("span", ` ${answer.version_problem}`, "preview-warning"));
 
+    // What submit does is the gate's decision (answer.outcome), the same one publishing acts on.
     const waiting = answer.affected.map((t) => t.team);
-    document.getElementById("preview-outcome").textContent = answer.compatible
-      ? "Submitting publishes it at once: no change request."
-      : `Submitting opens a change request that waits for ${waiting.length ? waiting.join(", ") : "no team (none is affected)"}.`;
+    const outcome = document.getElementById("preview-outcome");
+    outcome.dataset.outcome = answer.outcome || "";
+    if (answer.outcome === "refused") {
+      outcome.replaceChildren(element("span", "refused", "tag bad"),
+        document.createTextNode(` Submitting is refused: ${answer.outcome_message}`));
+    } else if (answer.outcome === "unchanged") {
+      outcome.textContent = `Submitting changes nothing: ${answer.outcome_message}.`;
+    } else if (answer.outcome === "breaking" && answer.waits_in) {
+      outcome.textContent = `Submitting opens no new change request: ${answer.outcome_message}`;
+    } else if (answer.outcome === "breaking") {
+      outcome.textContent = `Submitting opens a change request that waits for ${waiting.length ? waiting.join(", ") : "no team (none is affected)"}.`;
+    } else {
+      outcome.textContent = "Submitting publishes it at once: no change request.";
+    }
 
     const breaking = (answer.changes || []).filter((change) => change.breaking);
     fill("preview-changes", breaking, (change) => {
