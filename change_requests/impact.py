@@ -376,11 +376,17 @@ def as_markdown(answer: dict[str, Any]) -> str:
         lines.append(f"> :warning: {answer['version_problem']}")
     breaking = [c for c in answer["changes"] if c.get("breaking")]
     if breaking:
-        lines += ["", "| change | breaks | proof | why |", "|---|---|---|---|"]
+        frames = all(c.get("summary") for c in breaking)  # a dataframe contract: said of its columns
+        lines += ["", "| column | change | breaks | proof |" if frames else "| change | breaks | proof | why |",
+                  "|---|---|---|---|"]
         for c in breaking:
             directions = " + ".join(d for d, on in (("backward", c["breaks_backward"]), ("forward", c["breaks_forward"])) if on)
             proof = "decided by a budget" if c.get("kind") in BUDGET_KINDS else c.get("proof") or ""
-            lines.append(f"| `{c['path']}` | {directions} | {proof} | {c['reason'].replace('|', '∣')} |")
+            if frames:
+                column = f"`{c['column']}`" if c.get("column") else "the frame"
+                lines.append(f"| {column} | {c['summary'].replace('|', '∣')} | {directions} | {proof} |")
+            else:
+                lines.append(f"| `{c['path']}` | {directions} | {proof} | {c['reason'].replace('|', '∣')} |")
         undecided = sum(c.get("kind") in BUDGET_KINDS for c in breaking)
         if undecided:
             lines += ["", f"{undecided} of these {'was' if undecided == 1 else 'were'} decided by the checker's budget, "

@@ -17,6 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
 from registry_client.compat.budget import BUDGET_KINDS
+from registry_client.compat.columns import describe_changes
 
 from change_requests.impact import PreviewError, preview
 from change_requests.models import (
@@ -202,6 +203,11 @@ def change_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
     changes = [{**c, "direction": _direction(c), "witness_json": _witness_json(c),
                 # reports stored before the flag existed say it by their kind
                 "decided_by_budget": c.get("kind") in BUDGET_KINDS} for c in cr.report.get("changes", [])]
+    frames = cr.contract.schema_type == "dataframe"
+    if frames and any(not c.get("summary") for c in changes):
+        # a report stored before the checker spoke of columns: said in the frame's words here
+        described = describe_changes(cr.base_version.document if cr.base_version else {}, cr.proposed_document, changes)
+        changes = [{**c, **{k: v for k, v in d.items() if not c.get(k)}} for c, d in zip(changes, described, strict=True)]
     breaking = [c for c in changes if c.get("breaking")]
     proof_counts = {"proven": sum(c.get("proof") == "proven" and not c["decided_by_budget"] for c in breaking),
                     "budget": sum(c["decided_by_budget"] for c in breaking),
@@ -222,6 +228,7 @@ def change_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
         # Only an open request waits for answers; once approved (or closed) its deadline no longer runs.
         "waiting": cr.state == ChangeRequestState.OPEN,
         "changes": changes,
+        "frames": frames,
         "can": can,
         "review_form": review_form,
         "my_reviews": my_reviews,

@@ -78,7 +78,9 @@
     const breaking = (answer.changes || []).filter((change) => change.breaking);
     fill("preview-changes", breaking, (change) => {
       const item = element("li");
-      item.append(element("code", change.path || "/"), document.createTextNode(` ${change.reason}`));
+      // a dataframe contract's change is said of its columns (change.summary), never of schema paths
+      if (change.summary) item.append(document.createTextNode(change.summary));
+      else item.append(element("code", change.path || "/"), document.createTextNode(` ${change.reason}`));
       return item;
     });
     fill("preview-affected", answer.affected, team);

@@ -63,6 +63,7 @@ def demo_edits():
         stranger = Membership.objects.exclude(team=contract.owner_team).select_related("user").first().user
         yield f"{contract.name}: the same document", document, member
         yield f"{contract.name}: edited under its published version", _with(document, describe=True), member
+        yield f"{contract.name}: a new description, minor", _with(document, _bump(version, "minor"), describe=True), member
         yield f"{contract.name}: an optional addition, minor", _with(document, _bump(version, "minor"), add=True), member
         yield f"{contract.name}: a removal, major", _with(document, _bump(version, "major"), remove=True), member
         yield f"{contract.name}: a removal, only minor", _with(document, _bump(version, "minor"), remove=True), member
