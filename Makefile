@@ -15,7 +15,7 @@ APT_PACKAGES ?= chromium prometheus
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	-$(BIN)/pip install --quiet uv
+	@$(BIN)/pip install --quiet uv 2>/dev/null || echo "uv is not on this package index: pip installs the dependencies"
 
 INSTALL = echo "Installing the dependencies into $(VENV) (the first time takes a minute or two)..."; \
 	if [ -x $(BIN)/uv ]; then $(BIN)/uv pip install --python $(BIN)/python $(1) || $(BIN)/pip install --progress-bar on $(1); \
