@@ -197,3 +197,13 @@ def test_a_bound_dataset_shows_its_contracts_mode_not_its_own_default(client, co
     assert ">BACKWARD<" not in page
     contract_page = page_of(client, consumer)
     assert ">BACKWARD<" not in contract_page
+
+
+def test_the_dataset_list_shows_a_bound_datasets_contract_mode(client, contract, dataset, consumer):
+    unbound = Dataset.objects.create(namespace="s3://lake", name="unbound", compatibility_mode="FORWARD")
+    client.force_login(consumer)
+    page = client.get(reverse("dataset-list")).content.decode()
+    row = page[page.index(dataset.get_absolute_url()):]
+    assert row[:row.index("</tr>")].count('<span class="tag">FULL</span>') == 1
+    row = page[page.index(unbound.get_absolute_url()):]
+    assert '<span class="tag">FORWARD</span>' in row[:row.index("</tr>")]
