@@ -32,9 +32,16 @@ from packaging.version import Version
 from registry_client.compat import version_bump_problem
 from registry_client.compat.budget import BUDGET_KINDS
 
+from change_requests.models import ChangeRequest, UnfinishedRequestExists
 from change_requests.verify import KIND_LABELS, judge_teams
 from contracts_app.models import Contract
-from contracts_app.publishing import check_in_required_modes, gate_errors, published_below
+from contracts_app.publishing import (
+    BREAKING,
+    check_in_required_modes,
+    gate_document,
+    gate_errors,
+    published_below,
+)
 from registry.models import Consumer, Dataset, Team
 from registry.usage import Effect, Flow, JobReading, absorbing_readers, readings_of, value_flow
 
@@ -368,27 +375,31 @@ def suggested_version(latest: str | None, bump: str) -> str | None:
     return latest
 
 
-def preview(document: Any, *, now: datetime | None = None, verify: bool = False) -> dict[str, Any]:
-    """The checker's verdicts, the suggested version and who the change would wait for.
+def preview(document: Any, *, by=None, now: datetime | None = None, verify: bool = False) -> dict[str, Any]:
+    """The checker's verdicts, the suggested version, who the change would wait for, and
+    what submitting it as `by` (None: an operator's command) would do.
 
     1. The publish gates must pass (PreviewError lists what they refuse).
-    2. The checker compares the document with the published versions below it, in the
+    2. `outcome` is contracts_app.publishing.gate_document's decision, the one publishing
+       acts on: published, unchanged, refused (with `outcome_message`) or breaking.
+    3. The checker compares the document with the published versions below it, in the
        modes the publish gate uses.
-    3. The breaking changes' columns route the consumer teams (`assess`), each with its
+    4. The breaking changes' columns route the consumer teams (`assess`), each with its
        verdict's kind; `verify`: with a proof per team where one can be had."""
     errors = gate_errors(document)
     if errors:
         raise PreviewError("the document fails the publish gates", errors)
     schema = document["schema"]
     name, version = str(schema["name"]), str(schema["version"])
+    decision = gate_document(document, by=by)
+    answer: dict[str, Any] = {"contract": name, "proposed_version": version, **_outcome(decision, document)}
     contract = Contract.objects.filter(name=name).first()
-    answer: dict[str, Any] = {"contract": name, "proposed_version": version}
     if contract is None:
         return {**answer, "compatible": True, "mode": None, "suggested_version": version, "changes": [],
                 "verdict": "a new contract: the first version is always accepted",
                 **Impact(touched=[], teams=[], unregistered_readers=[], dataset_granular=[]).to_dict()}
     below = published_below(contract, version)
-    report = check_in_required_modes(contract, [v.document for v in below], document)
+    report = decision.report or check_in_required_modes(contract, [v.document for v in below], document)
     latest = below[-1].version if below else None
     effects = column_effects(report.to_dict(), contract.schema_type) if not report.compatible else {}
     touched = None if effects is None else sorted(effects)
@@ -434,6 +445,24 @@ def verdict_markdown(team: dict[str, Any]) -> str:
     return ""
 
 
+def _outcome(decision, document: dict) -> dict[str, Any]:
+    """What submit would do, in the preview's words: the gate's status, a sentence, and for a
+    breaking version whether a change request would open (one already waiting for another
+    document of the contract stops it, as propose_breaking_version does)."""
+    out = {"outcome": decision.status, "outcome_message": decision.message, "outcome_errors": list(decision.errors),
+           "waits_in": None}
+    if decision.status == BREAKING:
+        waiting = ChangeRequest.objects.unfinished().filter(contract__name=decision.name).select_related("contract").first()
+        if waiting is not None:  # what propose_breaking_version answers submit, in its words
+            out["waits_in"] = waiting.pk
+            out["outcome_message"] = (
+                f"It already waits in change request #{waiting.pk} ({waiting.state})."
+                if waiting.proposed_document == document else str(UnfinishedRequestExists(waiting).messages[0]))
+        else:
+            out["outcome_message"] = decision.message.replace("it was not published.", "submitting opens a change request.")
+    return out
+
+
 def as_markdown(answer: dict[str, Any]) -> str:
     """A block fit for a pull-request comment."""
     lines = [f"### Impact of {answer['contract']} {answer['proposed_version']}", ""]
@@ -448,11 +477,17 @@ def as_markdown(answer: dict[str, Any]) -> str:
         lines.append(f"> :warning: {answer['version_problem']}")
     breaking = [c for c in answer["changes"] if c.get("breaking")]
     if breaking:
-        lines += ["", "| change | breaks | proof | why |", "|---|---|---|---|"]
+        frames = all(c.get("summary") for c in breaking)  # a dataframe contract: said of its columns
+        lines += ["", "| column | change | breaks | proof |" if frames else "| change | breaks | proof | why |",
+                  "|---|---|---|---|"]
         for c in breaking:
             directions = " + ".join(d for d, on in (("backward", c["breaks_backward"]), ("forward", c["breaks_forward"])) if on)
             proof = "decided by a budget" if c.get("kind") in BUDGET_KINDS else c.get("proof") or ""
-            lines.append(f"| `{c['path']}` | {directions} | {proof} | {c['reason'].replace('|', '∣')} |")
+            if frames:
+                column = f"`{c['column']}`" if c.get("column") else "the frame"
+                lines.append(f"| {column} | {c['summary'].replace('|', '∣')} | {directions} | {proof} |")
+            else:
+                lines.append(f"| `{c['path']}` | {directions} | {proof} | {c['reason'].replace('|', '∣')} |")
         undecided = sum(c.get("kind") in BUDGET_KINDS for c in breaking)
         if undecided:
             lines += ["", f"{undecided} of these {'was' if undecided == 1 else 'were'} decided by the checker's budget, "

@@ -249,7 +249,9 @@ def queue_opened(request: ChangeRequest, teams: list[Team]) -> None:
     body = (
         f"{request.opened_by_label or 'The owner team'} proposes version {request.proposed_version} of contract "
         f"{request.contract.name}, and the compatibility checker says it breaks consumers under "
-        f"{request.report.get('mode', 'its mode')}.\n\n"
+        f"{request.report.get('mode', 'its mode')}"
+        # the checker's verdict names the first breaking change (a dataframe's in the words of its columns)
+        f"{': ' + request.report['verdict'] if request.report.get('verdict') else ''}.\n\n"
         f"Your team consumes a dataset bound to this contract. Please review the change and acknowledge it, "
         f"or object with a comment, before {request.deadline_at:%Y-%m-%d %H:%M} UTC.\n\n"
         f"Review it here: {review_url(request)}\n"

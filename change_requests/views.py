@@ -17,6 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
 from registry_client.compat.budget import BUDGET_KINDS
+from registry_client.compat.columns import describe_changes
 
 from change_requests.impact import PreviewError, preview
 from change_requests.models import (
@@ -204,6 +205,11 @@ def change_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
     changes = [{**c, "direction": _direction(c), "witness_json": _witness_json(c),
                 # reports stored before the flag existed say it by their kind
                 "decided_by_budget": c.get("kind") in BUDGET_KINDS} for c in cr.report.get("changes", [])]
+    frames = cr.contract.schema_type == "dataframe"
+    if frames and any(not c.get("summary") for c in changes):
+        # a report stored before the checker spoke of columns: said in the frame's words here
+        described = describe_changes(cr.base_version.document if cr.base_version else {}, cr.proposed_document, changes)
+        changes = [{**c, **{k: v for k, v in d.items() if not c.get(k)}} for c, d in zip(changes, described, strict=True)]
     breaking = [c for c in changes if c.get("breaking")]
     proof_counts = {"proven": sum(c.get("proof") == "proven" and not c["decided_by_budget"] for c in breaking),
                     "budget": sum(c["decided_by_budget"] for c in breaking),
@@ -225,6 +231,7 @@ def change_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
         # Only an open request waits for answers; once approved (or closed) its deadline no longer runs.
         "waiting": cr.state == ChangeRequestState.OPEN,
         "changes": changes,
+        "frames": frames,
         "can": can,
         "review_form": review_form,
         "my_reviews": my_reviews,
@@ -316,12 +323,26 @@ def change_request_approve(request: HttpRequest, pk: int) -> HttpResponse:
                 "Approved over the teams that did not answer.")
 
 
+def yaml_problem(exc: ContractYamlError) -> dict:
+    """A YAML error as the editor shows it: the message once, and the line and column it
+    points at (None when the loader named none), so the editor marks that line."""
+    message = str(exc)
+    if exc.line is not None:
+        message = message.removeprefix(f"line {exc.line}, column {exc.column}: ")
+    message = message.removeprefix("not valid YAML: ")
+    return {"message": message, "line": exc.line, "column": exc.column}
+
+
 def parse_document(text: str) -> dict:
-    """The contract document typed on the propose page, or ValidationError saying why not."""
+    """The contract document typed on the propose page, or ValidationError saying why not
+    (a YAML error's `params` carry its line and column)."""
     try:
         document = load_yaml(text)
     except ContractYamlError as exc:
-        raise ValidationError(f"This is not valid YAML: {exc}") from None
+        problem = yaml_problem(exc)
+        where = f"line {problem['line']}, column {problem['column']}: " if problem["line"] else ""
+        raise ValidationError(f"This is not valid YAML: {where}{problem['message']}", code="yaml",
+                              params=problem) from None
     if not isinstance(document, dict):
         raise ValidationError("The document must be a YAML mapping with schema:, meta: and the sections of its schema_type.")
     return document
@@ -332,7 +353,8 @@ class ProposeForm(forms.Form):
         queryset=Contract.objects.none(), required=False, empty_label="— a new contract —",
         help_text="Picking one starts the document from its latest version.")
     document = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 24, "cols": 100, "spellcheck": "false"}),
+        widget=forms.Textarea(attrs={"rows": 24, "cols": 100, "spellcheck": "false", "wrap": "off",
+                                     "aria-describedby": "editor-error"}),
         help_text="The whole contract document, in YAML, with the new schema.version.",
     )
     summary = forms.CharField(required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 3}),
@@ -340,11 +362,17 @@ class ProposeForm(forms.Form):
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
+        self.yaml_error: dict | None = None
         # The contracts the user may publish: its teams' contracts, or all for a governance admin.
         self.fields["contract"].queryset = Contract.objects.manageable_by(user).order_by("name")
 
     def clean_document(self) -> dict:
-        return parse_document(self.cleaned_data["document"])
+        try:
+            return parse_document(self.cleaned_data["document"])
+        except ValidationError as exc:
+            # the editor marks the line; the page shows the message there, and only there
+            self.yaml_error = exc.params if exc.code == "yaml" else None
+            raise
 
     def clean(self) -> dict:
         cleaned = super().clean()
@@ -432,9 +460,11 @@ def change_request_preview(request: HttpRequest) -> JsonResponse:
     try:
         document = parse_document(request.POST.get("document", ""))
     except ValidationError as exc:
-        return JsonResponse({"detail": " ".join(exc.messages), "code": "bad_document", "errors": []}, status=400)
+        where = exc.params if exc.code == "yaml" else {"message": " ".join(exc.messages), "line": None, "column": None}
+        return JsonResponse({"detail": " ".join(exc.messages), "code": "bad_document", "errors": [], **where},
+                            status=400)
     try:
-        answer = preview(document)
+        answer = preview(document, by=request.user)
     except PreviewError as exc:
         return JsonResponse({"detail": f"The document fails the publish gates: {'; '.join(exc.errors)}",
                              "code": "gate_refused", "errors": exc.errors}, status=400)

@@ -24,10 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from registry_client.odcs import OdcsError, from_odcs
-from registry_client.pandera_models import field_kwargs
 from registry_client.versions import version_to_folder
 
-from contracts_app.exporting import export_file
 from contracts_app.gates import Problem, check_location, validate_document
 from contracts_app.yamlio import ContractYamlError, dump_yaml, load_yaml_file
 
@@ -122,6 +120,9 @@ def render_schema_py(document: dict, *, origin: str = _ODCS_ORIGIN) -> str:
     if meta_source:
         lines.append(f"    meta={meta_source},")
     lines += [")", f"class {_class_name(schema['entity'])}(ContractMixin, BaseDataFrameSchema):"]
+    # pandera (and pandas) load here, when a class is written, not with every command
+    from registry_client.pandera_models import field_kwargs
+
     for index, column in enumerate(document.get("columns") or []):
         annotation = _ANNOTATIONS[column["dtype"]]
         if column.get("required", True) is False:
@@ -198,6 +199,10 @@ def place_in_tree(document: dict, *, into: Path, origin: str, yaml_text: str | N
         staged = scratch / relative
         staged.mkdir(parents=True)
         if section["schema_type"] == "dataframe":
+            from contracts_app.exporting import (
+                export_file,  # pandera: only when a class is exported
+            )
+
             (staged / "schema.py").write_text(render_schema_py(document, origin=origin), encoding="utf-8")
             result = export_file(staged / "schema.py", scratch)
             if result.status == "error":

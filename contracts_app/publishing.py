@@ -98,6 +98,9 @@ class PublishOutcome:
     # Why a refusal is not the document's fault: CONFLICT (the version exists with other
     # content, or another publish changed the contract meanwhile) or FORBIDDEN.
     code: str = ""
+    # The published versions the compatibility check compared with (gate_document's), so
+    # recording refuses when another publish changed them since (PublishRaced).
+    checked_below: list[int] | None = None
 
     @property
     def ok(self) -> bool:
@@ -520,9 +523,11 @@ def check_in_required_modes(contract: Contract | None, previous_documents: list[
     return reports[0]
 
 
-def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_run: bool = False,
-                     store: Store | None = None) -> PublishOutcome:
-    """Gate, check and publish one document; never raises for a bad document.
+def gate_document(document: dict, *, by) -> PublishOutcome:
+    """What publishing `document` as `by` would do, deciding everything and recording nothing.
+
+    The one decision behind both the impact preview and publishing itself (publish_document
+    acts on it), so a preview never says something submit then contradicts. In order:
 
     1. gates (structure, identity, canonical dtypes) -> refused; so is an owner
        that names no team, or a publisher who may not publish the contract
@@ -532,43 +537,40 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
        change that breaks either direction) -> refused, naming the smallest
        version that would do; so is a document naming a dataset another
        contract is bound to;
-    3. the checker compares it with the published versions below it ->
-       breaking is announced (contracts_app.hooks.breaking_version_proposed;
-       change_requests opens a request that waits for the consumer teams) and
-       nothing is recorded yet;
-    4. record_version, then the upload after commit.
-    """
+    3. the checker compares it with the published versions below it -> breaking
+       (publishing would open a change request) or published (it would be recorded).
+
+    The outcome is a dry run's; `checked_below` lists the versions the check compared with."""
     name, version = _identity(document)
     errors = gate_errors(document)
     if errors:
-        return PublishOutcome(name, version, REFUSED, f"{name} {version}: failed the publish gate", errors=errors, dry_run=dry_run)
+        return PublishOutcome(name, version, REFUSED, f"{name} {version}: failed the publish gate", errors=errors,
+                              dry_run=True)
     try:
         owner_named_in(document)
     except UnknownOwner as exc:
-        return PublishOutcome(name, version, REFUSED, f"{name} {version}: unknown owner", errors=exc.messages, dry_run=dry_run)
+        return PublishOutcome(name, version, REFUSED, f"{name} {version}: unknown owner", errors=exc.messages,
+                              dry_run=True)
     refusal = publish_refusal(document, by=by)
     if refusal:
-        return PublishOutcome(name, version, REFUSED, refusal, dry_run=dry_run, code=FORBIDDEN)
+        return PublishOutcome(name, version, REFUSED, refusal, dry_run=True, code=FORBIDDEN)
     contract = Contract.objects.filter(name=name).first()
     existing = contract.versions.filter(version=version).first() if contract else None
     if existing is not None:
         if existing.same_content_as(document):
-            if not existing.is_in_store and not dry_run:
-                upload_version(existing.pk, store=store)
-                existing.refresh_from_db()
             return PublishOutcome(name, version, UNCHANGED, f"{name} {version} is already published with this content",
-                                  contract_version=existing, dry_run=dry_run, upload_error=existing.upload_error)
+                                  contract_version=existing, dry_run=True, upload_error=existing.upload_error)
         return PublishOutcome(
             name, version, REFUSED,
             f"{name} {version} is already published with different content; published versions are immutable: "
             f"publish the change as a new version (e.g. {_next_version(version)})",
-            errors=["different content under a published version"], contract_version=existing, dry_run=dry_run,
+            errors=["different content under a published version"], contract_version=existing, dry_run=True,
             code=CONFLICT,
         )
     # (a contract not recorded yet asks by its name: any binding of a named dataset is elsewhere)
     clash = (contract or Contract(name=name)).bound_elsewhere(datasets_named_in(document))
     if clash:
-        return PublishOutcome(name, version, REFUSED, f"{name} {version}: {clash}", errors=[clash], dry_run=dry_run)
+        return PublishOutcome(name, version, REFUSED, f"{name} {version}: {clash}", errors=[clash], dry_run=True)
     below = published_below(contract, version)
     report = check_in_required_modes(contract, [v.document for v in below], document)
     latest_below = below[-1] if below else None
@@ -576,27 +578,57 @@ def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_ru
     if understated:
         return PublishOutcome(
             name, version, REFUSED, f"{name} {version}: {understated} (latest published below it: {latest_below.version})",
-            errors=[understated], report=report, dry_run=dry_run,
+            errors=[understated], report=report, dry_run=True,
         )
+    checked = [v.pk for v in below]
     if not report.compatible:
         message = (f"{name} {version} breaks {report.mode} compatibility with the published versions "
-                   f"({len(report.changes)} breaking change(s)); it was not published.")
-        if dry_run:
-            return PublishOutcome(name, version, BREAKING, message + " Publishing it would open a change request.",
-                                  report=report, dry_run=True)
+                   f"({len(report.breaking_changes)} breaking change(s)); it was not published.")
+        return PublishOutcome(name, version, BREAKING, message, report=report, dry_run=True, checked_below=checked)
+    return PublishOutcome(name, version, PUBLISHED, f"{name} {version} would be published", report=report,
+                          dry_run=True, checked_below=checked)
+
+
+def publish_document(document: dict, *, by, yaml_text: str | None = None, dry_run: bool = False,
+                     store: Store | None = None) -> PublishOutcome:
+    """Gate, check and publish one document; never raises for a bad document.
+
+    gate_document decides (see its steps); this acts on the decision: an unchanged
+    version whose upload failed is uploaded again; a breaking one is announced
+    (contracts_app.hooks.breaking_version_proposed: change_requests opens a request that
+    waits for the consumer teams) and nothing is recorded yet; a publishable one is
+    recorded (record_version), then uploaded after commit. `dry_run` returns the decision."""
+    decision = gate_document(document, by=by)
+    name, version = decision.name, decision.version
+    if decision.status == BREAKING and dry_run:
+        decision.message += " Publishing it would open a change request."
+    if dry_run or decision.status == REFUSED:
+        decision.dry_run = dry_run
+        return decision
+    decision.dry_run = False
+    if decision.status == UNCHANGED:
+        existing = decision.contract_version
+        if not existing.is_in_store:
+            upload_version(existing.pk, store=store)
+            existing.refresh_from_db()
+            decision.upload_error = existing.upload_error
+        return decision
+    report = decision.report
+    contract = Contract.objects.filter(name=name).first()
+    if decision.status == BREAKING:
         request, detail = announce_breaking_version(contract, document, report, by=by)
-        return PublishOutcome(name, version, BREAKING, f"{message} {detail}", report=report, change_request=request)
-    if dry_run:
-        return PublishOutcome(name, version, PUBLISHED, f"{name} {version} would be published", report=report, dry_run=True)
+        decision.message = f"{decision.message} {detail}"
+        decision.change_request = request
+        return decision
     try:
-        cv = record_version(document, by=by, yaml_text=yaml_text, store=store, checked_below=[v.pk for v in below])
+        cv = record_version(document, by=by, yaml_text=yaml_text, store=store, checked_below=decision.checked_below)
     except (ContentChanged, InvalidDocument, DatasetBoundElsewhere, UnknownOwner, PublishRaced) as exc:
-        return PublishOutcome(name, version, REFUSED, " ".join(exc.messages), report=report, dry_run=dry_run,
+        return PublishOutcome(name, version, REFUSED, " ".join(exc.messages), report=report,
                               code=CONFLICT if getattr(exc, "code", None) == CONFLICT else "")
     except PermissionDenied as exc:  # a concurrent publish gave the contract to another team meanwhile
-        return PublishOutcome(name, version, REFUSED, str(exc), report=report, dry_run=dry_run, code=FORBIDDEN)
+        return PublishOutcome(name, version, REFUSED, str(exc), report=report, code=FORBIDDEN)
     except RegistryError as exc:  # a listener of version_recorded refused it (e.g. a lane date rule)
-        return PublishOutcome(name, version, REFUSED, " ".join(exc.messages), report=report, dry_run=dry_run,
+        return PublishOutcome(name, version, REFUSED, " ".join(exc.messages), report=report,
                               code=getattr(exc, "code", "") or "")
     cv.refresh_from_db()
     return PublishOutcome(name, version, PUBLISHED, f"{name} {version} published", report=report,

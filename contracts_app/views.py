@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Prefetch
+from django.db.models import Count, OuterRef, Prefetch, Subquery
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -40,7 +40,7 @@ from contracts_app.models import (
 from contracts_app.publishing import check_in_required_modes
 from contracts_app.schema_table import contract_tables
 from contracts_app.yamlio import ContractYamlError, load_yaml
-from registry.hooks import dataset_page_section, observed_schemas_of
+from registry.hooks import dataset_list_badge, dataset_page_section, observed_schemas_of
 from registry.models import Dataset, Team, acts_for, is_governance_admin
 from registry.views import act_and_redirect
 
@@ -380,3 +380,13 @@ def dbt_import(request: HttpRequest) -> HttpResponse:
     else:
         form = DbtImportForm()
     return render(request, "contracts_app/dbt_import.html", {"form": form, "report": report, "error": error})
+
+
+def _annotate_contract_mode(datasets):
+    """The dataset list's mode column shows the bound contract's mode (a subquery; the
+    contract's mode is the mode, docs/compat.md); an unbound dataset keeps its own."""
+    mode = DatasetBinding.objects.filter(dataset=OuterRef("pk")).values("contract__compatibility_mode")
+    return datasets.annotate(contract_mode=Subquery(mode[:1]))
+
+
+dataset_list_badge(_annotate_contract_mode, lambda dataset: None)  # an annotation, no badge

@@ -160,10 +160,25 @@ class ReasonForm(forms.Form):
 
 class OwnerForm(ReasonForm):
     team = forms.ModelChoiceField(queryset=Team.objects.all(), help_text="The team that will own the datasets.")
-    owner = forms.ModelChoiceField(
-        queryset=get_user_model().objects.filter(memberships__isnull=False).distinct().order_by("username"),
-        required=False, help_text="The owner person: a member of that team.")
+    owner = forms.TypedChoiceField(
+        coerce=int, empty_value=None, required=False,
+        help_text="The owner person: a member of the chosen team (the list is grouped by team).")
     field_order = ["team", "owner", "reason"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Only people who may own a dataset are offered: active members, under the team
+        # they belong to, so an admin picks "Checkout: alice", not any account in the database.
+        groups: dict[str, list[tuple[int, str]]] = {}
+        members = (Membership.objects.filter(user__is_active=True).select_related("team", "user")
+                   .order_by("team__name", "user__username"))
+        for membership in members:
+            groups.setdefault(membership.team.name, []).append((membership.user_id, membership.user.get_username()))
+        self.fields["owner"].choices = [("", "— nobody in particular —"), *groups.items()]
+
+    def clean_owner(self):
+        pk = self.cleaned_data.get("owner")
+        return get_user_model().objects.filter(pk=pk, is_active=True).first() if pk else None
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()

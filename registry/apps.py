@@ -11,7 +11,6 @@ class RegistryConfig(AppConfig):
 
     def ready(self) -> None:
         from registry import checks  # noqa: F401  (registers the system checks)
-        from registry.api import schema  # noqa: F401  (the bearer scheme in the OpenAPI document)
 
         # Once per `migrate` (sent for this app after every app's migrations ran).
         post_migrate.connect(grant_serving_role_after_migrate, sender=self)

@@ -67,10 +67,11 @@ def api_error(status_code: int, detail: str, code: str | None = None, **extra: A
     return response
 
 
-def error_page(status_code: int, detail: str) -> HttpResponse:
+def error_page(status_code: int, detail: str, code: str | None = None) -> HttpResponse:
     """A plain page saying what went wrong: no layout, no user, no query."""
     title = TITLES.get(status_code, "Error")
-    html = loader.render_to_string("registry/error.html", {"status": status_code, "title": title, "detail": detail})
+    html = loader.render_to_string("registry/error.html", {"status": status_code, "title": title, "detail": detail,
+                                                           "code": code or code_for_status(status_code)})
     response = HttpResponse(html, status=status_code)
     if status_code == 503:
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
@@ -81,7 +82,7 @@ def error_answer(request: HttpRequest, status_code: int, detail: str, code: str 
     """A page for a browser on a page (it asks for HTML by name), JSON otherwise:
     on the API, and to a page's own scripts (fetch asks for */*) and to clients."""
     if not is_api_request(request) and "text/html" in request.headers.get("Accept", ""):
-        return error_page(status_code, detail)
+        return error_page(status_code, detail, code)
     return api_error(status_code, detail, code)
 
 
@@ -118,7 +119,13 @@ def page_not_found(request: HttpRequest, exception: Exception | None = None) -> 
         if exception is None or isinstance(exception, Resolver404):
             return api_error(404, no_endpoint(request), "not_found")
         return api_error(404, str(exception) or "Not found.", "not_found")
-    return defaults.page_not_found(request, exception)
+    # A page's 404 keeps the promise of a `code` too: JSON for a script or a client
+    # (a dataset page fetched by curl), the plain error page for a browser.
+    if exception is None or isinstance(exception, Resolver404):
+        detail = f"There is no page at {request.path_info}."
+    else:
+        detail = str(exception) or "Not found."
+    return error_answer(request, 404, detail, "not_found")
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

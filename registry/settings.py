@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -206,9 +207,11 @@ YAML_MAX_BYTES = env_int("YAML_MAX_BYTES", 1024 * 1024, minimum=1024)
 YAML_MAX_DEPTH = env_int("YAML_MAX_DEPTH", 100, minimum=10)
 
 # --- Lineage ---------------------------------------------------------------
-# /metrics answers only a bearer token equal to METRICS_TOKEN (the demo, DEBUG on, needs none);
-# the database-derived series are computed at most once per METRICS_CACHE_SECONDS.
+# /metrics answers a bearer token equal to METRICS_TOKEN, or a signed-in governance admin;
+# METRICS_PUBLIC opens it to anyone, on purpose only (DEBUG does not: the demo runs on shared hosts).
+# The database-derived series are computed at most once per METRICS_CACHE_SECONDS.
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+METRICS_PUBLIC = env_bool("METRICS_PUBLIC", False)
 METRICS_CACHE_SECONDS = env_int("METRICS_CACHE_SECONDS", 5, minimum=0)
 # A RunEvent further ahead of this clock is refused (422): it would pin its run's state.
 LINEAGE_MAX_FUTURE_SKEW = env_duration("LINEAGE_MAX_FUTURE_SKEW", "1d")
@@ -329,6 +332,9 @@ AXES_COOLOFF_TIME = env_duration("LOGIN_LOCKOUT", "15m")
 AXES_LOCKOUT_PARAMETERS = env_lockout_parameters("LOGIN_LOCKOUT_PARAMETERS", "username+ip_address")
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registry/lockout.html"
+# django-axes prints an "AXES: BEGIN …" banner when it starts and logs every attribute of a
+# failed login in verbose mode: worth it in the web server's log, noise on every command's output.
+AXES_VERBOSE = sys.argv[1:2] == ["runserver"] or Path(sys.argv[0]).name in ("gunicorn", "uvicorn", "daphne")
 # Behind a proxy, the client's address is the last entry the proxy appends to this header.
 LOGIN_CLIENT_IP_HEADER = env_str("LOGIN_CLIENT_IP_HEADER")
 AXES_CLIENT_IP_CALLABLE = "registry.auth.login_client_ip"

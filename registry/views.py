@@ -12,7 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection
 from django.db.models import Prefetch
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.templatetags.static import static
 from django.views.decorators.http import require_GET, require_POST
@@ -107,12 +107,11 @@ def dataset_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    dataset = get_object_or_404(
-        Dataset.objects.select_related("owner_team", "owner").prefetch_related(
-            Prefetch("consumers", queryset=Consumer.objects.select_related("team").order_by("team__name"))
-        ),
-        pk=pk,
-    )
+    dataset = Dataset.objects.select_related("owner_team", "owner").prefetch_related(
+        Prefetch("consumers", queryset=Consumer.objects.select_related("team").order_by("team__name"))
+    ).filter(pk=pk).first()
+    if dataset is None:
+        raise Http404(f"No dataset #{pk}.")
     my_teams = list(Team.objects.of_user(request.user))
     consumers = list(dataset.consumers.all())
     consuming = {c.team_id for c in consumers}
@@ -262,18 +261,24 @@ def unowned_jobs_page(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def metrics(request: HttpRequest) -> HttpResponse:
-    """Prometheus's /metrics, for the scraper holding METRICS_TOKEN only: a scrape reads
-    the database, and its series name every team's datasets."""
+    """Prometheus's /metrics, for the scraper holding METRICS_TOKEN: a scrape reads
+    the database, and its series name every team's datasets.
+
+    Without a token, a signed-in governance admin may look at it (the demo's gina);
+    nobody else, on any host, unless METRICS_PUBLIC opens it on purpose (the demo is
+    also run on shared machines, so DEBUG alone never opens it)."""
     expected = settings.METRICS_TOKEN
+    scheme, _, secret = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
+    if expected and scheme.lower() == "bearer" and hmac.compare_digest(secret.strip().encode(), expected.encode()):
+        return ExportToDjangoView(request)
+    if settings.METRICS_PUBLIC or is_governance_admin(request.user):
+        return ExportToDjangoView(request)
     if expected:
-        scheme, _, secret = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(secret.strip().encode(), expected.encode()):
-            return JsonResponse({"detail": "Send Authorization: Bearer <METRICS_TOKEN> to read /metrics.",
-                                 "code": "not_authenticated"}, status=401, headers={"WWW-Authenticate": "Bearer"})
-    elif not settings.DEBUG:
-        return JsonResponse({"detail": "/metrics is closed until METRICS_TOKEN is set.", "code": "metrics_closed"},
-                            status=403)
-    return ExportToDjangoView(request)
+        return JsonResponse({"detail": "Send Authorization: Bearer <METRICS_TOKEN> to read /metrics.",
+                             "code": "not_authenticated"}, status=401, headers={"WWW-Authenticate": "Bearer"})
+    return JsonResponse({"detail": "/metrics is closed until METRICS_TOKEN is set (or METRICS_PUBLIC=1 opens it "
+                                   "to anyone); a signed-in governance admin can read it meanwhile.",
+                         "code": "metrics_closed"}, status=403)
 
 
 @require_GET

@@ -393,7 +393,8 @@ class ImpactPreview(APIView):
             return Response({"detail": f"The document is for {document['schema'].get('name')!r}, not {name!r}.",
                              "code": "name_mismatch"}, status=status.HTTP_400_BAD_REQUEST)
         try:
-            answer = preview(document, verify=request.query_params.get("verify", "") in ("1", "true", "yes"))
+            answer = preview(document, by=request.user,
+                             verify=request.query_params.get("verify", "") in ("1", "true", "yes"))
         except PreviewError as exc:
             return Response({"detail": f"{exc}: {'; '.join(exc.errors)}", "code": "gate_refused",
                              "errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)

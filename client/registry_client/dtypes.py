@@ -198,3 +198,8 @@ def pandera_annotation(dtype: str) -> Any:
         return table[dtype]
     except KeyError:
         raise UnknownDtypeError(dtype, "not canonical; re-export the contract") from None
+
+
+# How a rebuilt model stores strings (pandera_models.pandera_serialized's `strings`): named here,
+# without pandas, so a caller can list them without importing pandera.
+STRING_STORAGES = ("python", "pyarrow")

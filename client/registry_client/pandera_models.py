@@ -19,6 +19,7 @@ from registry_client.checks import UnserializableCheck
 from registry_client.checks import field_kwargs as check_kwargs
 from registry_client.dtypes import (
     CANONICAL_DTYPES,
+    STRING_STORAGES,
     UnknownDtypeError,
     is_list_dtype,
     list_element,
@@ -114,7 +115,6 @@ def contract_header(document: dict) -> dict[str, str]:
     return header_for(SchemaInfo.from_dict(document.get("schema") or {}), SchemaMeta.from_dict(meta))
 
 
-STRING_STORAGES = ("python", "pyarrow")
 
 
 def pandera_serialized(document: dict, strings: str = "python") -> dict[str, Any]:

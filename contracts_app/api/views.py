@@ -10,13 +10,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
+from registry_client.dtypes import STRING_STORAGES
 from registry_client.identity import META_KEYS
-from registry_client.pandera_models import (
-    STRING_STORAGES,
-    pandera_json,
-    pandera_json_schema,
-    pandera_yaml,
-)
 from registry_client.versions import lane_of
 from rest_framework import generics, renderers, serializers, status
 from rest_framework.exceptions import APIException, NotFound, ParseError
@@ -254,12 +249,20 @@ class JSONSchemaRenderer(renderers.JSONRenderer):
     format = "json-schema"
 
 
+def _pandera():
+    """registry_client.pandera_models, imported when a pandera format is asked for:
+    pandas and pandera load then, not with every process that loads the URLs."""
+    from registry_client import pandera_models
+
+    return pandera_models
+
+
 # ?format= on a version: the registry's own view of it, or the version in another tool's format.
 EXPORT_FORMATS = {
     "odcs": lambda cv, strings: odcs_yaml(cv),
-    "pandera-yaml": lambda cv, strings: pandera_yaml(cv.document, strings),
-    "pandera-json": lambda cv, strings: pandera_json(cv.document, strings),
-    "json-schema": lambda cv, strings: pandera_json_schema(cv.document),
+    "pandera-yaml": lambda cv, strings: _pandera().pandera_yaml(cv.document, strings),
+    "pandera-json": lambda cv, strings: _pandera().pandera_json(cv.document, strings),
+    "json-schema": lambda cv, strings: _pandera().pandera_json_schema(cv.document),
 }
 DATAFRAME_ONLY = ("pandera-yaml", "pandera-json", "json-schema")
 

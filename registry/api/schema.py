@@ -1,6 +1,7 @@
 """What the OpenAPI document says about the core's authentication, so that
 generated clients send the bearer token (drf-spectacular reads extensions
-when this module is imported, from RegistryConfig.ready), and about the
+when this module is imported, from registry/api/urls.py, so only a process that
+serves or writes the API loads drf-spectacular), and about the
 errors every operation can answer (AutoSchema, the API's schema class)."""
 
 from __future__ import annotations

@@ -190,7 +190,8 @@ def test_the_propose_page_starts_from_the_latest_version(client, contract, owner
 def test_bad_yaml_is_refused_with_the_reason(client, contract, owner):
     client.force_login(owner)
     page = client.post(reverse("change-request-propose"), {"document": "schema: [unclosed"}).content.decode()
-    assert "This is not valid YAML" in page
+    assert 'id="editor-error" role="alert" data-line="2"' in page
+    assert "while parsing a flow sequence did not find expected" in page
 
 
 def test_the_dataset_page_lists_the_breaking_changes_waiting(client, change_request, dataset, consumer):

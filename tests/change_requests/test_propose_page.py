@@ -137,3 +137,26 @@ def test_whatever_is_typed_the_preview_answers_without_a_server_error(client, co
     response = client.post(PREVIEW, {"document": text})
     assert response.status_code in (200, 400)
     assert response.status_code == 200 or response.json()["detail"]  # a 400 says why
+
+
+BROKEN = "schema:\n  name: retail.checkout.order_placed\n  version: [2.0\nmeta: {}\n"
+
+
+def test_the_preview_of_broken_yaml_names_its_line_and_column(client, contract, owner):
+    client.force_login(owner)
+    answer = client.post(PREVIEW, {"document": BROKEN}).json()
+    assert answer["code"] == "bad_document"
+    assert answer["line"] == 4 and answer["column"] >= 1
+    assert "line" not in answer["message"]  # the line is said once, by the editor
+
+
+def test_submitting_broken_yaml_marks_the_line_in_the_editor_and_says_it_once(client, contract, owner):
+    client.force_login(owner)
+    page = client.post(PROPOSE, {"document": BROKEN}).content.decode()
+    assert 'id="editor-error" role="alert" data-line="4"' in page
+    assert '<ol class="gutter" aria-hidden="true">' in page
+    marker = page[page.index('id="editor-error"'):]
+    message = marker[marker.index('class="editor-error-message">') + len('class="editor-error-message">'):]
+    message = message[:message.index("</span>")]
+    assert message and page.count(message) == 1
+    assert "Line 4, column" in page

@@ -49,18 +49,31 @@ def edit(path: Path, stamp: Path) -> None:
 
 def test_the_runtime_install_runs_once_and_again_only_after_pyproject_changes(checkout):
     stamp = checkout / ".venv" / ".installed"
-    assert "pip install --quiet -e ./client -e ." in make(checkout, "install")
+    assert "pip install --progress-bar on -e ./client -e ." in make(checkout, "install")
     assert "pip install" not in make(checkout, "install")
     edit(checkout / "pyproject.toml", stamp)
-    assert "pip install --quiet -e ./client -e ." in make(checkout, "install")
+    assert "pip install --progress-bar on -e ./client -e ." in make(checkout, "install")
     edit(checkout / "client" / "pyproject.toml", stamp)
-    assert "pip install --quiet -e ./client -e ." in make(checkout, "install")
+    assert "pip install --progress-bar on -e ./client -e ." in make(checkout, "install")
 
 
 def test_the_development_install_counts_for_the_runtime_one_too(checkout):
-    assert 'pip install --quiet -e ./client -e .[dev]' in make(checkout, "install-dev")
+    assert 'pip install --progress-bar on -e ./client -e .[dev]' in make(checkout, "install-dev")
     assert "pip install" not in make(checkout, "install-dev")
     assert "pip install" not in make(checkout, "install")
+
+
+def test_the_install_says_what_it_does_and_uses_uv_when_the_virtualenv_has_it(checkout):
+    said = make(checkout, "install")
+    assert "Installing the dependencies into .venv" in said
+    assert "pip install --progress-bar on -e ./client -e ." in said  # no uv: pip, with its progress bar
+    uv = checkout / ".venv" / "bin" / "uv"
+    uv.write_text('#!/bin/sh\necho "uv $*"\n')
+    uv.chmod(0o755)
+    edit(checkout / "pyproject.toml", checkout / ".venv" / ".installed")
+    said = make(checkout, "install")
+    assert "uv pip install --python .venv/bin/python -e ./client -e ." in said
+    assert "pip install --progress-bar" not in said
 
 
 def test_a_second_make_demo_loads_nothing_unless_a_demo_input_changed_or_the_database_is_gone(checkout):

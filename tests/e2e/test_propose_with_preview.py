@@ -89,5 +89,35 @@ def test_a_half_typed_document_gets_a_reason_not_a_preview(world, person):
     alice = person("alice")
     alice.goto("/change-requests/new/")
     alice.fill("textarea[name=document]", "schema: [unclosed")
-    expect(alice.locator("#preview-status")).to_contain_text("This is not valid YAML")
+    expect(alice.locator("#preview-status")).to_contain_text("the YAML has an error")
+    expect(alice.locator("#editor-error")).to_be_visible()
     expect(alice.locator("#preview-body")).to_be_hidden()
+
+
+BROKEN = "schema:\n  name: lab.analytics.cell_count\n  version: [2.0\nmeta: {}\n"
+
+
+def test_a_yaml_error_is_marked_at_its_line_in_the_editor_once(world, person):
+    alice = person("alice")
+    alice.goto("/change-requests/new/")
+    alice.fill("textarea[name=document]", BROKEN)
+    where = alice.locator("#editor-error .editor-error-where")
+    expect(where).to_have_text(re.compile(r"Line 4, column \d+"))
+    expect(alice.locator(".code-editor .gutter li")).to_have_count(5)  # four lines and the last, empty one
+    expect(alice.locator(".code-editor .gutter li.error")).to_have_text("4")
+    expect(alice.locator(".code-editor .error-band")).to_be_visible()
+    expect(alice.locator("#preview-status")).to_contain_text("line 4 (marked in the editor)")
+    # said once: the message is under the editor, not again in the preview
+    message = alice.locator("#editor-error .editor-error-message").inner_text()
+    assert alice.locator("body").inner_text().count(message) == 1
+    where.click()
+    assert alice.evaluate("document.activeElement.name") == "document"
+
+    alice.click("#propose-form button[type=submit]")  # the server refuses it the same way
+    expect(alice.locator("#editor-error .editor-error-where")).to_have_text(re.compile(r"Line 4, column \d+"))
+    expect(alice.locator(".code-editor .gutter li.error")).to_have_text("4")
+    assert alice.locator(".flash.error").count() == 0
+
+    alice.fill("textarea[name=document]", "schema: {}\n")
+    expect(alice.locator("#editor-error")).to_be_hidden()
+    expect(alice.locator(".code-editor .gutter li.error")).to_have_count(0)

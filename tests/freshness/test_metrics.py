@@ -177,10 +177,25 @@ def test_metrics_need_the_scrapers_bearer_token(client, db):
     assert client.get("/metrics", **SCRAPER).status_code == 200
 
 
-def test_without_a_metrics_token_the_metrics_are_closed_outside_the_demo(client, db, settings):
+def test_without_a_metrics_token_the_metrics_are_closed_even_in_the_demo(client, db, settings):
     settings.METRICS_TOKEN = ""
-    assert client.get("/metrics", **SCRAPER).status_code == 403
-    settings.DEBUG = True  # the embedded demo
+    closed = client.get("/metrics", **SCRAPER)
+    assert closed.status_code == 403 and closed.json()["code"] == "metrics_closed"
+    settings.DEBUG = True  # the embedded demo, which people also run on shared hosts
+    assert client.get("/metrics").status_code == 403
+
+
+def test_a_signed_in_governance_admin_reads_the_metrics_without_a_token(client, admin, consumer, settings):
+    settings.METRICS_TOKEN = ""
+    client.force_login(consumer)
+    assert client.get("/metrics").status_code == 403
+    client.force_login(admin)
+    assert client.get("/metrics").status_code == 200
+
+
+def test_metrics_public_opens_the_metrics_to_anyone_on_purpose(client, db, settings):
+    settings.METRICS_TOKEN = ""
+    settings.METRICS_PUBLIC = True
     assert client.get("/metrics").status_code == 200
 
 

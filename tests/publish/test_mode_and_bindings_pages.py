@@ -125,7 +125,8 @@ def test_the_dataset_page_shows_the_contract_and_its_mode(client, contract, data
     assert "this dataset's own" not in page  # its BACKWARD asks for nothing FULL does not
     Dataset.objects.filter(pk=dataset.pk).update(compatibility_mode="BACKWARD_TRANSITIVE")
     page = page_of(client, consumer, dataset.get_absolute_url())
-    assert "this dataset's own BACKWARD_TRANSITIVE, which asks for more: a new version must pass both" in page
+    assert ("this dataset's own BACKWARD_TRANSITIVE, set by a governance admin, which asks for more: a new version "
+            "must pass both") in page
     assert 'id="dataset-mode-form"' not in page and 'id="dataset-unbind-form"' not in page
 
 
@@ -186,3 +187,23 @@ def test_an_owned_unbound_dataset_asks_three_more_queries_to_offer_a_draft(rf, c
     with django_assert_num_queries(5):
         html = bound_contract_section(request, target)
     assert 'id="dataset-bind-form"' in html and 'id="dataset-draft-form"' not in html
+
+
+def test_a_bound_dataset_shows_its_contracts_mode_not_its_own_default(client, contract, dataset, consumer):
+    page = page_of(client, consumer, dataset.get_absolute_url())
+    assert dataset.compatibility_mode == "BACKWARD"  # the dataset's default, which FULL covers
+    assert '<span class="tag" id="contract-mode">FULL</span>' in page
+    assert "the contract's mode is this dataset's mode" in page
+    assert ">BACKWARD<" not in page
+    contract_page = page_of(client, consumer)
+    assert ">BACKWARD<" not in contract_page
+
+
+def test_the_dataset_list_shows_a_bound_datasets_contract_mode(client, contract, dataset, consumer):
+    unbound = Dataset.objects.create(namespace="s3://lake", name="unbound", compatibility_mode="FORWARD")
+    client.force_login(consumer)
+    page = client.get(reverse("dataset-list")).content.decode()
+    row = page[page.index(dataset.get_absolute_url()):]
+    assert row[:row.index("</tr>")].count('<span class="tag">FULL</span>') == 1
+    row = page[page.index(unbound.get_absolute_url()):]
+    assert '<span class="tag">FORWARD</span>' in row[:row.index("</tr>")]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Permission
 
-from registry.models import AuditEvent, Dataset
+from registry.models import AuditEvent, Dataset, Membership
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db
@@ -150,5 +150,25 @@ def test_people_outside_the_admin_cannot_reach_the_actions(client, owner, datase
     response = client.post(CHANGELIST, {"action": "transfer_owner", "_selected_action": [dataset.pk],
                                         "apply": "yes", "team": other_team.pk, "reason": "mine now"})
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    dataset.refresh_from_db()
+    assert dataset.owner_team.slug == "checkout"
+
+
+def test_the_transfer_form_offers_only_active_team_members_as_owner_grouped_by_team(
+        as_admin, dataset, owner_team, other_team, owner, outsider):
+    make_user("nobody-in-a-team")
+    retired = make_user("retired", is_active=False)
+    Membership.objects.create(team=other_team, user=retired)
+    page = run_action(as_admin, "transfer_owner", [dataset]).content.decode()
+    owner_field = page[page.index('name="owner"'):page.index("</select>", page.index('name="owner"'))]
+    assert '<optgroup label="Checkout">' in owner_field and '<optgroup label="Warehouse">' in owner_field
+    assert ">alice<" in owner_field and ">dave<" in owner_field
+    assert "nobody-in-a-team" not in owner_field and "retired" not in owner_field
+
+
+def test_an_owner_from_outside_the_chosen_team_is_refused(as_admin, dataset, other_team, owner):
+    page = run_action(as_admin, "transfer_owner", [dataset], team=other_team.pk, owner=owner.pk,
+                      reason="Warehouse takes it over.").content.decode()
+    assert "alice is not a member of team warehouse" in page
     dataset.refresh_from_db()
     assert dataset.owner_team.slug == "checkout"

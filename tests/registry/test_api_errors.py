@@ -297,3 +297,17 @@ def test_a_host_the_site_does_not_serve_is_a_json_400_that_names_no_setting(admi
     response = client.get("/api/teams/", HTTP_HOST="evil.example")
     body = assert_api_error(response, 400, "bad_request")
     assert "ALLOWED_HOSTS" not in body["detail"]
+
+
+def test_an_unknown_dataset_page_answers_a_script_with_json_and_a_code(client, consumer):
+    client.force_login(consumer)
+    response = client.get("/datasets/999999/", HTTP_ACCEPT="application/json")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "No dataset #999999.", "code": "not_found"}
+
+
+def test_an_unknown_dataset_page_shows_a_browser_the_error_page_with_its_code(client, consumer):
+    client.force_login(consumer)
+    response = client.get("/datasets/999999/", HTTP_ACCEPT="text/html")
+    assert response.status_code == 404
+    assert b"No dataset #999999." in response.content and b"not_found" in response.content

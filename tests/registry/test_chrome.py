@@ -72,3 +72,12 @@ def test_the_navigation_has_a_menu_button_for_narrow_screens(client, owner):
             "Menu</button>") in page
     assert '<nav id="site-nav" aria-label="Main">' in page
     assert '<script src="/static/js/menu.js" defer></script>' in page
+
+
+def test_every_page_starts_with_a_skip_link_to_the_main_content(client, owner):
+    client.force_login(owner)
+    page = client.get("/").content.decode()
+    body = page[page.index("<body>"):]
+    first_link = body[body.index("<a "):body.index("</a>")]
+    assert 'class="skip-link"' in first_link and 'href="#content"' in first_link
+    assert '<main id="content"' in page

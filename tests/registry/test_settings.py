@@ -84,3 +84,17 @@ def test_system_checks_warn_about_missing_production_pieces(settings):
     settings.CELERY_BROKER_URL = ""
     ids = {w.id for w in production_pieces(None)}
     assert {"registry.W002", "registry.W003"} <= ids
+
+
+def test_every_variable_the_settings_read_is_documented_in_the_configuration_page():
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    source = (root / "registry" / "settings.py").read_text()
+    read = set(re.findall(r'env_[a-z_]+\("([A-Z][A-Z0-9_]+)"', source))
+    page = (root / "docs" / "configuration.md").read_text()
+    documented = set(re.findall(r"`([A-Z][A-Z0-9_]+)`", page))
+    # The S3 credentials fall back to AWS's names, documented as `AWS_*` beside them.
+    undocumented = sorted(name for name in read - documented if not name.startswith("AWS_"))
+    assert undocumented == []

@@ -62,7 +62,8 @@ def _text(answer: dict) -> str:
         lines.append(f"  ! {answer['version_problem']}")
     for change in answer["changes"]:
         if change.get("breaking"):
-            lines.append(f"  {change['path']}: {change['reason']}")
+            # a dataframe contract's change in the words of its columns; others by property path
+            lines.append(f"  {change['summary']}" if change.get("summary") else f"  {change['path']}: {change['reason']}")
     touched = answer.get("touched_columns")
     lines.append("touched: " + ("every column" if touched is None else ", ".join(touched) or "nothing"))
     for team in answer["affected"]:

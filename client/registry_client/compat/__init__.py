@@ -49,6 +49,7 @@ from .budget import (
     time_guard,
     witness_steps,
 )
+from .columns import describe_changes, is_dataframe_document
 from .documents import DocumentError, document_version, is_contract_document, to_json_schema
 from .engine import compare as _compare_schemas
 from .model import Change, CompatibilityReport
@@ -96,20 +97,22 @@ def _is_breaking(change: Change, mode: str) -> bool:
     return (checks_backward(mode) and change.breaks_backward) or (checks_forward(mode) and change.breaks_forward)
 
 
-def _verdict(mode: str, changes: list[Change]) -> str:
+def _verdict(mode: str, changes: list[Change], frames: bool = False) -> str:
     if mode == "NONE":
         return "not checked: the compatibility mode is NONE"
     breaking = [c for c in changes if c.breaking]
     if breaking:
         first = breaking[0]
+        things = "frames" if frames else "documents"
         direction = (
-            "documents written under the old version (history, replays) can fail the new one"
+            f"{things} written under the old version (history, replays) can fail the new one"
             if checks_backward(mode) and first.breaks_backward
-            else "consumers validating against the old version can receive documents that fail it"
+            else f"consumers validating against the old version can receive {things} that fail it"
         )
         against = f" against {first.against}" if first.against else ""
         more = f" (and {len(breaking) - 1} more)" if len(breaking) > 1 else ""
-        return f"breaking under {mode}{against}: {first.path or '/'} {first.kind}{more}; {direction}"
+        what = first.summary or f"{first.path or '/'} {first.kind}"
+        return f"breaking under {mode}{against}: {what}{more}; {direction}"
     if any(c.breaks_backward or c.breaks_forward for c in changes):
         return f"safe under {mode}: the changes only break a direction this mode does not require"
     return "safe in both directions"
@@ -140,6 +143,7 @@ def check_compatibility(previous: Sequence, proposed, mode: str = "BACKWARD",
         return CompatibilityReport(mode=mode, compatible=True, suggested_bump="none", work=work,
                                    verdict="nothing published yet: the first version is always accepted")
     transitive = mode.endswith("_TRANSITIVE")
+    frames = is_dataframe_document(proposed)
     targets = list(enumerate(previous)) if transitive else [(len(previous) - 1, previous[-1])]
     new_schema = to_json_schema(proposed)
     changes: list[Change] = []
@@ -158,6 +162,10 @@ def check_compatibility(previous: Sequence, proposed, mode: str = "BACKWARD",
             found = _compare_guarded(old_schema, new_schema, meter)
             work["compare_steps"] += meter.steps
         found = [replace(c, against=label) for c in found]
+        if frames and is_dataframe_document(document):
+            # said of columns, dtypes, nullability and checks, never of the row schema's paths
+            found = [replace(c, column=d["column"], summary=d["summary"])
+                     for c, d in zip(found, describe_changes(document, proposed, [c.to_dict() for c in found]), strict=True)]
         found = [replace(c, breaking=_is_breaking(c, mode)) for c in found]
         if old_schema is not None:
             required = tuple(d for d, on in (("backward", checks_backward(mode)), ("forward", checks_forward(mode))) if on)
@@ -172,4 +180,4 @@ def check_compatibility(previous: Sequence, proposed, mode: str = "BACKWARD",
     bump = suggested_bump(latest)
     compatible = not any(c.breaking for c in changes)
     return CompatibilityReport(mode=mode, compatible=compatible, suggested_bump=bump, changes=changes,
-                               verdict=_verdict(mode, changes), work=work)
+                               verdict=_verdict(mode, changes, frames), work=work)

@@ -101,7 +101,10 @@ def render_text(report: CompatibilityReport, version_problem: str | None = None)
         marker = "!" if c.breaking else " "
         breaks = "breaks " + " and ".join(directions) if directions else "safe"
         against = f" [against {c.against}]" if c.against else ""
-        lines.append(f"{marker} {c.path or '/'}  {c.kind}  ({breaks}){against}: {c.reason}")
+        if c.summary:  # a dataframe contract: said of its columns, not of the row schema's paths
+            lines.append(f"{marker} {c.summary}  ({breaks}){against}")
+        else:
+            lines.append(f"{marker} {c.path or '/'}  {c.kind}  ({breaks}){against}: {c.reason}")
         if c.proof == "proven":
             lines.append(f"    proven {c.witness_direction}: {json.dumps(c.witness)} is valid under the "
                          f"{'old' if c.witness_direction == 'backward' else 'new'} version and fails the "
@@ -141,11 +144,17 @@ def render_markdown(report: CompatibilityReport, version_problem: str | None = N
         rows = [c for c in report.changes if c.breaking and belongs(c)]
         if not rows:
             continue
-        lines += ["", f"#### {title} ({len(rows)})", f"_{meaning}_", "", "| change | kind | breaks | why |", "|---|---|---|---|"]
+        frames = all(c.summary for c in rows)
+        head = "| column | change | breaks |" if frames else "| change | kind | breaks | why |"
+        lines += ["", f"#### {title} ({len(rows)})", f"_{meaning}_", "", head, "|---|---|---|" if frames else "|---|---|---|---|"]
         for c in rows:
             directions = " + ".join(d for d, on in (("backward", c.breaks_backward), ("forward", c.breaks_forward)) if on)
             against = f" (against {c.against})" if c.against else ""
-            lines.append(f"| `{c.path or '/'}` | {c.kind} | {directions} | {c.reason.replace('|', '∣')}{against} |")
+            if frames:
+                lines.append(f"| {f'`{c.column}`' if c.column else 'the frame'} | {c.summary.replace('|', '∣')}{against} "
+                             f"| {directions} |")
+            else:
+                lines.append(f"| `{c.path or '/'}` | {c.kind} | {directions} | {c.reason.replace('|', '∣')}{against} |")
     others = [c for c in report.changes if not c.breaking]
     if others:
         lines += ["", f"Changes this mode allows: {len(others)}"]

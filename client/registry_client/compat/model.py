@@ -16,6 +16,8 @@ class Change:
     breaks_forward: a document valid under the new version can fail the old one.
     `breaking` is filled in by check_compatibility: does this change break a
     direction the mode requires? `against` names the version compared with.
+    `column` and `summary` are filled in for dataframe contracts: what the change does, said
+    of columns, dtypes, nullability and checks.
     `proof` is filled in for breaking changes: "proven" with a `witness` document (valid under
     one version, invalid under the other, in `witness_direction`), "assumed" when the checker
     could not prove the direction safe and found no witness within its budget (see witness.py),
@@ -33,6 +35,11 @@ class Change:
     proof: str | None = None
     witness: Any = None
     witness_direction: str | None = None
+    # For a dataframe contract, the change in the frame's words (registry_client.compat.columns):
+    # the column it is about (None: the frame's own settings) and the sentence a reader uses.
+    # `path` stays the row schema's JSON pointer, for tools; people are shown `summary`.
+    column: str | None = None
+    summary: str | None = None
 
     @property
     def decided_by_budget(self) -> bool:

@@ -205,7 +205,8 @@ class Command(BaseCommand):
         if outcome.report and outcome.status == BREAKING:
             for change in outcome.report.changes:
                 ways = "/".join(w for w, on in (("backward", change.breaks_backward), ("forward", change.breaks_forward)) if on)
-                self.stdout.write(f"    * {change.path or '/'} {change.kind} (breaks {ways or 'nothing'}): {change.reason}")
+                what = change.summary or f"{change.path or '/'} {change.kind}"  # a dataframe's: said of its columns
+                self.stdout.write(f"    * {what} (breaks {ways or 'nothing'})" + ("" if change.summary else f": {change.reason}"))
         if outcome.upload_error:
             self.stdout.write(self.style.ERROR(f"    upload failed (recorded; re-run to retry): {outcome.upload_error}"))
 
