@@ -20,6 +20,7 @@ from contracts_app.dbt import DbtArtefactError, import_project, read_project
 from contracts_app.diff import column_changes, structural_diff
 from contracts_app.drafting import CannotDraft, draft_from_observed_schema
 from contracts_app.forms import BindByNameForm, BindToContractForm, DbtImportForm, ModeForm
+from contracts_app.hooks import contract_page_sections
 from contracts_app.models import (
     Contract,
     ContractVersion,
@@ -193,6 +194,7 @@ def contract_detail(request: HttpRequest, name: str) -> HttpResponse:
         "mode_form": ModeForm(initial={"compatibility_mode": contract.compatibility_mode}) if can_manage else None,
         "bind_form": BindByNameForm() if can_manage else None,
     }
+    ctx["sections"] = contract_page_sections(request, contract, bindings)
     return render(request, "contracts_app/contract_detail.html", ctx)
 
 

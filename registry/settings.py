@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "change_requests",
     "lineage",
     "freshness",
+    "incidents",
 ]
 
 MIDDLEWARE = [

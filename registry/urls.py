@@ -36,10 +36,12 @@ urlpatterns = [
     path("api/", include("contracts_app.api_urls")),
     path("api/", include("change_requests.api_urls")),
     path("api/", include("freshness.api_urls")),
+    path("api/", include("incidents.api_urls")),
     path("", include("contracts_app.urls")),
     path("", include("change_requests.urls")),
     path("", include("lineage.urls")),
     path("", include("freshness.urls")),
+    path("", include("incidents.urls")),
     path("metrics", views.metrics, name="prometheus-django-metrics"),
 ]
 
