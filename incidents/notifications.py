@@ -53,7 +53,7 @@ def tell_downstream(incident: Incident, *, now: datetime | None = None) -> list[
         rows.append(IncidentTeam(incident=incident, team_id=dataset.owner_team_id, owner=True, paths=[]))
     IncidentTeam.objects.bulk_create(rows, ignore_conflicts=True)
     team_ids = [row.team_id for row in rows]
-    teams = Team.objects.in_bulk(team_ids)
+    teams = Team.objects.in_bulk([*team_ids, *(s["team_id"] for s in spared)])
     members = _members(team_ids)
     provider = team_channels_provider()
     channels = provider.current(team_ids) if provider and team_ids else {}
@@ -88,8 +88,7 @@ def tell_downstream(incident: Incident, *, now: datetime | None = None) -> list[
               else "no other team's job reads what it affects") + (
             f"; and the owner team {teams[dataset.owner_team_id].slug}" if dataset.owner_team_id else ""),
         detail={"teams": {teams[r.team_id].slug: r.paths for r in rows if not r.owner},
-                "not_affected": [{"team": getattr(Team.objects.filter(pk=s["team_id"]).first(), "slug", None),
-                                  "why": s["why"]} for s in spared]})
+                "not_affected": [{"team": teams[s["team_id"]].slug, "why": s["why"]} for s in spared]})
     if outbox:
         transaction.on_commit(lambda: _enqueue(incident.pk))
     return rows
