@@ -90,6 +90,7 @@ class Reported:
     detail: dict
 
 
+@transaction.atomic
 def record_quality(dataset_id: int, *, run_uuid: UUID | None, event_type: str, event_time: datetime,
                    assertions: list[dict], job_name: str = "", now: datetime | None = None) -> ContractStatus | None:
     """Record what one event reported about a dataset's checks, then re-judge its binding."""
@@ -226,6 +227,7 @@ def judge(declared: list[DeclaredCheck], results: dict[str, CheckResult], condit
     return ContractState.PASSING, running, [reason], checks
 
 
+@transaction.atomic
 def refresh_status(dataset_id: int, *, now: datetime | None = None, results: dict[str, CheckResult] | None = None,
                    decided: dict[str, CheckResult] | None = None, run_uuid: UUID | None = None,
                    event_time: datetime | None = None, conditions: dict[str, str | None] | None = None,
@@ -284,6 +286,7 @@ def refresh_status(dataset_id: int, *, now: datetime | None = None, results: dic
 
 # --- conditions: stale, drifted, late ---------------------------------------------------
 
+@transaction.atomic
 def record_condition(dataset_id: int, cause: str, text: str | None, *, now: datetime | None = None,
                      evidence: dict | None = None) -> None:
     """A bound dataset's condition began (`text`: why) or ended (None): stale,
