@@ -29,6 +29,10 @@ class IncidentSerializer(serializers.ModelSerializer):
     dataset = serializers.SerializerMethodField()
     events = IncidentEventSerializer(many=True, read_only=True)
     teams = serializers.SerializerMethodField()
+    # Plain strings: their choices are in docs/incidents.md (enum names would clash with other "state"s).
+    state = serializers.CharField(help_text="open, acknowledged or resolved.")
+    cause = serializers.CharField(help_text="stale, drift, check_failed or check_late.")
+    resolution = serializers.CharField(help_text="owner, automatic, or empty while unresolved.")
 
     class Meta:
         model = Incident
@@ -124,7 +128,7 @@ def _incidents():
 
 
 @extend_schema(parameters=[
-    OpenApiParameter("state", str, enum=[*IncidentState.values, "unresolved"]),
+    OpenApiParameter("state", str, description="open, acknowledged, resolved, or unresolved (open or acknowledged)."),
     OpenApiParameter("dataset", int, description="Only this dataset's incidents."),
 ])
 class IncidentList(generics.ListAPIView):

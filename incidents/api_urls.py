@@ -4,7 +4,6 @@ from incidents import api
 
 urlpatterns = [
     path("preflight", api.Preflight.as_view(), name="api-preflight"),
-    path("preflight/", api.Preflight.as_view(), name="api-preflight-slash"),
     path("datasets/<int:pk>/contract-status/", api.DatasetContractStatus.as_view(), name="api-contract-status"),
     path("incidents/", api.IncidentList.as_view(), name="api-incident-list"),
     path("incidents/<int:pk>/", api.IncidentDetail.as_view(), name="api-incident-detail"),

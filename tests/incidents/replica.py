@@ -16,10 +16,9 @@ import django
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
     django.setup()
+    from lineage.ingest import store_event
     from registry.models import Dataset
     from tests.incidents.conftest import ALL_PASS, failed, test_event
-
-    from lineage.ingest import store_event
 
     start_at, ids = float(sys.argv[1]), [int(i) for i in sys.argv[2:]]
     datasets = list(Dataset.objects.filter(pk__in=ids).order_by("pk"))
