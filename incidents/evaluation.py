@@ -135,11 +135,12 @@ def record_quality(dataset_id: int, *, run_uuid: UUID | None, event_type: str, e
                 row.running_run_uuid = row.running_since = None
                 if row.pk is not None and row not in changed:
                     changed.append(row)
-    if new:
-        CheckResult.objects.bulk_create(new)
-    if changed:
-        CheckResult.objects.bulk_update(changed, ["verdict", "name", "detail", "run_uuid", "job_name", "event_time",
-                                                  "running_run_uuid", "running_since", "updated_at"])
+    if new or changed:
+        # One statement for the new and the changed rows: the advisory lock makes the values decided above final.
+        CheckResult.objects.bulk_create(
+            [*new, *changed], update_conflicts=True, unique_fields=["dataset", "column", "kind"],
+            update_fields=["verdict", "name", "detail", "run_uuid", "job_name", "event_time", "running_run_uuid",
+                           "running_since", "updated_at"])
     return refresh_status(dataset_id, now=now, results=rows, decided=decided, run_uuid=run_uuid,
                           event_time=event_time)
 
@@ -264,10 +265,15 @@ def refresh_status(dataset_id: int, *, now: datetime | None = None, results: dic
     status.facts, status.evaluated_at = held, now
     status.save()
     declared_keys = {check.key: check for check in declared}
+    # Most results change nothing: only a failure opens, only an open incident can be resolved.
+    open_keys = set(Incident.objects.unresolved().filter(dataset_id=dataset_id, cause=Cause.CHECK_FAILED)
+                    .values_list("key", flat=True)) if decided else set()
     for key, row in (decided or {}).items():
         check = declared_keys.get(key)
         if check is None:
             continue  # undeclared: shown, decides nothing
+        if row.verdict == Verdict.PASSED and key not in open_keys:
+            continue
         evidence = {"run_id": str(row.run_uuid) if row.run_uuid else None, "job": row.job_name,
                     "assertion": row.name, "column": check.column, "kind": check.kind,
                     "event_time": row.event_time.isoformat() if row.event_time else None, **row.detail}
@@ -280,7 +286,7 @@ def refresh_status(dataset_id: int, *, now: datetime | None = None, results: dic
                                   text=f"{_label(check.column, check.kind)} passed in run {evidence['run_id']}")
     if decided and declared and all(
             results.get(c.key) is not None and results[c.key].verdict == Verdict.PASSED for c in declared):
-        checks_passed(dataset_id, now=now, run_uuid=run_uuid, event_time=event_time)
+        checks_passed(dataset_id, now=now, run_uuid=run_uuid, event_time=event_time, late=Cause.CHECK_LATE in held)
     return status
 
 
@@ -371,10 +377,13 @@ def _actor_label(actor) -> str:
 # --- the quality SLO -------------------------------------------------------------------
 
 def checks_passed(dataset_id: int, *, now: datetime, run_uuid: UUID | None = None,
-                  event_time: datetime | None = None) -> None:
-    """Every declared check passed: a pending quality deadline is met, a breach is over."""
-    QualitySLO.objects.filter(dataset_id=dataset_id, due_at__isnull=False).update(due_at=None)
-    status = ContractStatus.objects.filter(dataset_id=dataset_id).values_list("facts", flat=True).first() or {}
-    if Cause.CHECK_LATE in status:
+                  event_time: datetime | None = None, late: bool = False) -> None:
+    """Every declared check passed: a pending quality deadline of a write before the
+    result is met, and a breach is over."""
+    pending = QualitySLO.objects.filter(dataset_id=dataset_id, due_at__isnull=False)
+    if event_time is not None:
+        pending = pending.filter(last_write_at__lte=event_time)
+    pending.update(due_at=None, task_eta=None)
+    if late:
         record_condition(dataset_id, Cause.CHECK_LATE, None, now=now,
                          evidence={"run_id": str(run_uuid) if run_uuid else None})
