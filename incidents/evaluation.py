@@ -90,7 +90,7 @@ class Reported:
     detail: dict
 
 
-@transaction.atomic
+@transaction.atomic(savepoint=False)
 def record_quality(dataset_id: int, *, run_uuid: UUID | None, event_type: str, event_time: datetime,
                    assertions: list[dict], job_name: str = "", now: datetime | None = None) -> ContractStatus | None:
     """Record what one event reported about a dataset's checks, then re-judge its binding."""
@@ -228,7 +228,7 @@ def judge(declared: list[DeclaredCheck], results: dict[str, CheckResult], condit
     return ContractState.PASSING, running, [reason], checks
 
 
-@transaction.atomic
+@transaction.atomic(savepoint=False)
 def refresh_status(dataset_id: int, *, now: datetime | None = None, results: dict[str, CheckResult] | None = None,
                    decided: dict[str, CheckResult] | None = None, run_uuid: UUID | None = None,
                    event_time: datetime | None = None, conditions: dict[str, str | None] | None = None,
@@ -236,11 +236,14 @@ def refresh_status(dataset_id: int, *, now: datetime | None = None, results: dic
     """Re-judge the dataset's binding (none: its status row goes) and open or resolve
     the incidents of the declared checks that `decided` (newly final results)."""
     now = now or timezone.now()
-    binding = DatasetBinding.objects.filter(dataset_id=dataset_id).values_list("contract_id", flat=True).first()
+    # The bound contract's versions in one query; none: unbound (or nothing published yet, rare).
+    versions = list(ContractVersion.objects.filter(contract__bindings__dataset_id=dataset_id)
+                    .only("pk", "version", "contract_id"))
+    binding = versions[0].contract_id if versions else (
+        DatasetBinding.objects.filter(dataset_id=dataset_id).values_list("contract_id", flat=True).first())
     if binding is None:
         ContractStatus.objects.filter(dataset_id=dataset_id).delete()
         return None
-    versions = list(ContractVersion.objects.filter(contract_id=binding).only("pk", "version"))
     version = latest_release(versions, key=version_of)
     if results is None:
         results = {check_key(r.column, r.kind): r for r in CheckResult.objects.filter(dataset_id=dataset_id)}
@@ -292,7 +295,7 @@ def refresh_status(dataset_id: int, *, now: datetime | None = None, results: dic
 
 # --- conditions: stale, drifted, late ---------------------------------------------------
 
-@transaction.atomic
+@transaction.atomic(savepoint=False)
 def record_condition(dataset_id: int, cause: str, text: str | None, *, now: datetime | None = None,
                      evidence: dict | None = None) -> None:
     """A bound dataset's condition began (`text`: why) or ended (None): stale,
