@@ -27,6 +27,19 @@ def contract(dataset, owner_team):
     return c
 
 
+def dataset_page_as(browser, live_server, username: str, dataset):
+    """Log in straight to the dataset page (the list behind "/" is not what this test is about)."""
+    context = browser.new_context(base_url=live_server.url)
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    page.goto(f"/login/?next=/datasets/{dataset.pk}/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", "pw")
+    page.click("button[type=submit]")
+    page.wait_for_url(lambda url: f"/datasets/{dataset.pk}/" in url)
+    return page
+
+
 def post_event(live_server, secret: str, event: dict) -> None:
     request = urllib.request.Request(f"{live_server.url}/api/v1/lineage", data=json.dumps(event).encode(),
                                      headers={"Content-Type": "application/json", "Authorization": f"Bearer {secret}"})
@@ -34,7 +47,7 @@ def post_event(live_server, secret: str, event: dict) -> None:
         assert response.status == 201, response.read()
 
 def test_a_failing_dbt_test_opens_an_incident_the_owner_acknowledges_and_a_passing_run_resolves(
-        person, live_server, dataset, contract, owner_team, consumer_team, owner, consumer):
+        browser, live_server, dataset, contract, owner_team, consumer_team, owner, consumer):
 
     now = datetime.now(UTC)
     ColumnRead.objects.create(dataset=dataset, job_namespace="airflow", job_name="orders_by_customer",
@@ -44,8 +57,7 @@ def test_a_failing_dbt_test_opens_an_incident_the_owner_acknowledges_and_a_passi
     post_event(live_server, dbt, dbt_test_event(dataset, [*ALL_PASS[1:], failed("not_null", "order_id")],
                                             at=now - timedelta(minutes=5)))
 
-    carol = person("carol")
-    carol.goto(f"/datasets/{dataset.pk}/")
+    carol = dataset_page_as(browser, live_server, "carol", dataset)
     section = carol.locator("#contract-status")
     expect(section.locator("[data-contract-status]")).to_have_attribute("data-contract-status", "failing")
     incident = section.locator("article.incident").first
@@ -54,8 +66,7 @@ def test_a_failing_dbt_test_opens_an_incident_the_owner_acknowledges_and_a_passi
     expect(incident).to_contain_text("Analytics")  # told: its job reads order_id
     expect(incident.get_by_role("button", name="Acknowledge")).to_have_count(0)  # not hers to handle
 
-    alice = person("alice")
-    alice.goto(f"/datasets/{dataset.pk}/")
+    alice = dataset_page_as(browser, live_server, "alice", dataset)
     alice.locator("#contract-status article.incident").first.get_by_role("button", name="Acknowledge").click()
     acknowledged = alice.locator("#contract-status article.incident").first
     expect(acknowledged).to_have_attribute("data-state", "acknowledged")
