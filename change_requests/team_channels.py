@@ -7,7 +7,7 @@ from typing import Any
 
 from change_requests.notifications import TeamChannel
 from change_requests.transports import TRANSPORTS, transport_for
-from registry.hooks import TeamChannels, team_channels
+from registry.hooks import TeamChannels, channel_sender, team_channels
 from registry.models import Team
 
 
@@ -42,3 +42,9 @@ def remove(channel_id: int) -> None:
 
 team_channels(TeamChannels(kinds=tuple(TRANSPORTS), problems=problems, recipient=recipient, current=current,
                            save=save, remove=remove))
+
+
+@channel_sender
+def send(kind: str, settings: dict[str, Any], message) -> None:
+    """Send another app's outbox row through the transport of `kind` (incidents use it)."""
+    transport_for(kind).send(message, settings)

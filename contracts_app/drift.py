@@ -33,6 +33,7 @@ from django.dispatch import receiver
 from django.template.loader import render_to_string
 from registry_client.versions import latest_release
 
+from contracts_app.hooks import schema_compared
 from contracts_app.models import (
     Contract,
     ContractVersion,
@@ -280,6 +281,7 @@ def check_written_schema(*, dataset, run, job, event_type: str, event_time, sche
         update_fields=["contract_version", "contract_name", "version", "event_type", "event_time", "findings",
                        "drift_count", "checked_at"],
     )
+    schema_compared.send(sender=SchemaDriftCheck, check=check)
     return check
 
 

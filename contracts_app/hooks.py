@@ -33,6 +33,13 @@ from registry_client.resolution import semantic_sort
 
 breaking_version_proposed = Signal()
 
+# `schema_compared` is sent when a written schema was compared with the contract
+# bound to its dataset (contracts_app.drift), inside the ingest transaction,
+# after the SchemaDriftCheck row is written. Keyword arguments: `check` (the
+# SchemaDriftCheck: dataset_id, run_uuid, event_type, event_time, findings,
+# drift_count, contract_name, version); end with `**kwargs`.
+schema_compared = Signal()
+
 NOBODY_LISTENS = ("Nothing waits for the consumer teams here (no app listens for breaking versions); "
                   "it was not published.")
 
@@ -89,17 +96,20 @@ _contract_sections: list = []
 
 
 def contract_page_section(fn):
-    """Register a fragment of the contract page: `fn(request, contract)` returns HTML or None."""
+    """Register `fn(request, contract, bindings)` -> HTML or None: a section of the
+    contract page (other apps add what they know of its bound datasets)."""
     if fn not in _contract_sections:
         _contract_sections.append(fn)
     return fn
 
 
-def contract_page_sections(request, contract) -> list:
+def contract_page_sections(request, contract, bindings) -> list:
     from django.utils.safestring import mark_safe
 
-    rendered = (fn(request, contract) for fn in _contract_sections)
+    rendered = (fn(request, contract, bindings) for fn in _contract_sections)
     return [mark_safe(html) for html in rendered if html]  # noqa: S308 - app templates, autoescaped
+
+
 @dataclass(frozen=True)
 class WaitingVersion:
     """A version of a contract that is not live yet because someone must act.

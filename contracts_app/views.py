@@ -224,8 +224,8 @@ def contract_detail(request: HttpRequest, name: str) -> HttpResponse:
         "can_manage": can_manage,
         "mode_form": ModeForm(initial={"compatibility_mode": contract.compatibility_mode}) if can_manage else None,
         "bind_form": BindByNameForm() if can_manage else None,
-        "sections": contract_page_sections(request, contract),
     }
+    ctx["sections"] = contract_page_sections(request, contract, bindings)
     return render(request, "contracts_app/contract_detail.html", ctx)
 
 

@@ -48,10 +48,12 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import connection, transaction
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from freshness.constants import EVALUATOR_ACTOR, AuditAction, TransitionSource
 from freshness.models import DatasetFreshness, FreshnessTransition
 from freshness.rules import deadline_for, human_duration, reason_for, status_for
+from freshness.signals import FreshnessChange, announce
 from registry.db import prepared_cursor
 from registry.models import AuditEvent, Dataset, RegistryError, acts_for, is_governance_admin
 
@@ -169,7 +171,9 @@ def _batch_postgresql(now: datetime, dataset_ids: list[int] | None, limit: int,
     SELECT (SELECT count(*) FROM due),
            (SELECT coalesce(jsonb_object_agg(to_status, n), '{{}}'::jsonb)
               FROM (SELECT to_status, count(*) AS n FROM recorded GROUP BY to_status) AS c),
-           (SELECT count(*) FROM audited)
+           (SELECT count(*) FROM audited),
+           (SELECT coalesce(jsonb_agg(jsonb_build_array(dataset_id, from_status, to_status, due_at, reason)),
+                            '[]'::jsonb) FROM recorded)
     """
     params = {
         "now": now, "ids": dataset_ids, "limit": limit, "source": source,
@@ -177,9 +181,13 @@ def _batch_postgresql(now: datetime, dataset_ids: list[int] | None, limit: int,
     }
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        evaluated, changed, _ = cursor.fetchone()
+        evaluated, changed, _, rows = cursor.fetchone()
     if isinstance(changed, str):
         changed = json.loads(changed)
+    if isinstance(rows, str):
+        rows = json.loads(rows)
+    announce([FreshnessChange(dataset_id, old, new, now, parse_datetime(due) if due else None, reason or "")
+              for dataset_id, old, new, due, reason in rows])
     return evaluated, changed
 
 
@@ -213,6 +221,8 @@ def _batch_portable(now: datetime, dataset_ids: list[int] | None, limit: int,
         AuditEvent.objects.bulk_create([_audit_row(t, datasets[t.dataset_id]) for t in recorded])
         for t in recorded:
             changed[t.to_status] = changed.get(t.to_status, 0) + 1
+        announce([FreshnessChange(t.dataset_id, t.from_status, t.to_status, t.at, t.due_at, t.reason)
+                  for t in recorded])
     return len(rows), changed
 
 
@@ -240,6 +250,7 @@ def _reassess(row: DatasetFreshness, now: datetime, *, source: str, reason: str 
                           after={"status": new, "reason": transition.reason, "source": str(source),
                                  "due_at": None, "transition": transition.pk, **(sender or {})})
         row.status, row.status_since = new, now
+        announce([FreshnessChange(row.dataset_id, transition.from_status, new, now, None, transition.reason)])
     row.next_check_at = deadline_for(new, row.max_age, row.warn_after, row.last_write_at)
     row.evaluated_at = now
     row.save()

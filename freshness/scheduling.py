@@ -29,6 +29,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from freshness import deadlines as other_deadlines
 from freshness.constants import TransitionSource
 from freshness.evaluation import KnownDeadlines, PassResult, evaluate, on_deadlines_moved
 from freshness.models import DatasetFreshness, EvaluatorState
@@ -44,6 +45,9 @@ _wake = threading.Event()
 def wake() -> None:
     """Tell a running in-process evaluator that a deadline may have moved nearer."""
     _wake.set()
+
+
+other_deadlines.doorbell(wake)
 
 
 def sleep_until_woken(seconds: float) -> None:
@@ -123,10 +127,14 @@ def sweep(now: datetime | None = None, *, source: str = TransitionSource.SWEEP) 
         "last_sweep_transitions": result.transitions,
     })
     schedule_deadline_tasks(now)
+    # Other apps' deadlines (freshness.deadlines): the same sweep keeps them.
+    other_deadlines.sweep_kinds(now)
     return result
 
 
 def next_deadline() -> datetime | None:
-    """The earliest pending deadline, for the in-process evaluator's sleep."""
-    return (DatasetFreshness.objects.filter(next_check_at__isnull=False)
-            .order_by("next_check_at").values_list("next_check_at", flat=True).first())
+    """The earliest pending deadline (freshness's or another app's), for the in-process evaluator's sleep."""
+    own = (DatasetFreshness.objects.filter(next_check_at__isnull=False)
+           .order_by("next_check_at").values_list("next_check_at", flat=True).first())
+    other = other_deadlines.next_deadline()
+    return min((d for d in (own, other) if d is not None), default=None)

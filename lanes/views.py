@@ -105,7 +105,7 @@ def lane_extend(request: HttpRequest, name: str, major: int) -> HttpResponse:
 
 
 @contract_page_section
-def lanes_section(request, contract) -> str | None:
+def lanes_section(request, contract, bindings) -> str | None:
     """On the contract page: its lanes in one line each, linking to the lane page."""
     usage = lane_usage([contract])[contract.pk]
     if not usage:

@@ -47,6 +47,7 @@ from django.utils import timezone
 from prometheus_client import Counter
 
 from lineage.models import DatasetAlias, DatasetFacet, QualityCheck
+from lineage.signals import quality_reported
 
 log = logging.getLogger(__name__)
 
@@ -328,4 +329,9 @@ def record_facets(rows: FacetRows, datasets: dict[DatasetKey, Any], source: Prov
                            "assertion_count", "failed_count", "checked_at"])
     elif checks:
         QualityCheck.objects.bulk_create(checks)
+    for check in checks:
+        quality_reported.send(
+            sender=QualityCheck, dataset_id=check.dataset_id, run_uuid=check.run_uuid,
+            job_namespace=check.job_namespace, job_name=check.job_name, event_type=check.event_type,
+            event_time=check.event_time, assertions=check.assertions, metrics=check.metrics)
 

@@ -38,6 +38,22 @@ from django.dispatch import Signal
 
 dataset_written = Signal()
 
+# `quality_reported` is sent once per (dataset, event) whose `dataQualityMetrics`
+# or `dataQualityAssertions` facet was stored as a `QualityCheck` (a RunEvent's
+# input or output, or a DatasetEvent), inside the same transaction, after the
+# row is written. It is sent for START and RUNNING events too: a listener decides
+# what a partial run means (`event_type`).
+#
+# Keyword arguments:
+# - dataset_id: int
+# - run_uuid: UUID | None (None for a DatasetEvent)
+# - job_namespace, job_name: str ("" for a DatasetEvent)
+# - event_type: "START" | "RUNNING" | "COMPLETE" | "FAIL" | "ABORT" | "OTHER" | "" (a DatasetEvent)
+# - event_time: aware datetime of the event
+# - assertions: list of the facet's assertion objects (dicts), as sent
+# - metrics: dict | None, the dataQualityMetrics facet's fields
+quality_reported = Signal()
+
 
 _dataset_flags: dict[str, str] = {}
 

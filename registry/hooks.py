@@ -392,3 +392,24 @@ def status_providers() -> list[Callable]:
 
 def list_annotations() -> list[Callable]:
     return list(_list_annotations)
+
+
+_channel_senders: list[Callable] = []
+
+
+def channel_sender(fn: Callable) -> Callable:
+    """Register the sender of messages on the teams' channels (the keeper of the
+    channels' transports; one, a second replaces the first).
+
+    `fn(kind, settings, message)` sends one message through the transport of
+    `kind` with a channel's `settings`; `message` has `pk`, `recipient`,
+    `subject`, `body` and `payload` (a webhook's JSON body). It raises on any
+    failure, so that the caller's outbox retries."""
+    _channel_senders[:] = [fn]
+    return fn
+
+
+def send_on_channel(kind: str, settings: dict, message) -> None:
+    if not _channel_senders:
+        raise LookupError("No app sends on the teams' channels (none registered registry.hooks.channel_sender).")
+    _channel_senders[0](kind, settings, message)

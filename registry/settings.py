@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "lanes",
     "lineage",
     "freshness",
+    "incidents",
 ]
 
 MIDDLEWARE = [

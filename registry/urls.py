@@ -39,11 +39,13 @@ urlpatterns = [
     path("api/", include("change_requests.api_urls")),
     path("api/", include("lanes.api_urls")),
     path("api/", include("freshness.api_urls")),
+    path("api/", include("incidents.api_urls")),
     path("", include("contracts_app.urls")),
     path("", include("change_requests.urls")),
     path("", include("lanes.urls")),
     path("", include("lineage.urls")),
     path("", include("freshness.urls")),
+    path("", include("incidents.urls")),
     path("metrics", views.metrics, name="prometheus-django-metrics"),
 ]
 

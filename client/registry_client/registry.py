@@ -34,6 +34,7 @@ from registry_client.errors import InvalidContract, LaneSunset, UnknownContract,
 from registry_client.identity import META_KEYS
 from registry_client.odcs import to_odcs
 from registry_client.pandera_models import build_model
+from registry_client.preflight import PreflightAnswer, ask
 from registry_client.resolution import latest_release, semantic_sort
 from registry_client.safeyaml import YamlInputError, load_yaml
 from registry_client.versions import lane_selector, latest_in_lane
@@ -84,6 +85,13 @@ class Registry:
 
     def __repr__(self) -> str:
         return f"<Registry over {self.backend.describe()}>"
+
+    def preflight(self, name: str, columns: list[str] | None = None, *, namespace: str | None = None,
+                  contract: str | None = None) -> PreflightAnswer:
+        """May I read dataset `name` now (only what touches `columns` counting)? Fails
+        closed: `safe` is True only when the registry service says so; an unreachable
+        service or a registry that is a contract store answers `safe=False`."""
+        return ask(self.backend, name, namespace=namespace, columns=columns, contract=contract)
 
     def refresh(self) -> None:
         """Re-read the index (newly published versions become visible)."""

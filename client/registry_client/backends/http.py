@@ -46,6 +46,11 @@ class HttpBackend(Backend):
         except (urllib.error.URLError, OSError) as exc:
             raise StoreUnreachable(f"Could not reach {self.describe()}: {exc}") from exc
 
+    def get_json(self, path: str, params: dict[str, str] | None = None) -> dict:
+        """GET an API path with query parameters; the JSON answer (errors as _get raises them)."""
+        query = f"?{urllib.parse.urlencode(params)}" if params else ""
+        return json.loads(self._get(f"{path}{query}"))
+
     def _load_index(self, key: str) -> list[IndexEntry]:
         # One request answers for both indexes: keep both.
         data = json.loads(self._get("contracts/index/"))
