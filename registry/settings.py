@@ -100,6 +100,11 @@ TEMPLATES = [
 
 DATABASE_URL = env_str("DATABASE_URL", "sqlite:///var/registry.sqlite3")
 DATABASES = {"default": parse_database_url(DATABASE_URL, base_dir=BASE_DIR)}
+if "postgresql" in DATABASES["default"]["ENGINE"]:
+    # PostgreSQL's JIT compiles a plan when its estimated cost is high, which the
+    # registry's short statements on large tables often are: a count on the dataset list
+    # took 3.5 s with it and 0.2 s without. `?options=-c jit=on` in the URL turns it back on.
+    DATABASES["default"]["OPTIONS"].setdefault("options", "-c jit=off")
 # PostgreSQL: the role the app serves as, granted its rights by `migrate` (run as the
 # tables' owner); it gets only SELECT and INSERT on the audit log (docs/operations.md).
 DATABASE_SERVING_ROLE = env_str("DATABASE_SERVING_ROLE")
