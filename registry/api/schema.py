@@ -49,6 +49,8 @@ ERROR_DESCRIPTIONS = {
     409: "The object's current state does not allow it (`code` names the rule).",
     411: "A chunked body: send it with a Content-Length.",
     413: "The body is larger than the server accepts.",
+    410: "What was asked for is gone (a contract lane past its sunset, `lane_sunset`): ask for an explicit "
+         "version or a newer lane.",
     415: "The body's Content-Type is not one this operation reads.",
     422: "The body is well-formed but breaks its specification (`detail` says where); nothing was stored.",
     429: "The token has sent more request bytes than its budget (LINEAGE_TOKEN_BYTES_PER_SECOND): retry after "

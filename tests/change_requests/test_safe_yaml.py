@@ -40,7 +40,8 @@ def test_the_aliased_examples_are_small_and_would_expand_a_billionfold():
 def test_the_propose_page_refuses_aliases_naming_line_and_column(client, contract, owner):
     client.force_login(owner)
     page = client.post(PROPOSE, {"contract": contract.pk, "document": aliased_examples()}).content.decode()
-    assert f"line {ANCHOR_LINE}, column 5: an anchor (&amp;l0) is not accepted" in page
+    # the editor's message: where (a link that puts the cursor there), then what
+    assert f"Line {ANCHOR_LINE}, column 5</a>: <span class=\"editor-error-message\">an anchor (&amp;l0) is not accepted" in page
     assert not ChangeRequest.objects.exists() and contract.versions.count() == 1
 
 

@@ -104,6 +104,7 @@ def test_gzip_members_of_every_size_cost_linear_work():
 
 
 @pytest.mark.django_db
+@override_settings(LINEAGE_TOKEN_NEW_DATASET_BYTES=0)  # the datasets created are charged in test_token_rate.py
 def test_a_batch_of_many_outputs_costs_statements_in_proportion_then_is_refused_whole(client, lineage_secret):
     def batch(events: int, tag: str) -> list:
         return [run_event(outputs=[f"mart.{tag}{e}_t{i}" for i in range(120)]) for e in range(events)]

@@ -58,10 +58,16 @@ def test_an_unknown_api_path_is_a_json_404(client, owner):
                                "code": "not_found"}
 
 
-def test_an_unknown_page_stays_html(client, owner):
+def test_an_unknown_page_stays_html_for_a_browser(client, owner):
+    client.force_login(owner)
+    response = client.get("/nothing/here/", HTTP_ACCEPT="text/html,application/xhtml+xml")
+    assert response.status_code == 404 and "application/json" not in response["Content-Type"]
+
+
+def test_an_unknown_page_answers_a_script_in_json_with_its_code(client, owner):
     client.force_login(owner)
     response = client.get("/nothing/here/")
-    assert response.status_code == 404 and "application/json" not in response["Content-Type"]
+    assert response.status_code == 404 and response.json()["code"] == "not_found"
 
 
 def test_a_method_an_api_view_does_not_take_is_a_json_405(client, owner):
