@@ -82,13 +82,24 @@ class LaneUsage:
                 f"{'on' if self.newest else 'still on'} {self.label}")
 
 
-def lane_usage(contracts: Iterable[Contract], *, now: datetime | None = None) -> dict[int, list[LaneUsage]]:
-    """Per contract, its lanes oldest first, each with the readers seen on it."""
+def lane_usage(contracts: Iterable[Contract], *, now: datetime | None = None,
+               bound: dict[int, int] | None = None) -> dict[int, list[LaneUsage]]:
+    """Per contract, its lanes oldest first, each with the readers seen on it.
+
+    Contracts whose versions are prefetched (the contract page) are not asked again, and
+    `bound` ({dataset id: contract id}), when the caller already has the bindings, spares
+    asking for them a second time."""
     now = now or timezone.now()
+    contracts = list(contracts)
     ids = [c.pk for c in contracts]
     versions: dict[int, list[ContractVersion]] = {i: [] for i in ids}
-    for v in ContractVersion.objects.filter(contract_id__in=ids).only("id", "contract_id", "version", "document"):
-        versions[v.contract_id].append(v)
+    prefetched = [c for c in contracts if "versions" in getattr(c, "_prefetched_objects_cache", {})]
+    for c in prefetched:
+        versions[c.pk] = list(c.versions.all())
+    others = [c.pk for c in contracts if c not in prefetched]
+    if others:
+        for v in ContractVersion.objects.filter(contract_id__in=others).only("id", "contract_id", "version", "document"):
+            versions[v.contract_id].append(v)
     lanes = {(lane.contract_id, lane.major): lane for lane in Lane.objects.filter(contract_id__in=ids)}
     usage: dict[int, list[LaneUsage]] = {}
     columns: dict[tuple[int, int], set[str]] = {}
@@ -107,7 +118,7 @@ def lane_usage(contracts: Iterable[Contract], *, now: datetime | None = None) ->
     by_lane = {(u.contract_id, u.major): u for found in usage.values() for u in found}
     since = now - settings.COLUMN_USAGE_WINDOW
     _thin_client(ids, by_lane, since)
-    _lineage(ids, usage, columns, now)
+    _lineage(ids, usage, columns, now, bound)
     for found in usage.values():
         for u in found:
             u.readers.sort(key=lambda r: (r.team or "~", r.who))
@@ -128,8 +139,10 @@ def _thin_client(ids: list[int], by_lane: dict, since: datetime) -> None:
                                          read.reader))
 
 
-def _lineage(ids: list[int], usage: dict[int, list[LaneUsage]], columns: dict, now: datetime) -> None:
-    bound = dict(DatasetBinding.objects.filter(contract_id__in=ids).values_list("dataset_id", "contract_id"))
+def _lineage(ids: list[int], usage: dict[int, list[LaneUsage]], columns: dict, now: datetime,
+             bound: dict[int, int] | None = None) -> None:
+    if bound is None:
+        bound = dict(DatasetBinding.objects.filter(contract_id__in=ids).values_list("dataset_id", "contract_id"))
     if not bound:
         return
     readings = readings_of(bound, now=now)

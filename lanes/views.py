@@ -107,7 +107,8 @@ def lane_extend(request: HttpRequest, name: str, major: int) -> HttpResponse:
 @contract_page_section
 def lanes_section(request, contract, bindings) -> str | None:
     """On the contract page: its lanes in one line each, linking to the lane page."""
-    usage = lane_usage([contract])[contract.pk]
+    # The page's versions and bindings are reused: only lanes and their readers are asked.
+    usage = lane_usage([contract], bound={b.dataset_id: b.contract_id for b in bindings})[contract.pk]
     if not usage:
         return None
     today = timezone.localdate()

@@ -42,8 +42,11 @@ def test_the_contract_page_shows_the_version_waiting_for_acknowledgement_and_lin
         browser, change_request, django_assert_num_queries):
     # 1: session, 2: user, 3: the contract with its owner team, its unfinished request and its pending drafts
     # (subqueries), 4: its versions with their publishers, 5: its bound datasets with their consumer counts,
-    # 6: is the reader in the owner team, 7: the audit rows of the mode's weakenings
-    with django_assert_num_queries(7):
+    # 6: is the reader in the owner team, 7: the audit rows of the mode's weakenings,
+    # 8: its contract status per bound dataset (the status section), 9: its lanes and 10: the readers
+    # seen on them (the lanes section, which reuses the page's versions and bindings),
+    # 11: the columns the bound datasets' jobs read (which lane each job can still read)
+    with django_assert_num_queries(11):
         page = browser.get(reverse("contract-detail", args=[change_request.contract.name])).content.decode()
     assert _waiting(page) == [("awaiting_acknowledgement", "2.0")]
     link = f'<a href="/change-requests/{change_request.pk}/">change request #{change_request.pk}</a>'
@@ -122,8 +125,8 @@ def test_the_catalogue_shows_each_waiting_version_in_a_constant_number_of_querie
         browser, owner, owner_team, consumer_team, count, django_assert_num_queries):
     _contracts_waiting(count, owner, owner_team, consumer_team)
     # 1: session, 2: user, 3: contracts with owner team, unfinished request and pending drafts (subqueries),
-    # 4: their versions, 5: the owner filter's teams
-    with django_assert_num_queries(5):
+    # 4: their versions, 5: the lanes with a deprecation or sunset date (one query for all contracts), 6: the owner filter's teams
+    with django_assert_num_queries(6):
         page = browser.get(reverse("contract-catalogue")).content.decode()
     assert _waiting(page) == [("awaiting_acknowledgement", "2.0")] * count
     assert page.count("waiting for Analytics to acknowledge (0 of 1 team acknowledged)") == count

@@ -111,8 +111,11 @@ def test_the_contract_page_takes_a_constant_number_of_queries(client, contract, 
     client.force_login(owner)
     # 1: session, 2: user, 3: the contract with its owner team, 4: its versions with their publishers,
     # 5: its bound datasets with their consumer counts, 6: is the reader in the owner team,
-    # 7: the audit rows of the mode's weakenings
-    with django_assert_num_queries(7):
+    # 7: the audit rows of the mode's weakenings,
+    # 8: its contract status per bound dataset (the status section), 9: its lanes and 10: the readers
+    # seen on them (the lanes section, which reuses the page's versions and bindings),
+    # 11: the columns the bound datasets' jobs read (which lane each job can still read)
+    with django_assert_num_queries(11):
         page = client.get(PAGE).content.decode()
     assert page.count(">Unbind</button>") == 6 and page.count("</td><td>alice</td><td>FULL</td>") == 2
 

@@ -28,8 +28,9 @@ def browser(client, consumer):
 
 
 def test_the_catalogue_groups_contracts_by_domain(browser, published, django_assert_num_queries):
-    # 1: session, 2: user, 3: contracts with owner team, 4: their versions, 5: the owner filter's teams
-    with django_assert_num_queries(5):
+    # 1: session, 2: user, 3: contracts with owner team, 4: their versions,
+    # 5: the lanes with a deprecation or sunset date (one query for all contracts), 6: the owner filter's teams
+    with django_assert_num_queries(6):
         page = browser.get("/contracts/").content.decode()
     assert 'href="/contracts/browse/lab"' in page and 'href="/contracts/browse/retail"' in page
     assert "lab.analytics.cell_count" in page and "1.0, 2.0" in page
@@ -43,7 +44,8 @@ def test_the_catalogue_searches_names_descriptions_and_column_names(browser, pub
     assert _listed(browser.get("/contracts/?q=REFUND").content.decode()) == ["retail.payments.refund_api"]
     assert _listed(browser.get("/contracts/?q=cell+count+assay").content.decode()) == ["lab.analytics.cell_count"]
     # A column of the latest version (2.0 added vcd): one more query, for the documents that mention it
-    with django_assert_num_queries(6):
+    # (and one for the dated lanes of all listed contracts, as on every catalogue page)
+    with django_assert_num_queries(7):
         page = browser.get("/contracts/?q=VCD").content.decode()
     assert _listed(page) == ["lab.analytics.cell_count"]
     assert 'Matching column: <code>vcd</code>' in page
@@ -153,7 +155,9 @@ def test_the_contract_page_takes_a_constant_number_of_queries(browser, published
             record_version(cell_count(f"1.{minor}"), by=owner, store=local_store)
     # 1: session, 2: user, 3: the contract with its owner team, 4: its versions with their publishers,
     # 5: its bound datasets with their consumer counts, 6: is the reader in the owner team (may they
-    # change the mode and bindings?), 7: the audit rows of the mode's weakenings
-    with django_assert_num_queries(7):
+    # change the mode and bindings?), 7: the audit rows of the mode's weakenings,
+    # 8: its contract status per bound dataset (the status section), 9: its lanes and 10: the readers
+    # seen on them (the lanes section, which reuses the page's versions and bindings)
+    with django_assert_num_queries(10):
         page = browser.get("/contracts/lab.analytics.cell_count/").content.decode()
     assert "?version=1.5" in page
