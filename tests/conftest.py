@@ -32,6 +32,25 @@ def make_team(name: str, slug: str, *members) -> Team:
     return team
 
 
+@pytest.fixture(autouse=True)
+def _fresh_usage_caches():
+    """What one test's events wrote (or parsed) is not another's to skip: the ingest remembers
+    in this process what it committed, and a test's rollback does not undo that memory."""
+    from lineage.api.views import RECENT_TOKEN_CHECKS
+    from lineage.facets import RECENT_FACETS
+    from lineage.ingest import RECENT_USAGE
+    from lineage.sql_usage import clear_caches
+
+    RECENT_USAGE.clear()
+    RECENT_FACETS.clear()
+    RECENT_TOKEN_CHECKS.clear()
+    clear_caches()
+    yield
+    RECENT_USAGE.clear()
+    RECENT_FACETS.clear()
+    RECENT_TOKEN_CHECKS.clear()
+
+
 @pytest.fixture
 def owner(db):
     return make_user("alice")

@@ -113,24 +113,6 @@ def post(client, body, secret: str | None, *, path: str = "/api/v1/lineage", com
     return client.generic("POST", path, data, content_type="application/json", **headers)
 
 
-@pytest.fixture(autouse=True)
-def _fresh_usage_caches():
-    """What one test's events wrote (or parsed) is not another's to skip."""
-    from lineage.api.views import RECENT_TOKEN_CHECKS
-    from lineage.facets import RECENT_FACETS
-    from lineage.ingest import RECENT_USAGE
-    from lineage.sql_usage import clear_caches
-
-    RECENT_USAGE.clear()
-    RECENT_FACETS.clear()
-    RECENT_TOKEN_CHECKS.clear()
-    clear_caches()
-    yield
-    RECENT_USAGE.clear()
-    RECENT_FACETS.clear()
-    RECENT_TOKEN_CHECKS.clear()
-
-
 @pytest.fixture
 def lineage_secret(owner_team) -> str:
     """A Checkout team token allowed to write lineage (what a pipeline holds)."""
