@@ -34,12 +34,15 @@ def human(delta: timedelta) -> str:
 def record_write(dataset_id: int, at: datetime, now: datetime | None = None) -> None:
     """A successful write: the declared checks are due `within` after it."""
     now = now or timezone.now()
-    slo = QualitySLO.objects.select_for_update().filter(dataset_id=dataset_id).first()
-    if slo is None or (slo.last_write_at is not None and at <= slo.last_write_at):
-        return
-    slo.last_write_at, slo.due_at = at, at + slo.within
-    slo.task_eta = slo.due_at if keep(KIND, dataset_id, slo.due_at, now) else None
-    slo.save(update_fields=["last_write_at", "due_at", "task_eta"])
+    # Its own transaction when called outside one (after a commit, or a sender
+    # that holds none); inside the ingest's, no savepoint: no extra statement.
+    with transaction.atomic(savepoint=False):
+        slo = QualitySLO.objects.select_for_update().filter(dataset_id=dataset_id).first()
+        if slo is None or (slo.last_write_at is not None and at <= slo.last_write_at):
+            return
+        slo.last_write_at, slo.due_at = at, at + slo.within
+        slo.task_eta = slo.due_at if keep(KIND, dataset_id, slo.due_at, now) else None
+        slo.save(update_fields=["last_write_at", "due_at", "task_eta"])
 
 
 def evaluate(now: datetime, dataset_ids: list[int] | None = None) -> int:

@@ -3,7 +3,7 @@ comparisons, bindings, versions) and to freshness (status changes)."""
 
 from __future__ import annotations
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
@@ -34,8 +34,18 @@ def on_quality_reported(sender, *, dataset_id: int, run_uuid, event_type: str, e
 @receiver(dataset_written, dispatch_uid="incidents.on_dataset_written")
 def on_dataset_written(sender, *, dataset, event_time, succeeded: bool, **kwargs) -> None:
     # Most datasets have no quality SLO: the ingest fetched that fact with the row.
-    if succeeded and getattr(dataset, HAS_QUALITY_SLO, None) is not False:
-        quality_slo.record_write(dataset.pk, event_time)
+    has_slo = getattr(dataset, HAS_QUALITY_SLO, None)
+    if not succeeded or has_slo is False:
+        return
+    if has_slo is None:
+        # Not fetched with the row (a dataset the ingest has just created, or a
+        # sender that did not select the flag): look after the commit, so that the
+        # write's own transaction pays no statement for a dataset that mostly has
+        # no SLO. Robust: the write is stored by then, its sender must not fail.
+        dataset_id = dataset.pk
+        transaction.on_commit(lambda: quality_slo.record_write(dataset_id, event_time), robust=True)
+        return
+    quality_slo.record_write(dataset.pk, event_time)
 
 
 @receiver(schema_compared, dispatch_uid="incidents.on_schema_compared")
