@@ -5,7 +5,7 @@ dataset list, and the inbox items of open incidents upstream of a team's jobs.""
 
 from __future__ import annotations
 
-from django.db.models import Exists, OuterRef, Subquery
+from django.db.models import Exists, OuterRef, Q, Subquery
 from django.template.loader import render_to_string
 from django.urls import reverse
 
@@ -47,8 +47,14 @@ def contract_status_section(request, contract, bindings) -> str:
 
 
 def _annotate(datasets):
+    # A list badge flags trouble: a failing contract, or one whose declared checks have
+    # not all reported. "Unverified" for want of declared checks (or of a published
+    # version) is no trouble of the data's and would be noise on every bound dataset.
+    troubled = ContractStatus.objects.filter(
+        Q(status=ContractState.FAILING)
+        | Q(status=ContractState.UNVERIFIED, checks__contains=[{"declared": True}]))
     return datasets.annotate(
-        contract_state=Subquery(ContractStatus.objects.filter(dataset=OuterRef("pk")).values("status")[:1]),
+        contract_state=Subquery(troubled.filter(dataset=OuterRef("pk")).values("status")[:1]),
         has_open_incident=Exists(Incident.objects.unresolved().filter(dataset=OuterRef("pk"))))
 
 
@@ -56,8 +62,7 @@ def _badge(dataset) -> Badge | None:
     state = getattr(dataset, "contract_state", None)
     if state is None:
         return None
-    text = {ContractState.PASSING: "contract passing", ContractState.FAILING: "contract failing",
-            ContractState.UNVERIFIED: "contract unverified"}[state]
+    text = {ContractState.FAILING: "contract failing", ContractState.UNVERIFIED: "contract unverified"}[state]
     if getattr(dataset, "has_open_incident", False):
         text += " · incident"
     return Badge(text, STATE_CSS.get(state, ""), "The contract's status from the latest final check results, "

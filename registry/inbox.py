@@ -12,9 +12,10 @@ the daily digest all read it from here, so they always agree.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime, time
 
 from django.contrib.auth.models import AnonymousUser
+from django.utils import timezone
 
 from registry.hooks import InboxItem, inbox_for
 from registry.models import Team
@@ -32,6 +33,15 @@ KIND_LABELS = {
     "unregistered_readers": "Unregistered readers of your datasets",
     "unattributed_job": "Jobs nobody attributed",
 }
+
+
+def due_moment(due: date | datetime | None) -> datetime | None:
+    """An item's deadline as a moment: providers give a datetime, or a date for a
+    deadline that is a day (a sunset): that day's start in the site's time zone, so
+    both sort together and the API answers one format."""
+    if due is None or isinstance(due, datetime):
+        return due
+    return timezone.make_aware(datetime.combine(due, time.min), timezone.get_default_timezone())
 
 
 def kind_label(kind: str) -> str:
@@ -64,7 +74,7 @@ class Inbox:
         return {
             "kind": item.kind, "kind_label": kind_label(item.kind), "title": item.title, "detail": item.detail,
             "url": item.url, "key": item.key, "team": team.slug if team else None,
-            "due": item.due.isoformat() if isinstance(item.due, datetime) else item.due,
+            "due": due_moment(item.due).isoformat() if item.due is not None else None,
         }
 
 
@@ -78,7 +88,7 @@ def _in_order(items: list[InboxItem]) -> list[InboxItem]:
             continue
         seen.add(item.key)
         unique.append(item)
-    dated = sorted((i for i in unique if i.due is not None), key=lambda i: i.due)
+    dated = sorted((i for i in unique if i.due is not None), key=lambda i: due_moment(i.due))
     return dated + [i for i in unique if i.due is None]
 
 

@@ -54,8 +54,10 @@ def test_the_badges_show_and_lead_to_the_section_that_explains_them(world, perso
     page.goto("/")
     row = page.locator("tr", has=page.locator("a", has_text="retail.public.orders"))
     badges = row.locator(".badges a.tag")
+    # The bound contract declares checks none of which has reported a final result yet:
+    # not passing, so its status is a badge too.
     assert badges.all_inner_texts() == ["1 unregistered reader", "schema drift", "1 open change request",
-                                        "1 failed check"]
+                                        "1 failed check", "contract unverified"]
     for badge in badges.all():
         assert badge.is_visible()
 
@@ -66,6 +68,10 @@ def test_the_badges_show_and_lead_to_the_section_that_explains_them(world, perso
     page.get_by_text("1 unregistered reader").click()
     page.wait_for_url("**#readers")
     assert page.locator("#readers").get_by_text("nightly_export").is_visible()
+    page.go_back()
+    page.get_by_text("contract unverified").click()
+    page.wait_for_url("**#contract-status")
+    assert page.locator("#contract-status").is_visible()
 
 
 def test_the_dataset_list_is_one_table_with_the_same_columns_for_every_status(world, person):

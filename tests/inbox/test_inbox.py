@@ -279,3 +279,23 @@ def test_an_approved_request_says_it_waits_for_its_owner_on_the_list_the_dataset
     row = listing.split(f"#{waiting.pk}</a>")[1].split("</tr>")[0]
     assert "(in " not in row  # no countdown to a deadline that no longer matters
     assert "approved: Checkout publishes it" in client.get(dataset.get_absolute_url()).content.decode()
+
+
+def test_deadlines_given_as_days_and_as_moments_sort_together_and_answer_one_format():
+    """A sunset is due on a day, an incident at a moment: the inbox orders both and the
+    API answers both as date-times (mixing them used to answer a 500)."""
+    from datetime import date, datetime
+
+    from registry.hooks import InboxItem
+    from registry.inbox import Inbox, _in_order
+
+    tz = timezone.get_default_timezone()
+    sunset = InboxItem(kind="acknowledge", title="answer", url="/cr/9/", key="cr:9", due=date(2026, 12, 28))
+    incident = InboxItem(kind="incident_owned", title="handle", url="/d/1/", key="incident:1:1",
+                         due=datetime(2026, 12, 3, 15, 0, tzinfo=tz))
+    undated = InboxItem(kind="stale", title="refresh", url="/d/2/", key="stale:2")
+    ordered = _in_order([undated, sunset, incident])
+    assert [item.key for item in ordered] == ["incident:1:1", "cr:9", "stale:2"]
+    inbox = Inbox([], ordered)
+    assert [inbox.to_dict(item)["due"] for item in ordered] == [
+        incident.due.isoformat(), datetime(2026, 12, 28, tzinfo=tz).isoformat(), None]
