@@ -17,14 +17,14 @@ from datetime import date, datetime, timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import models
-from django.db.models import F, Q
 from django.utils import timezone
 
-from change_requests.notifications import CLAIM_FOR, MAX_ATTEMPTS, TeamChannel
+from change_requests.notifications import TeamChannel
 from change_requests.transports import EMAIL, transport_for
 from registry.hooks import InboxItem
 from registry.inbox import Inbox, inbox_of_person, inbox_of_team, kind_label
 from registry.models import Team
+from registry.outbox import send_once
 
 log = logging.getLogger(__name__)
 
@@ -132,24 +132,10 @@ def queue_digests(now: datetime | None = None) -> int:
 
 
 def _deliver(digest: InboxDigest) -> bool:
-    now = timezone.now()
-    claimed = (InboxDigest.objects.filter(pk=digest.pk, sent_at__isnull=True, gave_up_at__isnull=True)
-               .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
-               .update(claimed_until=now + CLAIM_FOR, attempts=F("attempts") + 1))
-    if claimed != 1:
-        return False
-    try:
-        channel_settings = digest.team_channel.settings if digest.team_channel_id else {}
-        transport_for(digest.channel).send(digest, channel_settings)
-    except Exception as exc:  # any failure of the far side: tried again on the next run
-        attempts = InboxDigest.objects.values_list("attempts", flat=True).get(pk=digest.pk)
-        InboxDigest.objects.filter(pk=digest.pk).update(
-            claimed_until=None, last_error=f"{type(exc).__name__}: {exc}"[:2000],
-            gave_up_at=timezone.now() if attempts >= MAX_ATTEMPTS else None)
-        log.warning("Inbox digest %s to %s failed (attempt %s): %s", digest.pk, digest.recipient, attempts, exc)
-        return False
-    InboxDigest.objects.filter(pk=digest.pk).update(sent_at=timezone.now(), claimed_until=None, last_error="")
-    return True
+    channel_settings = digest.team_channel.settings if digest.team_channel_id else {}
+    return bool(send_once(InboxDigest.objects.filter(sent_at__isnull=True, gave_up_at__isnull=True), digest.pk,
+                          lambda: transport_for(digest.channel).send(digest, channel_settings),
+                          what=f"Inbox digest to {digest.recipient}"))
 
 
 def send_digests(limit: int = 5000) -> tuple[int, int]:

@@ -28,11 +28,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from change_requests.transports import EMAIL, TRANSPORTS, WEBHOOK, transport_for
 from registry.models import Team
+from registry.outbox import send_once
 
 if TYPE_CHECKING:
     from change_requests.models import ChangeRequest
@@ -154,10 +155,8 @@ class Notification(models.Model):
 
 log = logging.getLogger(__name__)
 
-CLAIM_FOR = timedelta(minutes=5)
 LOST_AFTER = timedelta(minutes=15)  # well past the task's first retries
 UNTRIED_AFTER = timedelta(seconds=30)  # a task handed over runs within seconds
-MAX_ATTEMPTS = 8
 # The task is named, not imported: tasks.py is the entry point that imports this module.
 DELIVER_TASK = "contracts_app.deliver_change_request_notifications"
 
@@ -395,32 +394,15 @@ def queue_block_overridden(request: ChangeRequest, team: Team, reason: str) -> N
 
 # --- sending -------------------------------------------------------------------
 
-def _claim(notification: Notification) -> bool:
-    now = timezone.now()
-    claimed = (
-        Notification.objects.unsent().filter(pk=notification.pk)
-        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
-        .update(claimed_until=now + CLAIM_FOR, attempts=F("attempts") + 1)
-    )
-    return claimed == 1
-
-
 def deliver(notification: Notification) -> bool:
     """Send one notification unless it was sent or is being sent; True once it is sent."""
-    if not _claim(notification):
+    channel_settings = notification.team_channel.settings if notification.team_channel_id else {}
+    done = send_once(Notification.objects.unsent(), notification.pk,
+                     lambda: transport_for(notification.channel).send(notification, channel_settings),
+                     what=f"Notification to {notification.recipient}")
+    if done is None:
         return Notification.objects.filter(pk=notification.pk, sent_at__isnull=False).exists()
-    try:
-        channel_settings = notification.team_channel.settings if notification.team_channel_id else {}
-        transport_for(notification.channel).send(notification, channel_settings)
-    except Exception as exc:  # any failure of the far side means "try again later"
-        attempts = Notification.objects.values_list("attempts", flat=True).get(pk=notification.pk)
-        gave_up = timezone.now() if attempts >= MAX_ATTEMPTS else None
-        Notification.objects.filter(pk=notification.pk).update(
-            claimed_until=None, last_error=f"{type(exc).__name__}: {exc}"[:2000], gave_up_at=gave_up)
-        log.warning("Notification %s to %s failed (attempt %s): %s", notification.pk, notification.recipient, attempts, exc)
-        return False
-    Notification.objects.filter(pk=notification.pk).update(sent_at=timezone.now(), claimed_until=None, last_error="")
-    return True
+    return done
 
 
 def deliver_pending(change_request_id: int | None = None, *, limit: int = 500,

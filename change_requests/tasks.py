@@ -10,6 +10,7 @@ from django.conf import settings
 
 from change_requests import digest, notifications
 from change_requests.workflows import run_clock
+from registry.outbox import MAX_ATTEMPTS
 
 
 class DeliveryIncomplete(Exception):
@@ -19,7 +20,7 @@ class DeliveryIncomplete(Exception):
 @shared_task(
     bind=True, name=notifications.DELIVER_TASK,
     autoretry_for=(DeliveryIncomplete,), retry_backoff=max(1, int(settings.CHANGE_REQUEST_RETRY_BACKOFF.total_seconds())),
-    retry_backoff_max=1800, retry_jitter=True, max_retries=notifications.MAX_ATTEMPTS,
+    retry_backoff_max=1800, retry_jitter=True, max_retries=MAX_ATTEMPTS,
 )
 def deliver_change_request_notifications(self, change_request_id: int) -> dict:
     """Send the unsent notifications of one request (rows already sent are skipped)."""

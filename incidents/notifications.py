@@ -9,25 +9,23 @@ send it twice."""
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from celery import current_app
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import F, Q
 from django.utils import timezone
 
 from incidents.models import Incident, IncidentEvent, IncidentNotification, IncidentTeam
 from incidents.routing import who_reads
 from registry.hooks import send_on_channel, team_channels_provider
 from registry.models import Team
+from registry.outbox import MAX_ATTEMPTS, send_once
 
 log = logging.getLogger(__name__)
 
 DELIVER_TASK = "incidents.deliver_notifications"
-CLAIM_FOR = timedelta(minutes=5)
-MAX_ATTEMPTS = 8
 
 
 def incident_url(incident: Incident) -> str:
@@ -104,31 +102,14 @@ def _enqueue(incident_id: int) -> None:
         log.exception("could not enqueue the notifications of incident %s; the sweep will send them", incident_id)
 
 
-def _claim(row_id: int) -> bool:
-    now = timezone.now()
-    return IncidentNotification.objects.filter(
-        pk=row_id, sent_at__isnull=True, attempts__lt=MAX_ATTEMPTS,
-    ).filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)).update(
-        claimed_until=now + CLAIM_FOR, attempts=F("attempts") + 1) == 1
-
-
 def deliver_pending(incident_id: int | None = None, *, limit: int = 500) -> tuple[int, int]:
     """Send the unsent rows (of one incident, or all); (sent, failed)."""
-    rows = IncidentNotification.objects.filter(sent_at__isnull=True, attempts__lt=MAX_ATTEMPTS).order_by("id")
-    if incident_id is not None:
-        rows = rows.filter(incident_id=incident_id)
+    unsent = IncidentNotification.objects.filter(sent_at__isnull=True, attempts__lt=MAX_ATTEMPTS)
+    rows = unsent.order_by("id") if incident_id is None else unsent.filter(incident_id=incident_id).order_by("id")
     sent = failed = 0
     for row in rows[:limit]:
-        if not _claim(row.pk):
-            continue
-        try:
-            send_on_channel(row.channel, row.settings or {}, row)
-        except Exception as exc:  # the far side failed: free the claim, try again later
-            IncidentNotification.objects.filter(pk=row.pk).update(
-                claimed_until=None, last_error=f"{type(exc).__name__}: {exc}"[:2000])
-            failed += 1
-            continue
-        IncidentNotification.objects.filter(pk=row.pk).update(sent_at=timezone.now(), claimed_until=None,
-                                                              last_error="")
-        sent += 1
+        done = send_once(unsent, row.pk, lambda row=row: send_on_channel(row.channel, row.settings or {}, row),
+                         what=f"Incident notification to {row.recipient}")
+        sent += done is True
+        failed += done is False
     return sent, failed
