@@ -222,6 +222,7 @@ class LaneNotice(models.Model):
     body = models.TextField()
     payload = models.JSONField(default=dict)
     created_at = models.DateTimeField(default=timezone.now)
+    claimed_until = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
     last_error = models.TextField(blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)

@@ -26,6 +26,7 @@ from lanes.evidence import lane_usage
 from lanes.models import Lane, LaneNotice, LaneReminder
 from registry.hooks import team_channels_provider
 from registry.models import Team
+from registry.outbox import MAX_ATTEMPTS, send_once
 
 log = logging.getLogger(__name__)
 
@@ -119,28 +120,23 @@ def _enqueue() -> None:
 
 
 def deliver_notices(limit: int = 500) -> tuple[int, int]:
-    """Send the unsent notices (each claimed by a conditional UPDATE); returns (sent, failed)."""
+    """Send the unsent notices (registry.outbox.send_once); returns (sent, failed)."""
     provider = team_channels_provider()
     settings_of = {}
-    pending = list(LaneNotice.objects.filter(sent_at__isnull=True, attempts__lt=8).select_related("reminder").order_by("created_at", "id")[:limit])
+    unsent = LaneNotice.objects.filter(sent_at__isnull=True, attempts__lt=MAX_ATTEMPTS)
+    pending = list(unsent.select_related("reminder").order_by("created_at", "id")[:limit])
     if provider:
         for channels in provider.current(sorted({n.reminder.team_id for n in pending})).values():
             for channel_id, _kind, channel_settings in channels:
                 settings_of[channel_id] = channel_settings
     sent = failed = 0
     for notice in pending:
-        claim = timezone.now()
-        if not LaneNotice.objects.filter(pk=notice.pk, sent_at__isnull=True, attempts=notice.attempts).update(
-                attempts=notice.attempts + 1):
-            continue  # another worker has it
-        try:
-            transport_for(notice.channel).send(notice, settings_of.get(notice.team_channel_id, {}))
-        except Exception as exc:  # the far side failed: try again next pass
-            LaneNotice.objects.filter(pk=notice.pk).update(last_error=f"{type(exc).__name__}: {exc}"[:2000])
-            failed += 1
-            continue
-        LaneNotice.objects.filter(pk=notice.pk).update(sent_at=claim, last_error="")
-        sent += 1
+        done = send_once(unsent, notice.pk,
+                         lambda notice=notice: transport_for(notice.channel).send(
+                             notice, settings_of.get(notice.team_channel_id, {})),
+                         what=f"Lane notice to {notice.recipient}")
+        sent += done is True
+        failed += done is False
     return sent, failed
 
 
