@@ -605,18 +605,24 @@ def save_ownership_rules(text: str, *, by, note: str = "", dry_run: bool = False
         latest = OwnershipRules.objects.select_for_update().order_by("-version").first()
         if latest is not None and latest.text == text:
             return RulesSaved(latest.version, False, [])
-        version = (latest.version if latest else 0) + 1
-        parsed.version = version
         if dry_run:
+            parsed.version = (latest.version if latest else 0) + 1
             return RulesSaved(latest.version if latest else None, False, attribute_jobs(ruleset=parsed, write=False))
-        rules = OwnershipRules.objects.create(version=version, text=text, note=note.strip()[:500],
-                                              created_by=person_of(by))
-        reattributed = attribute_jobs(ruleset=parsed)
-        settle_after_commit()
-        AuditEvent.record(by, AuditAction.OWNERSHIP_RULES_CHANGED, rules,
-                          before={"version": latest.version, "text": latest.text} if latest else None,
-                          after={"version": version, "text": text, "note": rules.note,
-                                 "jobs_reattributed": len(reattributed)})
+        return _record_rules(latest, parsed, text, note=note.strip()[:500], by=by)
+
+
+def _record_rules(latest: OwnershipRules | None, parsed, text: str, *, note: str, by) -> RulesSaved:
+    """Inside the caller's transaction, holding `latest` locked: `text` (read as `parsed`)
+    becomes the next version, every stored job's team is decided again by it, audited."""
+    version = (latest.version if latest else 0) + 1
+    parsed.version = version
+    rules = OwnershipRules.objects.create(version=version, text=text, note=note, created_by=person_of(by))
+    reattributed = attribute_jobs(ruleset=parsed)
+    settle_after_commit()
+    AuditEvent.record(by, AuditAction.OWNERSHIP_RULES_CHANGED, rules,
+                      before={"version": latest.version, "text": latest.text} if latest else None,
+                      after={"version": version, "text": text, "note": rules.note,
+                             "jobs_reattributed": len(reattributed)})
     return RulesSaved(version, True, reattributed)
 
 
@@ -717,16 +723,8 @@ def claim_job(job_namespace: str, job_name: str, team: Team, *, by) -> RulesSave
         parsed = parse_rules(text, names=names)
         if parsed.problems:
             raise RulesUnreadable("The job cannot be claimed: " + "; ".join(parsed.problems) + ".")
-        version = (latest.version if latest else 0) + 1
-        parsed.version = version
-        rules = OwnershipRules.objects.create(version=version, text=text, created_by=person_of(by),
-                                              note=f"{team.slug} says {job_namespace}/{job_name} is its job")
-        reattributed = attribute_jobs(ruleset=parsed)
-        settle_after_commit()
-        AuditEvent.record(by, AuditAction.OWNERSHIP_RULES_CHANGED, rules,
-                          before={"version": latest.version, "text": latest.text} if latest else None,
-                          after={"version": version, "text": text, "note": rules.note,
-                                 "jobs_reattributed": len(reattributed)})
+        saved = _record_rules(latest, parsed, text, note=f"{team.slug} says {job_namespace}/{job_name} is its job",
+                              by=by)
         AuditEvent.record(by, AuditAction.JOB_CLAIMED, team, before={"job": job.job, "team": None},
-                          after={"job": job.job, "team": team.slug, "rule": line, "rules_version": version})
-    return RulesSaved(version, True, reattributed)
+                          after={"job": job.job, "team": team.slug, "rule": line, "rules_version": saved.version})
+    return saved
