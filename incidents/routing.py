@@ -3,13 +3,13 @@
 The same usage and routing change requests use (registry.usage): the affected
 columns of the dataset (one column for a failed check, every column for a stale
 or drifted dataset), the columns they feed downstream through other jobs'
-outputs (registry.hooks.column_steps, up to DOWNSTREAM_DEPTH hops), and every
+outputs (registry.usage.value_flow, up to DOWNSTREAM_DEPTH hops), and every
 job reading any of those (`readings_of`). A job whose reading is unknown (it
 reads every column, or nothing says which) cannot be proved safe and is told; a
 consumer team with no job seen is told unless the columns it declared miss the
 affected ones. Each team gets the paths from the incident to its jobs.
 
-A bounded number of queries: one `column_steps` call per dataset reached, then
+A bounded number of queries: one `column_steps` call per hop, then
 two for the readings and one for the consumers.
 """
 
@@ -18,9 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from registry.hooks import steps_from
 from registry.models import Consumer, Dataset
-from registry.usage import DOWNSTREAM_DEPTH, Effect, readings_of
+from registry.usage import Effect, readings_of, value_flow
 
 
 @dataclass
@@ -37,38 +36,24 @@ def _step(label: str, columns: set[str] | None) -> str:
     return f"{label} ({', '.join(sorted(columns))})" if columns else f"{label} (every column)"
 
 
-def _fed(sources: dict, now: datetime | None) -> dict[int, dict[str, set[str]]]:
-    """One hop downstream: {dataset id: {column: effects}} the sources' columns reach."""
-    fed: dict[int, dict[str, set[str]]] = {}
-    for step in steps_from(sources, now):
-        fed.setdefault(step.dataset_id, {}).setdefault(step.column, set()).update(step.effects)
-    return fed
-
-
 def downstream_of(dataset_id: int, column: str, *, now: datetime | None = None
                   ) -> tuple[dict[int, set[str] | None], dict[int, int | None]]:
-    """({dataset id: affected columns (None: every column)}, {dataset id: the dataset it was reached from})."""
+    """({dataset id: affected columns (None: every column)}, {dataset id: the dataset it was
+    reached from}), by the change requests' own walk (registry.usage.value_flow): a failed
+    check or a stale write may change any value of what it touches."""
+    sources = {dataset_id: {column: set(Effect.ALL)} if column else None}
+    flow = value_flow(sources, now=now)
     reached: dict[int, set[str] | None] = {dataset_id: {column} if column else None}
     parent: dict[int, int | None] = {dataset_id: None}
-    frontier = [dataset_id]
-    for _ in range(DOWNSTREAM_DEPTH):
-        next_frontier: list[int] = []
-        for source in frontier:
-            columns = reached[source]
-            fed = _fed({source: None if columns is None else {c: set(Effect.ALL) for c in columns}}, now)
-            for target, target_columns in fed.items():
-                if target == source or not target_columns:
-                    continue
-                known = reached.get(target)
-                new = set(target_columns) - (known or set())
-                if target in reached and not new:
-                    continue
-                reached[target] = (known or set()) | new
-                parent.setdefault(target, source)
-                next_frontier.append(target)
-        frontier = next_frontier
-        if not frontier:
-            break
+    for target, columns in flow.reached.items():
+        if target == dataset_id:
+            if reached[dataset_id] is not None:
+                reached[dataset_id] |= set(columns)
+            continue
+        reached[target] = set(columns)
+        first = min((flow.steps[(target, c)] for c in columns if (target, c) in flow.steps),
+                    key=lambda step: step.column)
+        parent[target] = first.input_dataset_id
     return reached, parent
 
 
@@ -82,7 +67,7 @@ def who_reads(dataset_id: int, column: str, *, owner_team_id: int | None,
     def chain(target: int) -> list[str]:
         steps: list[str] = []
         at: int | None = target
-        while at is not None:
+        while at is not None and len(steps) <= len(parent):  # a cycle of edges ends the walk
             steps.append(_step(_label(datasets.get(at), at), reached[at]))
             at = parent.get(at)
         return list(reversed(steps))
