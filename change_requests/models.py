@@ -38,7 +38,6 @@ from change_requests import notifications
 from change_requests.digest import InboxDigest
 from change_requests.notifications import Notification, NotificationEvent, TeamChannel
 from contracts_app.models import ContractVersion
-from contracts_app.publishing import record_version
 from registry.models import (
     AuditEvent,
     RegistryError,
@@ -526,6 +525,10 @@ class ChangeRequest(models.Model):
         """The owner team publishes an approved request: the version is recorded exactly as a
         compatible publish records it (contracts_app.publishing.record_version, upload after
         commit) and the request becomes published, in one transaction."""
+        # Imported here: publishing pulls in the compatibility checker (jsonschema), which
+        # the models have no need of at process start.
+        from contracts_app.publishing import record_version
+
         with transaction.atomic():
             locked = self._locked()
             # Check the rule before recording anything, so a refused publish stores nothing.

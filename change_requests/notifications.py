@@ -23,7 +23,6 @@ import logging
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from celery import current_app
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
@@ -235,7 +234,11 @@ def _store(rows: list[Notification], request_ids: list[int]) -> None:
             return
         try:
             for request_id in request_ids:
-                current_app.send_task(DELIVER_TASK, args=[request_id])
+                from registry.celery import (
+                    app,  # Celery loads in the processes that send, not at every start
+                )
+
+                app.send_task(DELIVER_TASK, args=[request_id])
         except Exception:  # the broker is down: the rows are stored, the clock sends them later
             log.exception("Could not enqueue notifications of change requests %s; the clock will send them", request_ids)
 

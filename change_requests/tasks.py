@@ -5,11 +5,11 @@ and beat entries, name them."""
 
 from __future__ import annotations
 
-from celery import shared_task
 from django.conf import settings
 
 from change_requests import digest, notifications
 from change_requests.workflows import run_clock
+from registry.celery import app
 from registry.outbox import MAX_ATTEMPTS
 
 
@@ -17,7 +17,7 @@ class DeliveryIncomplete(Exception):
     """Some notifications of a request could not be sent yet; the task retries."""
 
 
-@shared_task(
+@app.task(
     bind=True, name=notifications.DELIVER_TASK,
     autoretry_for=(DeliveryIncomplete,), retry_backoff=max(1, int(settings.CHANGE_REQUEST_RETRY_BACKOFF.total_seconds())),
     retry_backoff_max=1800, retry_jitter=True, max_retries=MAX_ATTEMPTS,
@@ -30,13 +30,13 @@ def deliver_change_request_notifications(self, change_request_id: int) -> dict:
     return {"sent": sent}
 
 
-@shared_task(name="contracts_app.change_request_clock")
+@app.task(name="contracts_app.change_request_clock")
 def change_request_clock() -> dict:
     """Reminders, escalations and lost deliveries (beat: CHANGE_REQUEST_CLOCK_INTERVAL)."""
     return run_clock().as_dict()
 
 
-@shared_task(name="change_requests.inbox_digest")
+@app.task(name="change_requests.inbox_digest")
 def inbox_digest() -> dict:
     """Each person's and team channel's inbox, once a day (beat: INBOX_DIGEST_HOUR UTC)."""
     return digest.run_digest()

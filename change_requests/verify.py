@@ -37,12 +37,15 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connections
-from psycopg import sql
-from sqlglot.errors import ErrorLevel, SqlglotError
 
-from change_requests import typecheck
 from registry.hooks import JobQuery, observed_schemas_of, queries_of
+from registry.lazymodule import LazyModule
 from registry.usage import Effect
+
+# sqlglot and psycopg load when a change is verified, not with every process that imports the impact preview.
+sql = LazyModule("psycopg.sql")
+errors = LazyModule("sqlglot.errors")
+typecheck = LazyModule("change_requests.typecheck")
 
 PROVEN_BROKEN = "proven_broken"
 ASSUMED_AFFECTED = "assumed_affected"
@@ -231,8 +234,8 @@ def _bind(query: JobQuery, schema: str, keys: dict[str, str], changed_keys: dict
                 key = (changed_keys if swap and name in changed_keys else keys)[name]
                 table.set("this", typecheck.exp.to_identifier(key, quoted=True))
         try:
-            texts.append(bound.query.sql(dialect="postgres", unsupported_level=ErrorLevel.RAISE))
-        except SqlglotError as exc:
+            texts.append(bound.query.sql(dialect="postgres", unsupported_level=errors.ErrorLevel.RAISE))
+        except errors.SqlglotError as exc:
             raise typecheck.NotChecked(f"sqlglot cannot transpile it from {query.dialect or 'generic SQL'} to "
                                        f"PostgreSQL: {str(exc).splitlines()[0][:200]}") from None
     return Plan(query.job, *texts)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.contrib.postgres.aggregates import ArrayAgg
 from django.db.models import Count, JSONField, OuterRef, Subquery
 from django.db.models.functions import JSONObject
 from django.urls import reverse
@@ -31,6 +30,9 @@ ANNOTATION = "unfinished_change_request"
 
 def _teams_with(status: str) -> Subquery:
     """The names of the request's teams whose review is in `status`, alphabetical."""
+    # django.contrib.postgres loads psycopg: import it when a list is built, not at start-up.
+    from django.contrib.postgres.aggregates import ArrayAgg
+
     names = (TeamReview.objects.filter(change_request=OuterRef("pk"), status=status).order_by()
              .values("change_request").annotate(names=ArrayAgg("team__name", order_by="team__name"))
              .values("names"))

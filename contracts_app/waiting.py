@@ -5,7 +5,6 @@ drafts as one JSON list."""
 
 from __future__ import annotations
 
-from django.contrib.postgres.aggregates import JSONBAgg
 from django.db.models import JSONField, OuterRef, Subquery
 from django.db.models.functions import JSONObject
 from django.urls import reverse
@@ -17,6 +16,9 @@ ANNOTATION = "pending_drafts"
 
 
 def annotate_pending_drafts(contracts):
+    # django.contrib.postgres loads psycopg: import it when a list is built, not at start-up.
+    from django.contrib.postgres.aggregates import JSONBAgg
+
     drafts = (Draft.objects.pending().filter(contract_name=OuterRef("name")).order_by()
               .values("contract_name")
               .annotate(found=JSONBAgg(JSONObject(id="pk", version="version", team="owner_team__name"),

@@ -7,9 +7,9 @@ class FreshnessConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # They register themselves: scheduling with evaluation's on_deadlines_moved, and
-        # tasks with Celery, which scheduling publishes the deadline task through.
-        from freshness import demo, hooks, inbox, metrics, receivers, runner, scheduling, tasks  # noqa: F401
+        # They register themselves: scheduling with evaluation's on_deadlines_moved. The
+        # tasks are found by the worker's autodiscovery; scheduling sends them by name.
+        from freshness import demo, hooks, inbox, metrics, receivers, runner, scheduling  # noqa: F401
         from registry.hooks import nav_item
 
         nav_item("Freshness", "freshness-overview", order=40)

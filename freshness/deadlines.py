@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from celery import current_app
 from django.conf import settings
 from django.db import transaction
 
@@ -65,9 +64,11 @@ def _ring() -> None:
 
 
 def _publish(task: str, due: list[tuple[int, datetime]]) -> None:
+    from registry.celery import app  # Celery loads in the processes that send, not at every start
+
     for key, eta in due:
         try:
-            current_app.tasks[task].apply_async(args=[key], eta=eta, expires=eta + timedelta(minutes=5))
+            app.send_task(task, args=[key], eta=eta, expires=eta + timedelta(minutes=5))
         except Exception:  # a broker outage must not fail the write; the sweep covers it
             log.exception("could not schedule the %s deadline task of %s", task, key)
             break

@@ -23,7 +23,6 @@ import threading
 import time
 from datetime import datetime, timedelta
 
-from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
@@ -99,11 +98,14 @@ def schedule_deadline_tasks(now: datetime, *, dataset_ids: list[int] | None = No
             DatasetFreshness.objects.filter(dataset_id__in=ids).update(task_eta=F("next_check_at"))
 
         def publish() -> None:
+            from registry.celery import (
+                app,  # Celery loads in the processes that send, not at every start
+            )
+
             for dataset_id, eta in due:
                 try:
                     # By name: freshness.tasks defines it, and imports this module.
-                    current_app.tasks[DEADLINE_TASK].apply_async(
-                        args=[dataset_id], eta=eta, expires=eta + timedelta(minutes=5))
+                    app.send_task(DEADLINE_TASK, args=[dataset_id], eta=eta, expires=eta + timedelta(minutes=5))
                 except Exception:  # a broker outage must not fail the write; the sweep covers it
                     log.exception("could not schedule the deadline task of dataset %s", dataset_id)
                     break

@@ -9,20 +9,20 @@ from __future__ import annotations
 import time
 from datetime import timedelta
 
-from celery import shared_task
 from django.utils import timezone
 
 from freshness.constants import TransitionSource
 from freshness.evaluation import PassResult, evaluate
 from freshness.models import DatasetFreshness
 from freshness.scheduling import DEADLINE_TASK, schedule_deadline_tasks, sweep
+from registry.celery import app
 
 # A worker's clock may run a hair behind the one that set the eta; wait that out
 # rather than leave the breach to the next sweep.
 EARLY_TOLERANCE = timedelta(seconds=2)
 
 
-@shared_task(name=DEADLINE_TASK, ignore_result=True)
+@app.task(name=DEADLINE_TASK, ignore_result=True)
 def evaluate_dataset(dataset_id: int) -> dict:
     """Evaluate one dataset at its deadline (scheduled with eta = the deadline)."""
     deadline = DatasetFreshness.objects.filter(pk=dataset_id).values_list("next_check_at", flat=True).first()
@@ -37,7 +37,7 @@ def evaluate_dataset(dataset_id: int) -> dict:
     return _summary(result)
 
 
-@shared_task(name="freshness.sweep", ignore_result=True)
+@app.task(name="freshness.sweep", ignore_result=True)
 def sweep_task() -> dict:
     """The beat entry 'freshness-sweep' (every FRESHNESS_SWEEP_INTERVAL)."""
     return _summary(sweep())

@@ -8,8 +8,9 @@ class IncidentsConfig(AppConfig):
 
     def ready(self) -> None:
         # They register themselves with the hooks they listen to (lineage, contracts,
-        # freshness's signals and deadlines, the core's pages and inbox) and with Celery.
-        from incidents import hooks, metrics, quality_slo, receivers, tasks  # noqa: F401
+        # freshness's signals and deadlines, the core's pages and inbox). The tasks are
+        # found by the worker's autodiscovery.
+        from incidents import hooks, metrics, quality_slo, receivers  # noqa: F401
         from registry.hooks import hot_path
 
         receivers.register_dataset_flag()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from celery import current_app
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -97,7 +96,11 @@ def _enqueue(incident_id: int) -> None:
         deliver_pending(incident_id)
         return
     try:
-        current_app.send_task(DELIVER_TASK, args=[incident_id])
+        from registry.celery import (
+            app,  # Celery loads in the processes that send, not at every start
+        )
+
+        app.send_task(DELIVER_TASK, args=[incident_id])
     except Exception:  # the broker is down: the rows wait for the sweep
         log.exception("could not enqueue the notifications of incident %s; the sweep will send them", incident_id)
 

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from celery import shared_task
 from django.utils import timezone
 
 from incidents import notifications, quality_slo
+from registry.celery import app
 
 
-@shared_task(name=quality_slo.TASK, ignore_result=True)
+@app.task(name=quality_slo.TASK, ignore_result=True)
 def quality_deadline(dataset_id: int) -> int:
     """A quality SLO's deadline came (eta = the deadline): a breach unless the checks passed since."""
     return quality_slo.evaluate(timezone.now(), [dataset_id])
 
 
-@shared_task(name=notifications.DELIVER_TASK, bind=True, ignore_result=True, max_retries=8)
+@app.task(name=notifications.DELIVER_TASK, bind=True, ignore_result=True, max_retries=8)
 def deliver_notifications(self, incident_id: int) -> int:
     sent, failed = notifications.deliver_pending(incident_id)
     if failed:

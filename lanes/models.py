@@ -20,7 +20,6 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from contracts_app.models import Contract
-from contracts_app.publishing import rewrite_index
 from contracts_app.store import SCHEMA_INDEX_KEY
 from lanes.answers import latest_migrating_by
 from registry.models import AuditEvent, RegistryError, Team, acts_for, is_governance_admin
@@ -166,6 +165,9 @@ class Lane(models.Model):
 
 def _rewrite_index() -> None:
     """The store's index carries the lane dates: rewrite it once they change."""
+    # The checker (under publishing) loads on first use, not at start-up.
+    from contracts_app.publishing import rewrite_index
+
     rewrite_index(SCHEMA_INDEX_KEY)
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 from datetime import date
 
-from celery import current_app
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -114,7 +113,11 @@ def _enqueue() -> None:
         deliver_notices()
         return
     try:
-        current_app.send_task(DELIVER_TASK)
+        from registry.celery import (
+            app,  # Celery loads in the processes that send, not at every start
+        )
+
+        app.send_task(DELIVER_TASK)
     except Exception:  # the broker is down: the rows are stored; the next beat pass sends them
         log.exception("Could not enqueue lane notices; the next reminder pass sends them")
 

@@ -25,7 +25,6 @@ from django.urls import reverse
 from django.utils import timezone
 
 from lineage.querysets import FieldEdgeQuerySet, QualityCheckQuerySet, RunEventQuerySet, RunQuerySet
-from lineage.sql_usage import dialect_for
 from registry.usage import UsageKind, UsageSource
 
 
@@ -269,6 +268,10 @@ def compiled_queries(jobs: list[str]) -> dict:
         schema = schemas.get(dataset_id)
         columns = tuple((c["name"], c.get("type") or "") for c in schema.listed_columns()) if schema else None
         inputs.setdefault(job_id, []).append(InputTable(dataset_id, namespace, name, columns))
+    # sqlglot (under lineage.sql_usage) costs most of a second to import: load it when a
+    # query is asked for, not with the models at every process start.
+    from lineage.sql_usage import dialect_for
+
     answer = {}
     for job_id, (job, facet) in found.items():
         read = inputs.get(job_id, [])

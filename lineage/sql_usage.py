@@ -36,12 +36,18 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import sqlglot
-from sqlglot import exp
-from sqlglot.errors import SqlglotError
-from sqlglot.optimizer.scope import Scope, traverse_scope
+from registry.lazymodule import LazyModule
+
+if TYPE_CHECKING:
+    from sqlglot.optimizer.scope import Scope
+
+# sqlglot takes most of a second to import: the first query parsed pays it, not every process.
+sqlglot = LazyModule("sqlglot")
+exp = LazyModule("sqlglot.expressions")
+errors = LazyModule("sqlglot.errors")
+sqlglot_scope = LazyModule("sqlglot.optimizer.scope")
 
 ALL_COLUMNS = "*"
 DIRECT = "DIRECT"
@@ -58,7 +64,6 @@ RESULT_CHANGING = frozenset({JOIN, GROUP_BY, FILTER, WINDOW, CONDITIONAL})
 # The value changes a step can absorb (registry.usage.Effect's values).
 RETYPED, NULLS, VALUES = "retyped", "nulls", "values"
 MAX_FRAGMENT = 400
-_TEXT_TYPES = {exp.DataType.Type.TEXT, exp.DataType.Type.VARCHAR, exp.DataType.Type.NVARCHAR}
 
 # OpenLineage's `dialect` values (and dataset namespace schemes) that sqlglot names otherwise.
 _DIALECTS = {
@@ -207,7 +212,7 @@ def _parse(query: str, dialect: str | None, max_bytes: int) -> list[exp.Expr]:
         raise SqlNotUnderstood(f"the query is over {max_bytes} bytes")
     try:
         statements = [s for s in sqlglot.parse(query, read=dialect) if s is not None]
-    except (SqlglotError, RecursionError, ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
+    except (errors.SqlglotError, RecursionError, ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
         raise SqlNotUnderstood(f"sqlglot could not parse the query: {str(exc).splitlines()[0][:200]}") from None
     if not statements:
         raise SqlNotUnderstood("the query is empty")
@@ -240,7 +245,7 @@ def _physical_tables(statement: exp.Expr) -> list[exp.Table]:
     query, target, _ = _query_of(statement)
     if query is not None:
         found = []
-        for scope in traverse_scope(statement):
+        for scope in sqlglot_scope.traverse_scope(statement):
             found.extend(s for s in scope.sources.values() if isinstance(s, exp.Table))
         seen: set[int] = set()
         return [t for t in found if not (id(t) in seen or seen.add(id(t)))]
@@ -257,7 +262,7 @@ def sql_tables(query: str, dialect: str | None = None, *, max_bytes: int = DEFAU
             try:
                 _, written, _ = _query_of(statement)
                 tables = _physical_tables(statement)
-            except (SqlglotError, RecursionError) as exc:
+            except (errors.SqlglotError, RecursionError) as exc:
                 raise SqlNotUnderstood(f"sqlglot could not follow the query: {exc}") from None
             target = target or written
             for table in tables:
@@ -281,7 +286,7 @@ def sql_reading(query: str, dialect: str | None = None, schemas: Mapping[TableRe
         for statement in _parse(query, dialect, max_bytes):
             try:
                 reader.statement(statement)
-            except (SqlglotError, RecursionError) as exc:
+            except (errors.SqlglotError, RecursionError) as exc:
                 raise SqlNotUnderstood(f"sqlglot could not follow the query: {exc}") from None
         return reader.result()
 
@@ -561,7 +566,7 @@ class _Reader:
                     self.named.add((index, ALL_COLUMNS))
                     self.indirect.add((index, ALL_COLUMNS))
             return
-        scopes = traverse_scope(statement)
+        scopes = sqlglot_scope.traverse_scope(statement)
         seen: set[int] = set()
         for scope in scopes:
             self.scope(scope, seen)
@@ -697,13 +702,13 @@ def _clause_of(column: exp.Column, select: exp.Expr) -> tuple[str, exp.Expr | No
 def _fragment(node: exp.Expr) -> str:
     try:
         text = node.sql()
-    except (SqlglotError, RecursionError, ValueError):  # pragma: no cover - sqlglot renders what it parsed
+    except (errors.SqlglotError, RecursionError, ValueError):  # pragma: no cover - sqlglot renders what it parsed
         return ""
     return text if len(text) <= MAX_FRAGMENT else text[:MAX_FRAGMENT - 1] + "…"
 
 
 def _is_text(data_type: exp.Expr | None) -> bool:
-    return isinstance(data_type, exp.DataType) and data_type.this in _TEXT_TYPES and not data_type.expressions
+    return isinstance(data_type, exp.DataType) and data_type.this in {exp.DataType.Type.TEXT, exp.DataType.Type.VARCHAR, exp.DataType.Type.NVARCHAR} and not data_type.expressions
 
 
 def _non_null_literal(node: exp.Expr) -> bool:

@@ -4,6 +4,14 @@ from registry_client import lazyformats
 
 lazyformats.install()
 
-from registry.celery import app as celery_app  # noqa: E402 - after the stand-in above
 
-__all__ = ["celery_app"]
+
+def __getattr__(name: str):
+    # Celery costs about a second to import. Only its own processes (`celery -A registry`,
+    # which finds `registry.celery`) and the code that sends a task need it, and each of
+    # those imports registry.celery itself: a command or a page loads none of it.
+    if name == "celery_app":
+        from registry.celery import app
+
+        return app
+    raise AttributeError(f"module 'registry' has no attribute {name!r}")

@@ -279,16 +279,11 @@ if CHANGE_REQUEST_REMINDER_BEFORE >= CHANGE_REQUEST_DEADLINE:
         "CHANGE_REQUEST_REMINDER_BEFORE must be shorter than CHANGE_REQUEST_DEADLINE "
         f"(got {CHANGE_REQUEST_REMINDER_BEFORE} and {CHANGE_REQUEST_DEADLINE})"
     )
-# The inbox's daily digest (change_requests.digest): the hour (UTC) beat sends it.
-from celery.schedules import crontab  # noqa: E402 - this block's own import
-
+# The inbox's daily digest (change_requests.digest): the hour (UTC) beat sends it
+# (its beat entry, a crontab, is added by registry/celery.py).
 INBOX_DIGEST_HOUR = env_int("INBOX_DIGEST_HOUR", 7, minimum=0)
 if INBOX_DIGEST_HOUR > 23:
     raise ImproperlyConfigured(f"INBOX_DIGEST_HOUR must be an hour of the day, 0 to 23 (got {INBOX_DIGEST_HOUR})")
-CELERY_BEAT_SCHEDULE["inbox-digest"] = {
-    "task": "change_requests.inbox_digest",
-    "schedule": crontab(hour=INBOX_DIGEST_HOUR, minute=0),
-}
 CELERY_BEAT_SCHEDULE["change-requests-clock"] = {
     "task": "contracts_app.change_request_clock",
     "schedule": CHANGE_REQUEST_CLOCK_INTERVAL.total_seconds(),

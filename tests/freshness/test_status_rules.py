@@ -135,13 +135,14 @@ def test_a_routine_write_costs_the_ingest_one_statement(dataset, six_hour_slo, c
 
 def test_a_routine_write_with_a_near_deadline_still_gets_its_deadline_task(
         dataset, owner, clock, settings, monkeypatch, django_capture_on_commit_callbacks):
-    from freshness import tasks
     from freshness.evaluation import set_slo
+    from freshness.scheduling import DEADLINE_TASK
+    from registry.celery import app
 
     settings.CELERY_TASK_ALWAYS_EAGER = False  # as with a broker; publishing is captured below
     published = []
-    monkeypatch.setattr(tasks.evaluate_dataset, "apply_async",
-                        lambda *, args, eta, expires: published.append((args, eta)))
+    monkeypatch.setattr(app, "send_task", lambda name, *, args, eta, expires: published.append((args, eta))
+                        if name == DEADLINE_TASK else None)
     set_slo(dataset, max_age=timedelta(seconds=30), by=owner)
     record_write(dataset, at=T0 - timedelta(seconds=5), row_count=1, now=T0 - timedelta(seconds=5))
     with django_capture_on_commit_callbacks(execute=True):

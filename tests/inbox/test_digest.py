@@ -68,10 +68,9 @@ def test_a_failed_send_is_kept_and_tried_again(waiting, consumer, monkeypatch): 
 
 
 def test_beat_sends_the_digest_once_a_day_at_the_configured_hour(settings):
-    from celery import current_app
-
     import change_requests.tasks  # noqa: F401 - registers the task
+    from registry.celery import app
 
-    entry = settings.CELERY_BEAT_SCHEDULE["inbox-digest"]
-    assert entry["task"] == "change_requests.inbox_digest" and entry["task"] in current_app.tasks
+    entry = app.conf.beat_schedule["inbox-digest"]
+    assert entry["task"] == "change_requests.inbox_digest" and entry["task"] in app.tasks
     assert entry["schedule"].hour == {settings.INBOX_DIGEST_HOUR} and entry["schedule"].minute == {0}
