@@ -44,6 +44,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import http.client
+import itertools
 import json
 import math
 import multiprocessing as mp
@@ -69,8 +70,11 @@ RUN_EVENT = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 SCHEMA = "https://openlineage.io/spec/facets/1-2-0/SchemaDatasetFacet.json#/$defs/SchemaDatasetFacet"
 PRODUCER = "https://example.com/hostile-bench"
 # Step 2 sends some 1 GB in all; each token has a burst of 16 MiB (LINEAGE_TOKEN_BURST_BYTES)
-# and of 1 MiB of refused bodies (LINEAGE_TOKEN_REFUSED_BURST_BYTES): a token is used every 512th request.
-SHAPE_TOKENS = 512
+# and of 1 MiB of refused bodies (LINEAGE_TOKEN_REFUSED_BURST_BYTES, refilled at 64 KiB/s):
+# the tokens are taken in turn, so one is used again only after all the others, and a
+# token found spent (429) is passed over, its request not counted.
+SHAPE_TOKENS = 2048
+_next_token = itertools.count()
 
 
 # --- the shapes: (path, body, gzip?) for about `size` bytes on the wire --------------------
@@ -173,13 +177,18 @@ def cpu_per_request(port: int, secrets: list[str], server_pid: int, shape: str, 
     conn = KeepAlive(port)
     cpu = wall = 0.0
     sent, status = 0, 0
+    spent = 0
     while sent < 3 or (cpu < cpu_s and wall < budget_s):
         # Built first: a fresh body each time, and the next token of the pool.
-        request = request_bytes(port, secrets[(sent + hash(shape) + size) % len(secrets)], *SHAPES[shape](size))
+        request = request_bytes(port, secrets[next(_next_token) % len(secrets)], *SHAPES[shape](size))
         before, started = group_cpu(server_pid), time.perf_counter()
         status = conn.send(request)
         if status == 429:
-            raise SystemExit(f"{shape} at {size} B: the pool of {len(secrets)} tokens is spent; raise SHAPE_TOKENS")
+            spent += 1
+            if spent >= len(secrets):
+                raise SystemExit(f"{shape} at {size} B: every token of the pool of {len(secrets)} is spent; "
+                                 "raise SHAPE_TOKENS")
+            continue
         wall += time.perf_counter() - started
         cpu += group_cpu(server_pid) - before
         sent += 1
@@ -268,8 +277,12 @@ def main() -> None:
     parser.add_argument("--cell-cpu", type=float, default=1.0, help="server CPU seconds to measure each shape and size over")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--shapes", default="", help="only these shapes (comma-separated), and no hostile clients")
     parser.add_argument("--smoke", action="store_true", help="small sizes, 1 s, 1 round: seconds in all, for CI")
     args = parser.parse_args()
+    only = [s for s in args.shapes.split(",") if s]
+    if unknown := set(only) - set(SHAPES):
+        parser.error(f"unknown shapes {sorted(unknown)}; the shapes are {', '.join(SHAPES)}")
     if args.smoke:
         args.sizes, args.seconds, args.rounds, args.warmup = "1000,10000", 1.0, 1, 0.5
         args.cell_seconds, args.cell_cpu = 0.5, 0.1
@@ -308,7 +321,7 @@ def main() -> None:
         for event in make_events(random.Random(0), 0, 0):
             warm.send(request_bytes(port, secret, "/api/v1/lineage", json.dumps(event).encode(), False))
         warm.close()
-        for shape in SHAPES:
+        for shape in only or SHAPES:
             cells = {}
             for size in sizes:
                 cells[size] = cpu_per_request(port, shape_secrets, server.pid, shape, size, args.cell_seconds, args.cell_cpu)
@@ -323,6 +336,9 @@ def main() -> None:
                   + f"   growth per 10×: {growth}", flush=True)
         growths = [g for s in result["shapes"].values() for g in s["growth_per_10x"] if g is not None]
         result["max_growth_per_10x"] = max(growths) if growths else None
+        if only:  # some shapes' costs only: no attack
+            print(json.dumps(result))
+            return
 
         # Two attacks: the costliest shapes, each at its costliest size (work the budget lets
         # through: new datasets are stored), and the costliest of those the server refuses.
