@@ -22,8 +22,10 @@ class RunQuerySet(models.QuerySet):
 
 
 class RunEventQuerySet(models.QuerySet):
-    def received_before(self, moment: datetime) -> RunEventQuerySet:
-        return self.filter(received_at__lt=moment)
+    def from_before(self, moment: datetime) -> RunEventQuerySet:
+        """Events whose event time is before `moment` (retention's rule: the
+        time the table is partitioned by, so only the months it names are read)."""
+        return self.filter(event_time__lt=moment)
 
     def dropped_facets_by_run(self, run_uuids: list) -> dict:
         """{run uuid: [(path, reason), …]}: the facets the ingest left out of
