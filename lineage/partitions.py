@@ -36,7 +36,6 @@ from django.utils import timezone
 from lineage.models import RunEvent
 
 TABLE = RunEvent._meta.db_table
-DEFAULT = f"{TABLE}_default"
 # One key for every change to the set of partitions (pg_advisory_xact_lock).
 LOCK_KEY = 7_316_502_012
 # A DROP waits for the readers of the table; past this, it gives up (the next run tries again)
@@ -52,14 +51,13 @@ WHERE i.inhparent = %s::regclass
 ORDER BY c.relname
 """
 
-# A month's partition: made apart, filled with what the default partition held
-# for that month, then attached (the attach checks its rows and the default's).
-CREATE_MONTH_SQL = """
-CREATE TABLE {name} (LIKE {table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING COMPRESSION);
-WITH moved AS (DELETE FROM {default} WHERE event_time >= {start} AND event_time < {end} RETURNING *)
-INSERT INTO {name} SELECT * FROM moved;
-ALTER TABLE {table} ATTACH PARTITION {name} FOR VALUES FROM ({start}) TO ({end});
-"""
+# Making and dropping a partition takes the table's owner; the role the app
+# serves as does it through two functions of the owner's (migration 0012):
+# lineage_runevent_add_month(start) makes a month's partition apart, fills it
+# with what the default partition held for that month, then attaches it;
+# lineage_runevent_drop_partition(name) drops one of the table's partitions.
+ADD_MONTH_SQL = "SELECT lineage_runevent_add_month(%s)"
+DROP_PARTITION_SQL = "SELECT lineage_runevent_drop_partition(%s)"
 
 _BOUND = re.compile(r"FROM \((MINVALUE|'[^']*')\) TO \((MAXVALUE|'[^']*')\)")
 
@@ -142,10 +140,8 @@ def create_ahead(now: datetime | None = None, ahead: int | None = None) -> list[
             start, end = add_months(first, offset), add_months(first, offset + 1)
             if any(p.covers(start, end) for p in existing):
                 continue
-            name = month_name(start)
-            cursor.execute(CREATE_MONTH_SQL.format(
-                name=name, table=TABLE, default=DEFAULT, start=_literal(start), end=_literal(end)))
-            made.append(name)
+            cursor.execute(ADD_MONTH_SQL, [start])
+            made.append(cursor.fetchone()[0])
     return made
 
 
@@ -163,9 +159,6 @@ def drop_before(cutoff: datetime) -> list[str]:
                 return dropped
             cursor.execute(f"SET LOCAL lock_timeout = '{DROP_LOCK_TIMEOUT}'")
             # Dropping a partition detaches it as it goes.
-            cursor.execute(f"DROP TABLE {connection.ops.quote_name(old[0].name)}")
+            cursor.execute(DROP_PARTITION_SQL, [old[0].name])
         dropped.append(old[0].name)
 
-
-def _literal(moment: datetime) -> str:
-    return f"'{moment.astimezone(UTC).isoformat()}'"

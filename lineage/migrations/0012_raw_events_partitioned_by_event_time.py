@@ -30,6 +30,42 @@ PREPARED_TIME = "lineage_runevent_legacy_time"
 PREPARED_BOUND = "lineage_runevent_legacy_bound"
 MONTHS_AHEAD = 3
 
+# The partitions change at run time (beat, retention), as the role the app serves
+# as, which does not own the table (docs/operations.md, "Database roles"): these
+# two functions run as their owner, the migrating role, and do only this.
+FUNCTIONS = """
+CREATE FUNCTION lineage_runevent_add_month(month_start timestamptz) RETURNS text
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+DECLARE
+    start_utc timestamp := month_start AT TIME ZONE 'UTC';
+    finish timestamptz := (start_utc + interval '1 month') AT TIME ZONE 'UTC';
+    name text := 'lineage_runevent_p' || to_char(start_utc, 'YYYYMM');
+BEGIN
+    IF start_utc <> date_trunc('month', start_utc) THEN
+        RAISE EXCEPTION 'a month starts on its first day at 00:00 UTC, not at %', month_start;
+    END IF;
+    -- Made apart, filled with what the default partition held for the month, then attached.
+    EXECUTE format('CREATE TABLE %I (LIKE lineage_runevent INCLUDING DEFAULTS INCLUDING CONSTRAINTS '
+                   'INCLUDING COMPRESSION)', name);
+    EXECUTE format('WITH moved AS (DELETE FROM lineage_runevent_default WHERE event_time >= %L AND event_time < %L '
+                   'RETURNING *) INSERT INTO %I SELECT * FROM moved', month_start, finish, name);
+    EXECUTE format('ALTER TABLE lineage_runevent ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)',
+                   name, month_start, finish);
+    RETURN name;
+END $$;
+
+CREATE FUNCTION lineage_runevent_drop_partition(name text) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+BEGIN
+    IF name = 'lineage_runevent_default' OR NOT EXISTS (
+            SELECT 1 FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+             WHERE i.inhparent = 'lineage_runevent'::regclass AND c.relname = name) THEN
+        RAISE EXCEPTION '% is not a month of lineage_runevent', name;
+    END IF;
+    EXECUTE format('DROP TABLE %I', name);
+END $$;
+"""
+
 
 class NotOnPostgreSQL(Operation):
     """`operation` for the state and for other databases; on PostgreSQL the
@@ -79,13 +115,11 @@ def _literal(moment):
 def _create_months(cursor, first, last):
     """Monthly partitions from the month starting `first` to the one holding `last`."""
     cursor.execute(
-        "SELECT to_char(m, 'YYYYMM'), m, m + interval '1 month' FROM generate_series("
+        "SELECT m AT TIME ZONE 'UTC' FROM generate_series("
         "date_trunc('month', %s::timestamptz AT TIME ZONE 'UTC'), date_trunc('month', %s::timestamptz AT TIME ZONE 'UTC'),"
         " interval '1 month') AS m", [first, last])
-    for suffix, start, end in cursor.fetchall():
-        cursor.execute(
-            f"CREATE TABLE IF NOT EXISTS {TABLE}_p{suffix} PARTITION OF {TABLE} "
-            f"FOR VALUES FROM ('{start:%Y-%m-%d} 00:00:00+00') TO ('{end:%Y-%m-%d} 00:00:00+00')")
+    for (start,) in cursor.fetchall():
+        cursor.execute("SELECT lineage_runevent_add_month(%s)", [start])
 
 
 def partition(apps, schema_editor):
@@ -119,8 +153,9 @@ def partition(apps, schema_editor):
         else:
             cursor.execute(f"DROP TABLE {LEGACY}")
             bound = now
-        _create_months(cursor, bound, _one(cursor, f"SELECT %s::timestamptz + interval '{MONTHS_AHEAD} months'", [now]))
         cursor.execute(f"CREATE TABLE {TABLE}_default PARTITION OF {TABLE} DEFAULT")
+        cursor.execute(FUNCTIONS)
+        _create_months(cursor, bound, _one(cursor, f"SELECT %s::timestamptz + interval '{MONTHS_AHEAD} months'", [now]))
 
 
 def _attach_legacy(cursor, now):
@@ -169,6 +204,7 @@ def unpartition(apps, schema_editor):
         return
     with schema_editor.connection.cursor() as cursor:
         cursor.execute(f"LOCK TABLE {TABLE} IN ACCESS EXCLUSIVE MODE")
+        cursor.execute("DROP FUNCTION lineage_runevent_add_month(timestamptz), lineage_runevent_drop_partition(text)")
         next_id = _one(cursor, f"SELECT COALESCE(max(id), 0) + 1 FROM {TABLE}")
         run_uuid_index = _index_on(cursor, TABLE, "run_uuid")
         cursor.execute(f"CREATE TABLE {TABLE}_plain (LIKE {TABLE} INCLUDING COMPRESSION)")
