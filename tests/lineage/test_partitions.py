@@ -108,7 +108,8 @@ def test_the_migration_keeps_every_stored_event_and_retention_then_drops_the_old
 @pytest.mark.django_db
 def test_a_new_database_has_this_month_three_ahead_and_a_default_partition():
     start = partitions.month_start(timezone.now())
-    assert names() == [month(partitions.add_months(start, i)) for i in range(4)] + ["lineage_runevent_default"]
+    # (A database kept from an earlier month has that month's partitions too.)
+    assert names()[-5:] == [month(partitions.add_months(start, i)) for i in range(4)] + ["lineage_runevent_default"]
 
 
 @pytest.mark.django_db
@@ -125,6 +126,7 @@ def test_events_land_in_the_month_of_their_event_time_or_the_default_partition()
 @override_settings(LINEAGE_EVENT_PARTITIONS_AHEAD=5)
 def test_beat_makes_the_months_ahead_once():
     start = partitions.month_start(timezone.now())
+    partitions.create_ahead(ahead=3)  # as the migration did (a database kept from an earlier month lacks some)
     assert create_raw_event_partitions() == [month(partitions.add_months(start, 4)), month(partitions.add_months(start, 5))]
     assert create_raw_event_partitions() == []
 
