@@ -105,6 +105,42 @@ def test_the_migration_keeps_every_stored_event_and_retention_then_drops_the_old
     assert "lineage_runevent_legacy" not in names()
 
 
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_uses_the_keys_and_bound_prepared_as_docs_operations_says():
+    now = timezone.now()
+    bound = partitions.add_months(partitions.month_start(now), 2)
+    migrate(BEFORE)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("INSERT INTO lineage_runevent (checksum, run_uuid, event_type, event_time, job_namespace,"
+                           " job_name, payload, received_at) VALUES ('old', %s, 'COMPLETE', %s, 'airflow', 'old', '{}',"
+                           " now())", [uuid.uuid4(), now - timedelta(days=60)])
+            # docs/operations.md, "Converting an existing table" (CONCURRENTLY apart: a test runs in a transaction).
+            cursor.execute("CREATE UNIQUE INDEX lineage_runevent_legacy_pk ON lineage_runevent (id, event_time)")
+            cursor.execute("CREATE UNIQUE INDEX lineage_runevent_legacy_checksum ON lineage_runevent (checksum, event_time)")
+            cursor.execute("CREATE INDEX lineage_runevent_legacy_time ON lineage_runevent (event_time, id)")
+            cursor.execute("ALTER TABLE lineage_runevent ADD CONSTRAINT lineage_runevent_legacy_bound"
+                           f" CHECK (event_time < '{bound.isoformat()}') NOT VALID")
+            cursor.execute("ALTER TABLE lineage_runevent VALIDATE CONSTRAINT lineage_runevent_legacy_bound")
+
+        migrate(AFTER)
+
+        legacy = partitions.partitions()[0]
+        assert (legacy.name, legacy.end) == ("lineage_runevent_legacy", bound)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'lineage_runevent_legacy' ORDER BY 1")
+            assert [name for (name,) in cursor.fetchall()] == [
+                "lineage_runevent_legacy_checksum", "lineage_runevent_legacy_pk", "lineage_runevent_legacy_run_uuid",
+                "lineage_runevent_legacy_time"]
+        assert list(RunEvent.objects.values_list("job_name", flat=True)) == ["old"]
+        assert names()[1] == month(bound)
+    finally:
+        migrate(BEFORE)
+        with connection.cursor() as cursor:
+            cursor.execute("TRUNCATE lineage_runevent")
+        migrate(AFTER)
+
+
 @pytest.mark.django_db
 def test_a_new_database_has_this_month_three_ahead_and_a_default_partition():
     start = partitions.month_start(timezone.now())
