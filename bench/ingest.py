@@ -439,7 +439,7 @@ def write_event(conn: psycopg.Connection, event: dict, freshness_sql: str, team_
     key_params = [v for k in keys for v in k]
     rows = conn.execute(
         "WITH ev AS (INSERT INTO lineage_runevent (checksum, run_uuid, event_type, event_time, job_namespace, job_name, "
-        "payload, received_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (checksum) DO NOTHING RETURNING id) "
+        "payload, received_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (checksum, event_time) DO NOTHING RETURNING id) "
         f"SELECT ev.id, d.* FROM ev LEFT JOIN (SELECT {DATASET_COLUMNS} FROM registry_dataset t "
         "JOIN unnest(CAST(%s AS text[]), CAST(%s AS text[])) AS k(ns, nm) ON t.namespace = k.ns AND t.name = k.nm) d ON true",
         (checksum, run_id, event["eventType"], event_time, event["job"]["namespace"], event["job"]["name"],

@@ -90,6 +90,12 @@ def steps(datasets: int, events: int, jobs: int) -> list[tuple[str, str]]:
               FROM lineage_jobdataset e JOIN lineage_job j ON j.id = e.job_id JOIN lineage_run r ON r.job_id = j.id,
                    generate_series(0, 2) c
              WHERE e.direction = 'in'"""),
+        # The months the events span get their partitions first, as beat would have made them
+        # (else they all land in the default partition).
+        ("raw event months", """SELECT lineage_runevent_add_month(m AT TIME ZONE 'UTC')
+              FROM generate_series(date_trunc('month', (now() - interval '90 days') AT TIME ZONE 'UTC'),
+                                   now() AT TIME ZONE 'UTC', interval '1 month') AS m
+             WHERE to_regclass('lineage_runevent_p' || to_char(m, 'YYYYMM')) IS NULL"""),
         ("raw events", f"""INSERT INTO lineage_runevent (checksum, run_uuid, event_type, event_time, job_namespace, job_name,
                                 payload, received_at)
             SELECT md5(e::text) || md5((e + 1)::text), r.run_uuid, CASE WHEN e % 2 = 0 THEN 'START' ELSE 'COMPLETE' END,

@@ -491,7 +491,7 @@ def _insert_raw_event(parsed: ParsedEvent, now: datetime, gate: Gate | None, key
         if rows[0][0] is not None and writer.team_id != writer.token_team_id:
             # A person's token, attributed to their only team: the statement
             # knew the token's team (none) only; person tokens pay this one.
-            _attribute_raw_event(rows[0][0], writer.team_id)
+            _attribute_raw_event(rows[0][0], parsed.event_time, writer.team_id)
     if not rows or rows[0][0] is None:
         return None, {}, writer
     found = _datasets_from_rows([row[1:width] for row in rows if row[1] is not None])
@@ -509,9 +509,11 @@ def _sender(writer: LineageWriter | None) -> list[int | None]:
     return [writer.token_id, writer.team_id] if writer is not None else [None, None]
 
 
-def _attribute_raw_event(event_id: int, team_id: int) -> None:
+def _attribute_raw_event(event_id: int, event_time: datetime, team_id: int) -> None:
+    # With its event time, the update reads the one partition holding the row.
     with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {RunEvent._meta.db_table} SET token_team_id = %s WHERE id = %s", [team_id, event_id])
+        cursor.execute(f"UPDATE {RunEvent._meta.db_table} SET token_team_id = %s WHERE id = %s AND event_time = %s",
+                       [team_id, event_id, event_time])
 
 
 def _select_schemas(found: dict[tuple[str, str], Dataset]) -> dict[tuple[str, str], dict]:
@@ -527,7 +529,8 @@ def _raw_event_sql(*, gated: bool = False) -> str:
     values = ("SELECT %s, %s, %s, %s, %s, %s, %s, %s, gate.id, gate.team_id FROM gate" if gated
               else "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
     return (f"INSERT INTO {RunEvent._meta.db_table} ({columns}) {values} "
-            "ON CONFLICT (checksum) DO NOTHING RETURNING id")
+            # The raw events' unique key holds the partition key (lineage.models.RunEvent).
+            "ON CONFLICT (checksum, event_time) DO NOTHING RETURNING id")
 
 
 def _datasets_by_name_sql(with_schemas: bool = False) -> str:

@@ -130,16 +130,24 @@ class Run(models.Model):
 
 class RunEvent(models.Model):
     """A RunEvent as received. Retention prunes these; the rows derived from
-    them (jobs, runs, datasets, edges) stay."""
+    them (jobs, runs, datasets, edges) stay.
 
-    checksum = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the canonical JSON: a retry stores nothing new.")
+    On PostgreSQL the table is partitioned by month of `event_time`
+    (lineage.partitions): retention drops whole months, and a read bounded in
+    event time reads only its months. A partitioned table's unique keys must
+    hold the partition key, so the database's primary key is (id, event_time)
+    (ids stay unique: one sequence) and a retry is found by (checksum,
+    event_time); the checksum covers the eventTime, so that is the same rule
+    as the checksum alone."""
+
+    checksum = models.CharField(max_length=64, help_text="SHA-256 of the canonical JSON: a retry stores nothing new.")
     run_uuid = models.UUIDField(db_index=True)
     event_type = models.CharField(max_length=16, blank=True)
     event_time = models.DateTimeField()
     job_namespace = models.CharField(max_length=500)
     job_name = models.CharField(max_length=500)
     payload = models.JSONField()
-    received_at = models.DateTimeField(default=timezone.now, db_index=True)
+    received_at = models.DateTimeField(default=timezone.now)
     # Which token sent the event, and the team it is attributed to (a team
     # token's own, a person's only team): the record outlives the token.
     token = models.ForeignKey("registry.ApiToken", null=True, blank=True, on_delete=models.DO_NOTHING,
@@ -150,7 +158,11 @@ class RunEvent(models.Model):
     objects = RunEventQuerySet.as_manager()
 
     class Meta:
-        ordering = ["-received_at", "-id"]
+        ordering = ["-event_time", "-id"]
+        constraints = [models.UniqueConstraint(fields=["checksum", "event_time"], name="lineage_runevent_checksum_time_unique",
+                                               violation_error_message="This event is already recorded.")]
+        # Retention's edge month and the events list read by event time.
+        indexes = [models.Index(fields=["event_time", "id"], name="lineage_runevent_time_idx")]
 
     def __str__(self) -> str:
         return f"{self.event_type or 'event'} {self.run_uuid} at {self.event_time:%Y-%m-%d %H:%M:%S}"

@@ -22,13 +22,19 @@ class RunQuerySet(models.QuerySet):
 
 
 class RunEventQuerySet(models.QuerySet):
-    def received_before(self, moment: datetime) -> RunEventQuerySet:
-        return self.filter(received_at__lt=moment)
+    def from_before(self, moment: datetime) -> RunEventQuerySet:
+        """Events whose event time is before `moment` (retention's rule: the
+        time the table is partitioned by, so only the months it names are read)."""
+        return self.filter(event_time__lt=moment)
 
     def dropped_facets_by_run(self, run_uuids: list) -> dict:
         """{run uuid: [(path, reason), …]}: the facets the ingest left out of
         these runs' stored events because they break their own schemas, found
-        again in the raw events (1 query; the ingest keeps no other record)."""
+        again in the raw events (1 query; the ingest keeps no other record).
+
+        Not bounded in time: a run's events may carry any event time, so on
+        PostgreSQL each month kept answers from its own run_uuid index (one
+        probe per partition; retention keeps their number small)."""
         dropped: dict = {}
         for run_uuid, payload in self.filter(run_uuid__in=run_uuids).order_by("id").values_list("run_uuid", "payload"):
             for facet in check_event(payload).invalid_facets:

@@ -249,6 +249,13 @@ LINEAGE_TOKEN_BUDGET_REDIS_URL = env_str(
 # Graph walks use PostgreSQL prepared statements; turn off behind a
 # transaction-pooling PgBouncer.
 LINEAGE_PREPARED_STATEMENTS = env_bool("LINEAGE_PREPARED_STATEMENTS", True)
+# Raw events on PostgreSQL: one partition per month of event time (lineage.partitions), made
+# this many months ahead by beat (and by each prune_lineage_events run).
+LINEAGE_EVENT_PARTITIONS_AHEAD = env_int("LINEAGE_EVENT_PARTITIONS_AHEAD", 3, minimum=1)
+CELERY_BEAT_SCHEDULE["lineage-raw-event-partitions"] = {
+    "task": "lineage.create_raw_event_partitions",
+    "schedule": env_duration("LINEAGE_EVENT_PARTITIONS_INTERVAL", "6h").total_seconds(),
+}
 # Column usage from each event's facets and SQL (docs/lineage.md, "Column usage").
 LINEAGE_COLUMN_USAGE = env_bool("LINEAGE_COLUMN_USAGE", True)
 # The sql job facet is parsed up to this size; a longer query reads all/unknown columns.

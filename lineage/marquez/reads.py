@@ -382,19 +382,20 @@ def search(query: str, *, kind: str | None = None, sort: str = "name", limit: in
 
 def events(*, page: Page, ascending: bool = False, before: datetime | None = None,
            after: datetime | None = None, namespace: str | None = None) -> dict[str, Any]:
-    """The raw OpenLineage events as received (2 queries: count, page), by the
-    time the registry received them (the indexed column), newest first unless
-    `ascending`; with `namespace`, only the events of jobs in it. Events pruned
-    by retention are gone."""
+    """The raw OpenLineage events as received (2 queries: count, page), by
+    event time as Marquez orders them, newest first unless `ascending`; with
+    `namespace`, only the events of jobs in it. Events pruned by retention are
+    gone. `before` and `after` bound the event time, which the table is
+    partitioned by on PostgreSQL: only the months between them are read."""
     found = RunEvent.objects.all()
     if namespace is not None:
         found = found.filter(job_namespace=namespace)
     if before:
-        found = found.filter(received_at__lt=before)
+        found = found.filter(event_time__lt=before)
     if after:
-        found = found.filter(received_at__gt=after)
+        found = found.filter(event_time__gt=after)
     total = found.count()
-    order = ("received_at", "id") if ascending else ("-received_at", "-id")
+    order = ("event_time", "id") if ascending else ("-event_time", "-id")
     return {"events": list(page.of(found.order_by(*order)).values_list("payload", flat=True)), "totalCount": total}
 
 

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db
 def old_and_new_events(db):
     for i in range(7):
         store_event(run_event("COMPLETE", job=f"old_{i}", inputs=["raw.orders"], outputs=[f"mart.t{i}"]))
-    RunEvent.objects.update(received_at=timezone.now() - timedelta(days=45))
+    RunEvent.objects.update(event_time=timezone.now() - timedelta(days=45), received_at=timezone.now() - timedelta(days=45))
     store_event(run_event("START", job="recent", inputs=["raw.orders"], outputs=["mart.recent"]))
 
 
@@ -46,7 +46,7 @@ def test_old_events_are_deleted_in_batches_and_the_lineage_stays(old_and_new_eve
 
 
 def test_a_dry_run_only_counts(old_and_new_events):
-    assert "7 events received before" in prune("--older-than", "30d", "--dry-run")
+    assert "7 events from before" in prune("--older-than", "30d", "--dry-run")
     assert RunEvent.objects.count() == 8
 
 

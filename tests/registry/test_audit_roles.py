@@ -142,3 +142,23 @@ def test_verify_audit_log_names_the_rows_the_serving_role_wrote_by_hand(roles, s
     assert f"#{forged_id} " in checked.stdout
     assert "gina change_request.rejected contracts_app.changerequest 7 (seal does not match)" in checked.stdout
     assert "test.by_the_app" not in checked.stdout
+
+
+def test_the_serving_role_makes_and_drops_raw_event_partitions_only_through_the_owners_functions(roles, serving):
+    owner, app, database = roles
+    long_ago = "2020-03-01 00:00:00+00"
+    with pytest.raises(errors.InsufficientPrivilege):
+        serving.execute("CREATE TABLE lineage_runevent_p202003 PARTITION OF lineage_runevent"
+                        " FOR VALUES FROM ('2020-03-01 00:00:00+00') TO ('2020-04-01 00:00:00+00')")
+    assert serving.execute("SELECT lineage_runevent_add_month(%s)", [long_ago]).fetchone() == ("lineage_runevent_p202003",)
+    serving.execute("INSERT INTO lineage_runevent (checksum, run_uuid, event_type, event_time, job_namespace, job_name,"
+                    " payload, received_at) VALUES ('c', gen_random_uuid(), 'COMPLETE', '2020-03-02', 'a', 'b', '{}', now())")
+    with pytest.raises(errors.InsufficientPrivilege):
+        serving.execute("DROP TABLE lineage_runevent_p202003")
+    # Retention as the serving role drops the month (and beat's months ahead are made the same way).
+    pruned = manage("prune_lineage_events", "--older-than", "30d", DATABASE_URL=url(app, database))
+    assert pruned.returncode == 0, pruned.stderr
+    assert "dropped partition lineage_runevent_p202003" in pruned.stdout
+    assert serving.execute("SELECT count(*) FROM lineage_runevent").fetchone() == (0,)
+    with pytest.raises(errors.RaiseException, match="is not a month of lineage_runevent"):
+        serving.execute("SELECT lineage_runevent_drop_partition('registry_auditevent')")

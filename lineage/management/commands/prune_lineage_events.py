@@ -1,5 +1,12 @@
-"""Delete raw RunEvents older than a cutoff, in batches, keeping the lineage;
-and column usage (column reads, field edges) older than COLUMN_USAGE_WINDOW.
+"""Delete raw RunEvents older than a cutoff, keeping the lineage; and column
+usage (column reads, field edges) older than COLUMN_USAGE_WINDOW.
+
+A RunEvent's age is its event time, the time its table is partitioned by on
+PostgreSQL (lineage.partitions): every month wholly before the cutoff is
+dropped whole, a catalog change; only the month the cutoff cuts, and the
+default partition, are deleted row by row. The run makes the months ahead
+too, so a deployment that runs retention from cron and no beat still has them.
+DatasetEvents and JobEvents as received (StaticEvent) go by received time.
 
 Jobs, runs, datasets and edges are separate rows derived from the events, so
 they stay: the graph, run states and drift checks survive the raw payloads.
@@ -16,6 +23,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
+from lineage import partitions
 from lineage.models import FieldEdge, RunEvent, StaticEvent
 from registry.env import parse_duration
 from registry.models import AuditEvent
@@ -27,7 +35,7 @@ class Command(BaseCommand):
             "stay. Column reads and field edges older than COLUMN_USAGE_WINDOW go too.")
 
     def add_arguments(self, parser):
-        parser.add_argument("--older-than", required=True, help="Age such as 30d, 12h or 2w (received time).")
+        parser.add_argument("--older-than", required=True, help="Age such as 30d, 12h or 2w (a RunEvent's event time; other events' received time).")
         parser.add_argument("--batch-size", type=int, default=5000, help="Events deleted per transaction (default 5000).")
         parser.add_argument("--dry-run", action="store_true", help="Only count what would be deleted.")
 
@@ -40,25 +48,34 @@ class Command(BaseCommand):
             raise CommandError("--batch-size must be at least 1.")
         now = timezone.now()
         cutoff = now - age
-        old = RunEvent.objects.received_before(cutoff)
+        old = RunEvent.objects.from_before(cutoff)
         # DatasetEvents and JobEvents as received: raw events too; what they set stays.
         old_static = StaticEvent.objects.filter(received_at__lt=cutoff)
         stale = [("column reads", ColumnRead.objects.expired(now)), ("field edges", FieldEdge.objects.expired(now))]
-        total = old.count() + old_static.count()
+        event_total, static_total = old.count(), old_static.count()
+        total = event_total + static_total
         if dry_run:
-            self.stdout.write(f"{total} events received before {cutoff:%Y-%m-%d %H:%M:%S} UTC would be deleted.")
+            self.stdout.write(f"{total} events from before {cutoff:%Y-%m-%d %H:%M:%S} UTC would be deleted.")
             for label, rows in stale:
                 self.stdout.write(f"{rows.count()} {label} not seen within COLUMN_USAGE_WINDOW would be deleted.")
             return
-        self.stdout.write(f"Deleting {total} events received before {cutoff:%Y-%m-%d %H:%M:%S} UTC, {batch_size} per batch.")
-        deleted = self._in_batches(RunEvent, old, total, batch_size)
-        deleted += self._in_batches(StaticEvent, old_static, old_static.count(), batch_size, label="static events")
+        self.stdout.write(f"Deleting {total} events from before {cutoff:%Y-%m-%d %H:%M:%S} UTC, {batch_size} per batch.")
+        made = partitions.create_ahead(now)
+        dropped = partitions.drop_before(cutoff)
+        for name in dropped:
+            self.stdout.write(f"  dropped partition {name}")
+        # The rows of the dropped months were counted above; what is left goes row by row.
+        remaining = old.count() if dropped else event_total
+        deleted = event_total - remaining
+        deleted += self._in_batches(RunEvent, old, remaining, batch_size)
+        deleted += self._in_batches(StaticEvent, old_static, static_total, batch_size, label="static events")
         usage = {label: self._in_batches(rows.model, rows, rows.count(), batch_size, label=label) for label, rows in stale}
-        if deleted or any(usage.values()):
+        if deleted or dropped or made or any(usage.values()):
             AuditEvent.objects.create(
                 actor_label="prune_lineage_events", action="lineage.events_pruned",
-                object_type=RunEvent._meta.label_lower, object_id="*", object_repr=f"events received before {cutoff.isoformat()}",
+                object_type=RunEvent._meta.label_lower, object_id="*", object_repr=f"events from before {cutoff.isoformat()}",
                 after={"deleted": deleted, "older_than": older_than, "cutoff": cutoff.isoformat(),
+                       "partitions_dropped": dropped, "partitions_made": made,
                        "column_reads_deleted": usage["column reads"], "field_edges_deleted": usage["field edges"]},
             )
         self.stdout.write(self.style.SUCCESS(
@@ -75,7 +92,8 @@ class Command(BaseCommand):
             if not ids:
                 break
             with transaction.atomic():
-                count, _ = model.objects.filter(id__in=ids).delete()
+                # Through `rows`, so the delete keeps its bounds (a time bound reads only its partitions).
+                count, _ = rows.filter(id__in=ids).delete()
             deleted += count
             self.stdout.write(f"  {deleted}/{total} {label or 'deleted'} ({time.monotonic() - started:.1f}s)")
         return deleted

@@ -1,0 +1,13 @@
+"""Celery tasks of the lineage app (the beat entry is in registry/settings.py)."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from lineage import partitions
+
+
+@shared_task(name="lineage.create_raw_event_partitions", ignore_result=True)
+def create_raw_event_partitions() -> list[str]:
+    """The raw events' monthly partitions, made ahead (safe under two beats: lineage.partitions)."""
+    return partitions.create_ahead()
