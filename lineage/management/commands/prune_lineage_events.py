@@ -1,9 +1,9 @@
 """Delete raw RunEvents older than a cutoff, in batches, keeping the lineage;
-and column usage (column reads, field edges) older than COLUMN_USAGE_WINDOW.
+and column usage (column reads, field edges, input schemas) older than COLUMN_USAGE_WINDOW.
 
 Jobs, runs, datasets and edges are separate rows derived from the events, so
 they stay: the graph, run states and drift checks survive the raw payloads.
-Column reads and field edges last seen before the usage window no longer
+Column reads, field edges and input schemas last seen before the usage window no longer
 count anywhere (registry.usage, the column-lineage API), so they go too.
 Each batch is its own short transaction, so ingest never waits long on it.
 """
@@ -19,7 +19,7 @@ from django.utils import timezone
 from lineage.models import FieldEdge, RunEvent, StaticEvent
 from registry.env import parse_duration
 from registry.models import AuditEvent
-from registry.usage import ColumnRead
+from registry.usage import ColumnRead, InputSchema
 
 
 class Command(BaseCommand):
@@ -43,7 +43,8 @@ class Command(BaseCommand):
         old = RunEvent.objects.received_before(cutoff)
         # DatasetEvents and JobEvents as received: raw events too; what they set stays.
         old_static = StaticEvent.objects.filter(received_at__lt=cutoff)
-        stale = [("column reads", ColumnRead.objects.expired(now)), ("field edges", FieldEdge.objects.expired(now))]
+        stale = [("column reads", ColumnRead.objects.expired(now)), ("field edges", FieldEdge.objects.expired(now)),
+                 ("input schemas", InputSchema.objects.expired(now))]
         total = old.count() + old_static.count()
         if dry_run:
             self.stdout.write(f"{total} events received before {cutoff:%Y-%m-%d %H:%M:%S} UTC would be deleted.")
@@ -59,10 +60,12 @@ class Command(BaseCommand):
                 actor_label="prune_lineage_events", action="lineage.events_pruned",
                 object_type=RunEvent._meta.label_lower, object_id="*", object_repr=f"events received before {cutoff.isoformat()}",
                 after={"deleted": deleted, "older_than": older_than, "cutoff": cutoff.isoformat(),
-                       "column_reads_deleted": usage["column reads"], "field_edges_deleted": usage["field edges"]},
+                       "column_reads_deleted": usage["column reads"], "field_edges_deleted": usage["field edges"],
+                       "input_schemas_deleted": usage["input schemas"]},
             )
         self.stdout.write(self.style.SUCCESS(
-            f"Deleted {deleted} raw events, {usage['column reads']} column reads and {usage['field edges']} field edges; "
+            f"Deleted {deleted} raw events, {usage['column reads']} column reads, {usage['field edges']} field edges "
+            f"and {usage['input schemas']} input schemas; "
             "jobs, runs, datasets and edges kept."))
 
     def _in_batches(self, model, rows, total: int, batch_size: int, *, label: str = "") -> int:
