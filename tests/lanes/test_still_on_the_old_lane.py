@@ -195,6 +195,19 @@ def test_a_partial_input_schema_that_tells_no_lane_from_the_other_is_undecided_n
     assert lane(usage, two_lanes, 2).summary == "0 teams, 0 jobs still on 2.x"
 
 
+def test_the_lanes_api_lists_undecided_readers_apart(two_lanes, client, analytics_secret, owner):
+    read_orders(client, analytics_secret, "documented_model", ("run_row_id", ""), ("run_date", ""))
+    read_orders(client, analytics_secret, "viability_report", *OLD_SHAPE)
+    client.force_login(owner)
+    old = next(found for found in client.get("/api/contracts/lab.analytics.cell_count/lanes/").json()
+               if found["major"] == 2)
+    assert old["summary"] == "1 team, 1 job still on 2.x"
+    assert [(r["who"], r["source"], r["detail"]) for r in old["readers"]] == [
+        ("airflow/viability_report", "lineage", "input schema: has viability, not in 3.x")]
+    assert [r["who"] for r in old["undecided"]] == ["airflow/documented_model"]
+    assert old["undecided"][0]["last_seen"]
+
+
 def test_a_reader_fitting_two_lanes_alike_is_shown_on_both_and_counted_on_neither():
     from lanes.evidence import lane_columns, match_schema
 
