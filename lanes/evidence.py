@@ -129,7 +129,8 @@ def lane_usage(contracts: Iterable[Contract], *, now: datetime | None = None,
     by_lane = {(u.contract_id, u.major): u for found in usage.values() for u in found}
     since = now - settings.COLUMN_USAGE_WINDOW
     _thin_client(ids, by_lane, since)
-    _lineage(ids, usage, columns, shapes, now, bound)
+    # Lineage places a reader by telling lanes apart: a contract with one lane asks nothing.
+    _lineage([cid for cid in ids if len(shapes.get(cid, {})) > 1], usage, columns, shapes, now, bound)
     for found in usage.values():
         for u in found:
             u.readers.sort(key=lambda r: (r.team or "~", r.who))
@@ -153,8 +154,12 @@ def _thin_client(ids: list[int], by_lane: dict, since: datetime) -> None:
 
 def _lineage(ids: list[int], usage: dict[int, list[LaneUsage]], columns: dict, shapes: dict[int, dict[int, LaneColumns]],
              now: datetime, bound: dict[int, int] | None = None) -> None:
+    if not ids:
+        return
     if bound is None:
         bound = dict(DatasetBinding.objects.filter(contract_id__in=ids).values_list("dataset_id", "contract_id"))
+    else:
+        bound = {dataset_id: cid for dataset_id, cid in bound.items() if cid in set(ids)}
     if not bound:
         return
     schemas = reader_schemas_of(bound, now=now)
