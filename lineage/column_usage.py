@@ -34,7 +34,6 @@ doubt resolves to "".
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import threading
@@ -55,7 +54,7 @@ from lineage.sql_usage import (
     sql_reading,
     sql_tables,
 )
-from registry.usage import ALL_COLUMNS, UsageKind, UsageSource
+from registry.usage import ALL_COLUMNS, UsageKind, UsageSource, schema_fingerprint
 
 if TYPE_CHECKING:
     from lineage.ingest import ParsedEvent
@@ -544,9 +543,8 @@ class UsagePlan:
         seen: dict[int, tuple[int, str, str, bool]] = {}
         for k, fields in _schemas_in(self.parsed.payload.get("inputs") or []).items():
             if k in datasets:
-                text = json.dumps(fields, sort_keys=True)
-                seen[datasets[k].pk] = (datasets[k].pk, hashlib.sha256(text.encode()).hexdigest(), text,
-                                        all(fields.values()))
+                text, fingerprint = schema_fingerprint(fields)
+                seen[datasets[k].pk] = (datasets[k].pk, fingerprint, text, all(fields.values()))
         rows.input_schemas = sorted(seen.values())
         return rows
 

@@ -13,6 +13,8 @@ so a column a job stopped reading stops counting.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -121,6 +123,12 @@ class InputSchemaQuerySet(models.QuerySet):
         """Annotate `job_team_id`, `job_decided` and `namespace_team_id`, as `owner_annotations`
         does for jobs: whose job it is, in the same query."""
         return self.annotate(**owner_annotations("job_namespace", "job_name"))
+
+
+def schema_fingerprint(fields: dict[str, str]) -> tuple[str, str]:
+    """(the fields as canonical JSON text, its SHA-256): what an InputSchema row stores and compares."""
+    text = json.dumps(fields, sort_keys=True)
+    return text, hashlib.sha256(text.encode()).hexdigest()
 
 
 class InputSchema(models.Model):
