@@ -159,7 +159,8 @@ def _lineage(ids: list[int], usage: dict[int, list[LaneUsage]], columns: dict, s
     if bound is None:
         bound = dict(DatasetBinding.objects.filter(contract_id__in=ids).values_list("dataset_id", "contract_id"))
     else:
-        bound = {dataset_id: cid for dataset_id, cid in bound.items() if cid in set(ids)}
+        wanted = set(ids)
+        bound = {dataset_id: cid for dataset_id, cid in bound.items() if cid in wanted}
     if not bound:
         return
     schemas = reader_schemas_of(bound, now=now)
@@ -167,6 +168,7 @@ def _lineage(ids: list[int], usage: dict[int, list[LaneUsage]], columns: dict, s
     names = dict(Team.objects.filter(pk__in={r.team_id for r in [*schemas, *readings] if r.team_id})
                  .values_list("pk", "name"))
     placed = _by_input_schema(schemas, bound, usage, shapes, names)
+    by_columns: set[tuple[int, str]] = set()
     for reading in readings:
         cid = bound[reading.dataset_id]
         if (cid, reading.job) in placed:
@@ -184,7 +186,12 @@ def _lineage(ids: list[int], usage: dict[int, list[LaneUsage]], columns: dict, s
                 missing = sorted(read - columns.get((cid, newest.major), set()))
                 lane.readers.append(Sighting(reading.job, reading.team_id, names.get(reading.team_id), last, LINEAGE,
                                              f"reads {', '.join(missing)}, gone from {newest.label}", reading.job))
+                by_columns.add((cid, reading.job))
                 break
+    if by_columns:  # an undecided schema, but the columns the job reads decide
+        for cid in {cid for cid, _ in by_columns}:
+            for lane in usage[cid]:
+                lane.undecided = [r for r in lane.undecided if (cid, r.key) not in by_columns]
 
 
 def _by_input_schema(schemas: list[ReaderSchema], bound: dict[int, int], usage: dict[int, list[LaneUsage]],

@@ -194,6 +194,12 @@ def test_a_partial_input_schema_that_tells_no_lane_from_the_other_is_undecided_n
             ("airflow/documented_model", "its input schema has nothing that tells 2.x and 3.x apart")]
     assert lane(usage, two_lanes, 2).summary == "0 teams, 0 jobs still on 2.x"
 
+    # When the columns it reads decide, it is placed by them and no longer undecided.
+    ColumnRead.objects.filter(job_name="documented_model").update(column="viability", source="column_lineage")
+    usage = lane_usage([two_lanes])
+    assert [r.detail for r in lane(usage, two_lanes, 2).readers] == ["reads viability, gone from 3.x"]
+    assert lane(usage, two_lanes, 2).undecided == lane(usage, two_lanes, 3).undecided == []
+
 
 def test_the_lanes_api_lists_undecided_readers_apart(two_lanes, client, analytics_secret, owner):
     read_orders(client, analytics_secret, "documented_model", ("run_row_id", ""), ("run_date", ""))
