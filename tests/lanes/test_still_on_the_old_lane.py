@@ -212,6 +212,8 @@ def test_the_lanes_api_lists_undecided_readers_apart(two_lanes, client, analytic
         ("airflow/viability_report", "lineage", "input schema: has viability, not in 3.x")]
     assert [r["who"] for r in old["undecided"]] == ["airflow/documented_model"]
     assert old["undecided"][0]["last_seen"]
+    page = client.get("/contracts/lab.analytics.cell_count/lanes/").content.decode()
+    assert page.count("1 job whose input schema fits this lane and another alike (not counted)") == 2
 
 
 def test_a_reader_fitting_two_lanes_alike_is_shown_on_both_and_counted_on_neither():
