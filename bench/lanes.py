@@ -13,8 +13,11 @@
 2. The service: a scratch registry database (BENCH_DATABASE_URL, default
    postgres://postgres@127.0.0.1:5432/registry_bench; dropped and re-created) with
    `--datasets` datasets, `--jobs` reader jobs reading 5 datasets each (3-8 of 20
-   columns; ColumnRead rows), 200 contracts with two live lanes bound to datasets
-   the jobs read, and a thin-client report (LaneRead) per job for half the contracts.
+   columns; ColumnRead rows), each read also giving the input's schema as the ingest
+   keeps it (InputSchema: a third the old lane's 20 typed columns, a third the new
+   lane's 15, a third a partial, untyped list), 200 contracts with two live lanes
+   bound to datasets the jobs read, and a thin-client report (LaneRead) per job for
+   half the contracts.
    `lanes.evidence.lane_usage([contract])` (what the lane page and API ask) for random
    contracts: p50 and p95. Target: p50 <= 50 ms.
 
@@ -120,7 +123,7 @@ def service_part(args) -> dict:
     from lanes.evidence import lane_usage
     from lanes.models import Lane, LaneRead
     from registry.models import Dataset, Team
-    from registry.usage import ColumnRead
+    from registry.usage import ColumnRead, InputSchema, schema_fingerprint
     from tests.publish.conftest import cell_count
 
     rng = random.Random(args.seed)
@@ -148,7 +151,9 @@ def service_part(args) -> dict:
     ContractVersion.objects.bulk_create(versions, batch_size=2000)
     DatasetBinding.objects.bulk_create([DatasetBinding(contract=c, dataset=d) for c, d in zip(contracts, bound, strict=True)])
     Lane.objects.bulk_create([Lane(contract=c, major=2, deprecation_date=now.date()) for c in contracts])
-    reads, lane_reads = [], []
+    reads, lane_reads, seen = [], [], []
+    shapes = [{c: "VARCHAR" for c in columns}, {c: "VARCHAR" for c in columns[:15]}, {c: "" for c in columns[:6]}]
+    shapes = [(shape, schema_fingerprint(shape)[1], all(shape.values())) for shape in shapes]
     readable = range(min(1000, args.datasets))  # the jobs read the first datasets, the bound ones among them
     for j in range(args.jobs):
         team = teams[j % 50]
@@ -156,17 +161,23 @@ def service_part(args) -> dict:
             for column in rng.sample(columns, rng.randint(3, 8)):
                 reads.append(ColumnRead(dataset=datasets[d], job_namespace=f"ns-{team.slug}", job_name=f"job_{j:05}",
                                         column=column, source="sql", token_team=team, first_seen_at=now, last_seen_at=now))
+            fields, fingerprint, complete = rng.choice(shapes)
+            seen.append(InputSchema(dataset=datasets[d], job_namespace=f"ns-{team.slug}", job_name=f"job_{j:05}",
+                                    fingerprint=fingerprint, fields=fields, complete=complete, token_team=team,
+                                    first_seen_at=now, last_seen_at=now))
             if d < contract_count and d % 2 == 0:
                 lane_reads.append(LaneRead(contract=contracts[d], reader=f"token:{j}", reader_label=f"job {j}",
                                            team=team, major=rng.choice((2, 3)), version="2.1", selector="2.x"))
     ColumnRead.objects.bulk_create(reads, batch_size=5000, ignore_conflicts=True)
+    InputSchema.objects.bulk_create(seen, batch_size=5000, ignore_conflicts=True)
     LaneRead.objects.bulk_create(lane_reads, batch_size=5000, ignore_conflicts=True)
     from django.db import connection
 
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
-    log(f"world: {args.datasets} datasets, {args.jobs} jobs, {len(reads)} column reads, {len(lane_reads)} thin-client "
-        f"reports, {contract_count} contracts with two lanes, in {time.perf_counter() - started:.1f}s")
+    log(f"world: {args.datasets} datasets, {args.jobs} jobs, {len(reads)} column reads, {len(seen)} input schemas, "
+        f"{len(lane_reads)} thin-client reports, {contract_count} contracts with two lanes, "
+        f"in {time.perf_counter() - started:.1f}s")
     timings, summaries = [], []
     lane_usage([contracts[0]])  # warm the connection
     for _ in range(args.samples):
@@ -176,7 +187,7 @@ def service_part(args) -> dict:
         timings.append((time.perf_counter() - t0) * 1000)
         summaries.append(usage[contract.pk][0].summary)
     result = {"still_on_p50_ms": round(percentile(timings, 50), 2), "still_on_p95_ms": round(percentile(timings, 95), 2),
-              "example": max(summaries, key=len)}
+              "example": max(summaries, key=len), "input_schemas": len(seen)}
     log(f"still on the old lane, one contract: p50 {result['still_on_p50_ms']} ms, p95 {result['still_on_p95_ms']} ms "
         f"(e.g. \"{result['example']}\")")
     return result

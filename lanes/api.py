@@ -43,6 +43,8 @@ class LaneSerializer(serializers.Serializer):
     summary = serializers.CharField(help_text='e.g. "3 teams, 7 jobs still on 2.x".')
     teams = serializers.ListField(child=serializers.CharField())
     readers = ReaderSerializer(many=True)
+    undecided = ReaderSerializer(many=True, help_text="Jobs whose input schema fits this lane and another alike: "
+                                                      "shown, counted on neither.")
     migrating = LaneMigratingSerializer(many=True, help_text='Teams that answered "migrating by DATE" off this lane.')
 
 
@@ -67,10 +69,13 @@ def lane_data(u: LaneUsage, contract_id: int) -> dict:
         "extended_until": lane.extended_until if lane else None,
         "deprecated": bool(lane and lane.is_deprecated(today)), "past_sunset": bool(lane and lane.is_past_sunset(today)),
         "summary": u.summary, "teams": [team for team, _ in u.teams],
-        "readers": [{"who": r.who, "team": r.team, "source": r.source, "detail": r.detail, "last_seen": r.last_seen}
-                    for r in u.readers],
+        "readers": [_reader(r) for r in u.readers], "undecided": [_reader(r) for r in u.undecided],
         "migrating": [{"team": team, "by": day} for day, team in migrating_off(contract_id, u.major)],
     }
+
+
+def _reader(r) -> dict:
+    return {"who": r.who, "team": r.team, "source": r.source, "detail": r.detail, "last_seen": r.last_seen}
 
 
 def _contract(name: str) -> Contract:

@@ -3,7 +3,8 @@
 retail.sales.orders has 1.0 and 2.0 in the demo tree (2.0 stores money in minor units).
 Lane 1.x lives on: 1.1 says so in its description and, as its document says, deprecates the
 lane from today with a sunset 25 days ahead (so the 30-day reminder is due). Carol's
-pipeline (Analytics) still asks for "1.x"; the lane page shows it."""
+pipeline (Analytics) still asks for "1.x", and a Finance job's input schema of the bound
+table still has the 1.x columns; the lane page shows both."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from contracts_app.publishing import publish_document
 from lanes.models import LaneRead
 from registry.hooks import demo_step
 from registry.models import Team
+from registry.usage import InputSchema, schema_fingerprint
 
 CONTRACT = "retail.sales.orders"
 
@@ -47,3 +49,16 @@ def live_old_lane(stdout) -> None:
             defaults={"reader_label": "carol's nightly orders report", "team": analytics, "version": "1.1",
                       "selector": "1.x", "last_seen_at": timezone.now()})
         stdout.write("  lanes: carol's pipeline still reads retail.sales.orders 1.x\n")
+    # Lineage's evidence too: a Finance job whose events give the bound table the 1.x shape
+    # (total_amount, no channel), as the ingest keeps an input's schema facet.
+    binding = contract.bindings.select_related("dataset").first()
+    finance = Team.objects.filter(slug="finance").first()
+    if binding is not None:
+        fields = {"order_id": "VARCHAR", "customer_id": "VARCHAR", "ordered_at": "TIMESTAMP", "status": "VARCHAR",
+                  "currency": "VARCHAR", "total_amount": "DOUBLE PRECISION", "item_count": "INTEGER",
+                  "coupon_code": "VARCHAR"}
+        InputSchema.objects.update_or_create(
+            dataset=binding.dataset, job_namespace="airflow", job_name="finance.legacy_margin_report",
+            defaults={"fields": fields, "fingerprint": schema_fingerprint(fields)[1], "complete": True,
+                      "token_team": finance, "last_seen_at": timezone.now()})
+        stdout.write("  lanes: airflow/finance.legacy_margin_report still sees retail.public.orders in the 1.x shape\n")

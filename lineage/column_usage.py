@@ -54,7 +54,7 @@ from lineage.sql_usage import (
     sql_reading,
     sql_tables,
 )
-from registry.usage import ALL_COLUMNS, UsageKind, UsageSource
+from registry.usage import ALL_COLUMNS, UsageKind, UsageSource, schema_fingerprint
 
 if TYPE_CHECKING:
     from lineage.ingest import ParsedEvent
@@ -100,9 +100,12 @@ class UsageRows:
     #  whether the facet is complete, [{name, type, description}] as JSON text)
     schemas: list[tuple[int, str, bool, bool, str]] = field(default_factory=list)
     inputs: list[DatasetKey] = field(default_factory=list)  # every dataset read, listed by the event or not
+    # What the job sees of its inputs (registry.usage.InputSchema): (dataset id, fingerprint,
+    #  {column: type} as JSON text, whether the facet is complete)
+    input_schemas: list[tuple[int, str, str, bool]] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.column_reads or self.field_edges or self.schemas)
+        return bool(self.column_reads or self.field_edges or self.schemas or self.input_schemas)
 
 
 class _Edge(NamedTuple):
@@ -535,6 +538,14 @@ class UsagePlan:
                 if row[0] not in schema_rows or row[2]:
                     schema_rows[row[0]] = row
         rows.schemas = sorted(schema_rows.values())
+        # The schema each input carries is also what this job sees of it: which of a
+        # contract's lanes the job reads (lanes.evidence). Kept per (dataset, job).
+        seen: dict[int, tuple[int, str, str, bool]] = {}
+        for k, fields in _schemas_in(self.parsed.payload.get("inputs") or []).items():
+            if k in datasets:
+                text, fingerprint = schema_fingerprint(fields)
+                seen[datasets[k].pk] = (datasets[k].pk, fingerprint, text, all(fields.values()))
+        rows.input_schemas = sorted(seen.values())
         return rows
 
 
@@ -562,8 +573,12 @@ def absorbed_by(description: str) -> frozenset[str]:
 def event_schemas(parsed: ParsedEvent) -> dict[DatasetKey, dict[str, str]]:
     """{dataset key: {column: type}} from the event's `schema` facets (inputs and
     outputs; an empty or malformed field list says nothing)."""
+    return _schemas_in([*(parsed.payload.get("inputs") or []), *parsed.outputs])
+
+
+def _schemas_in(datasets: list) -> dict[DatasetKey, dict[str, str]]:
     found: dict[DatasetKey, dict[str, str]] = {}
-    for dataset in [*(parsed.payload.get("inputs") or []), *parsed.outputs]:
+    for dataset in datasets:
         facet = (dataset.get("facets") or {}).get("schema") if isinstance(dataset, dict) else None
         fields = facet.get("fields") if isinstance(facet, dict) else None
         if not isinstance(fields, list):
@@ -649,12 +664,13 @@ class RecentlyWritten:
         reads = [(r, k) for r in rows.column_reads if due(k := ("r", *job, r.dataset_id, r.column, r.kind))]
         edges = [(e, k) for e in rows.field_edges if due(k := ("e", *job, *e[:5]))]
         schemas = [(s, k) for s in rows.schemas if due(k := ("s", s[0], s[1], s[4]) if s[2] else ("s", s[0]))]
+        seen = [(s, k) for s in rows.input_schemas if due(k := ("i", *job, s[0], s[1]))]
         kept = replace(rows, column_reads=[r for r, _ in reads], field_edges=[e for e, _ in edges],
-                       schemas=[s for s, _ in schemas])
-        if not (reads or edges or schemas or said is not None):
+                       schemas=[s for s, _ in schemas], input_schemas=[s for s, _ in seen])
+        if not (reads or edges or schemas or seen or said is not None):
             return kept, None
         # A written output's schema also counts as a schema of the dataset seen (what an input's key asks).
-        keys = [*(k for _, k in (*reads, *edges, *schemas)), *(("s", s[0]) for s, _ in schemas if s[2])]
+        keys = [*(k for _, k in (*reads, *edges, *schemas, *seen)), *(("s", s[0]) for s, _ in schemas if s[2])]
         inputs = tuple(rows.inputs)
 
         def remember() -> None:

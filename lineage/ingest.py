@@ -82,7 +82,7 @@ from registry.auth import LineageWriter
 from registry.db import on_postgresql, prepared_cursor
 from registry.models import AuditEvent, Dataset
 from registry.ownership import NO_FACTS, JobFacts, job_facts, record_job_facts
-from registry.usage import ColumnRead
+from registry.usage import ColumnRead, InputSchema
 
 DATASET_FIRST_SEEN = "dataset.first_seen"
 
@@ -762,8 +762,8 @@ def _upsert_job_run_and_edges(cursor, parsed: ParsedEvent, datasets: dict, now: 
         params.update(_usage_params(usage, now, params["token_team"]))
     cursor.execute(_job_run_and_edges_sql(bool(usage.column_reads), bool(usage.field_edges)), params)
     job_pk, run_pk, new_job = cursor.fetchone()
-    if usage.schemas:
-        cursor.execute(_schemas_statement(), {**params, "job_id": job_pk})
+    if usage.schemas or usage.input_schemas:
+        cursor.execute(_schemas_statement(bool(usage.schemas), bool(usage.input_schemas)), {**params, "job_id": job_pk})
     return job_pk, run_pk, new_job
 
 
@@ -829,6 +829,7 @@ _READ_TYPES = (("d", "bigint"), ("c", ""), ("k", ""), ("s", ""))
 _EDGE_TYPES = (("d", "bigint"), ("f", ""), ("i", "bigint"), ("j", ""), ("k", ""), ("t", ""), ("x", ""),
                ("m", "boolean"), ("s", ""), ("p", "boolean"))
 _SCHEMA_TYPES = (("d", "bigint"), ("f", "jsonb"), ("o", "boolean"), ("c", "boolean"), ("x", "jsonb"))
+_READER_TYPES = (("d", "bigint"), ("h", ""), ("f", "jsonb"), ("c", "boolean"))
 
 
 def _usage_sql(table: str, param: str, types: tuple, columns: str, select: str, conflict: str,
@@ -892,15 +893,37 @@ def _schemas_sql() -> list[str]:
             _usage_sql(*common, None, where="NOT x.o")]
 
 
+def _input_schemas_sql() -> list[str]:
+    # What a job sees of its inputs: rewritten only when the fingerprint changes, or to
+    # move its last sighting on once USAGE_REFRESH has passed (what ages it out).
+    fields = "x.f" if on_postgresql() else "json(x.f)"
+    return [_usage_sql(
+        InputSchema._meta.db_table, "rs", _READER_TYPES,
+        "dataset_id,job_namespace,job_name,fingerprint,fields,complete,token_team_id,run_uuid,event_time,"
+        "first_seen_at,last_seen_at",
+        f"x.d,%(job_namespace)s,%(job_name)s,x.h,{fields},x.c,CAST(%(token_team)s AS bigint),%(run_uuid)s,"
+        "%(state_at)s,%(now)s,%(now)s",
+        "dataset_id,job_namespace,job_name",
+        "fingerprint=EXCLUDED.fingerprint,fields=EXCLUDED.fields,complete=EXCLUDED.complete,"
+        "token_team_id=EXCLUDED.token_team_id,run_uuid=EXCLUDED.run_uuid,event_time=EXCLUDED.event_time,"
+        "last_seen_at=EXCLUDED.last_seen_at WHERE t.fingerprint<>EXCLUDED.fingerprint OR t.last_seen_at<%(refresh_before)s")]
+
+
 @cache
-def _schemas_statement() -> str:
-    """PostgreSQL: both schema upserts in one statement over the typed rows."""
-    writer, filler = _schemas_sql()
-    return f"WITH {_typed_rows('sc', _SCHEMA_TYPES)}, sc0 AS ({writer}), sc1 AS ({filler}) SELECT 1"
+def _schemas_statement(schemas: bool = True, readers: bool = False) -> str:
+    """PostgreSQL: the schema upserts and the readers' input schemas that have rows, one
+    statement over the typed rows (most events have neither: no statement at all)."""
+    ctes = []
+    if schemas:
+        writer, filler = _schemas_sql()
+        ctes += [_typed_rows("sc", _SCHEMA_TYPES), f"sc0 AS ({writer})", f"sc1 AS ({filler})"]
+    if readers:
+        ctes += [_typed_rows("rs", _READER_TYPES), f"rs0 AS ({_input_schemas_sql()[0]})"]
+    return f"WITH {', '.join(ctes)} SELECT 1"
 
 
 _USAGE = (("column_reads", "cr", _READ_TYPES, _column_reads_sql), ("field_edges", "fe", _EDGE_TYPES, _field_edges_sql),
-          ("schemas", "sc", _SCHEMA_TYPES, _schemas_sql))
+          ("schemas", "sc", _SCHEMA_TYPES, _schemas_sql), ("input_schemas", "rs", _READER_TYPES, _input_schemas_sql))
 
 
 def _usage_ctes(wanted: tuple[bool, bool]) -> list[str]:
@@ -915,7 +938,8 @@ def _usage_ctes(wanted: tuple[bool, bool]) -> list[str]:
 
 def _usage_params(usage: UsageRows, now: datetime, team_id: int | None) -> dict[str, Any]:
     return {"token_team": team_id, "refresh_before": _prep(ColumnRead, "last_seen_at", now - USAGE_REFRESH),
-            "cr": json.dumps(usage.column_reads), "fe": json.dumps(usage.field_edges), "sc": json.dumps(usage.schemas)}
+            "cr": json.dumps(usage.column_reads), "fe": json.dumps(usage.field_edges), "sc": json.dumps(usage.schemas),
+            "rs": json.dumps(usage.input_schemas)}
 
 
 def _upsert_usage(job_id: int, parsed: ParsedEvent, usage: UsageRows, now: datetime, team_id: int | None) -> None:

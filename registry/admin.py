@@ -32,7 +32,7 @@ from registry.ownership import (
     remove_alias,
     save_ownership_rules,
 )
-from registry.usage import ColumnRead, NamespaceTeam
+from registry.usage import ColumnRead, InputSchema, NamespaceTeam
 
 # Governance admins work here (SPEC.md, roles): the admin names the product, not Django.
 admin.site.site_header = "Dataset registry administration"
@@ -380,6 +380,15 @@ class ColumnReadAdmin(ReadOnlyAdmin):
     list_display = ["dataset", "job_namespace", "job_name", "column", "kind", "source", "last_seen_at"]
     list_filter = ["kind", "source"]
     search_fields = ["job_name", "job_namespace", "column", "dataset__name"]
+    list_select_related = ["dataset"]
+
+
+@admin.register(InputSchema)
+class InputSchemaAdmin(ReadOnlyAdmin):
+    """The schema each job's events gave its inputs (written by the ingest; lanes match it)."""
+
+    list_display = ["dataset", "job_namespace", "job_name", "fingerprint", "complete", "last_seen_at"]
+    search_fields = ["job_name", "job_namespace", "dataset__name"]
     list_select_related = ["dataset"]
 
 

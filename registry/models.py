@@ -23,7 +23,7 @@ from registry.constants import (
 from registry.identifiers import identifier_problem, validate_identifier
 from registry.jobs import DbtOwner, JobTeam, OwnershipRules, TeamAlias  # noqa: F401 - the core's models, registered here
 from registry.querysets import ApiTokenQuerySet, DatasetQuerySet, TeamQuerySet
-from registry.usage import ColumnRead, NamespaceTeam  # noqa: F401 - the core's models, registered here
+from registry.usage import ColumnRead, InputSchema, NamespaceTeam  # noqa: F401 - the core's models, registered here
 
 
 class RegistryError(ValidationError):

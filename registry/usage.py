@@ -13,13 +13,15 @@ so a column a job stopped reading stops counting.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.conf import settings
 from django.db import models
-from django.db.models import OuterRef, Subquery, Value
+from django.db.models import F, OuterRef, Subquery, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
@@ -103,6 +105,101 @@ class ColumnRead(models.Model):
 
     def __str__(self) -> str:
         return f"{self.job_namespace}/{self.job_name} reads {self.column or '*'} of dataset #{self.dataset_id}"
+
+
+class InputSchemaQuerySet(models.QuerySet):
+    def current(self, now: datetime | None = None) -> InputSchemaQuerySet:
+        """Schemas seen within COLUMN_USAGE_WINDOW, like column reads."""
+        return self.filter(last_seen_at__gte=(now or timezone.now()) - settings.COLUMN_USAGE_WINDOW)
+
+    def expired(self, now: datetime | None = None) -> InputSchemaQuerySet:
+        """Schemas last seen before COLUMN_USAGE_WINDOW: they no longer count, and are pruned."""
+        return self.filter(last_seen_at__lt=(now or timezone.now()) - settings.COLUMN_USAGE_WINDOW)
+
+    def of_datasets(self, dataset_ids: Iterable[int]) -> InputSchemaQuerySet:
+        return self.filter(dataset_id__in=list(dataset_ids))
+
+    def with_job_team(self) -> InputSchemaQuerySet:
+        """Annotate `job_team_id`, `job_decided` and `namespace_team_id`, as `owner_annotations`
+        does for jobs: whose job it is, in the same query."""
+        return self.annotate(**owner_annotations("job_namespace", "job_name"))
+
+
+def schema_fingerprint(fields: dict[str, str]) -> tuple[str, str]:
+    """(the fields as canonical JSON text, its SHA-256): what an InputSchema row stores and compares."""
+    text = json.dumps(fields, sort_keys=True)
+    return text, hashlib.sha256(text.encode()).hexdigest()
+
+
+class InputSchema(models.Model):
+    """The schema a reader job's run events gave one of its inputs (the input dataset's
+    `schema` facet): the shape of the dataset as that job sees it, which tells which of
+    a contract's lanes it reads (lanes.evidence). One row per (dataset, job), rewritten
+    only when the schema's fingerprint changes or its last sighting is older than
+    USAGE_REFRESH: a pipeline sending the same schema run after run costs nothing."""
+
+    # As ColumnRead: written by the ingest, no index of its own on the keys and no
+    # database constraints; the unique index leads with the dataset, which every read filters on.
+    dataset = models.ForeignKey("registry.Dataset", on_delete=models.CASCADE, related_name="input_schemas",
+                                db_index=False, db_constraint=False)
+    job_namespace = models.CharField(max_length=500)
+    job_name = models.CharField(max_length=500)
+    fingerprint = models.CharField(max_length=64, help_text="SHA-256 of the fields as canonical JSON.")
+    fields = models.JSONField(help_text="{column: type} of the facet's top-level fields ('' when it gives no type).")
+    complete = models.BooleanField(default=True, help_text="Every field has a type: taken as the whole table, so a "
+                                                           "column it lacks is one the job does not see.")
+    token_team = models.ForeignKey("registry.Team", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                                   db_index=False, db_constraint=False,
+                                   help_text="The team of the token that posted the latest evidence.")
+    run_uuid = models.UUIDField(null=True, blank=True, help_text="The run of the latest evidence.")
+    event_time = models.DateTimeField(null=True, blank=True)
+    first_seen_at = models.DateTimeField(default=timezone.now)
+    last_seen_at = models.DateTimeField(default=timezone.now)
+
+    objects = InputSchemaQuerySet.as_manager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["dataset", "job_namespace", "job_name"], name="input_schema_unique",
+                                               violation_error_message="This job's schema of this input is already recorded.")]
+
+    def __str__(self) -> str:
+        return f"{self.job_namespace}/{self.job_name} sees {len(self.fields)} columns of dataset #{self.dataset_id}"
+
+
+@dataclass
+class ReaderSchema:
+    """The schema one job sees of one dataset, and whose job it is."""
+
+    dataset_id: int
+    job_namespace: str
+    job_name: str
+    team_id: int | None
+    fingerprint: str
+    fields: dict[str, str]
+    complete: bool
+    last_seen_at: datetime
+    dataset_namespace: str = ""  # which warehouse spells the types (registry_client.warehouse_types)
+    rule: str = DecidedBy.NOBODY
+    rule_detail: str = ""
+
+    @property
+    def job(self) -> str:
+        return f"{self.job_namespace}/{self.job_name}"
+
+
+def reader_schemas_of(dataset_ids: Iterable[int], *, now: datetime | None = None) -> list[ReaderSchema]:
+    """Every job's current input schema of the datasets, attributed to teams as `readings_of`
+    attributes readings (one query)."""
+    found = []
+    for row in (InputSchema.objects.current(now).of_datasets(dataset_ids).with_job_team()
+                .annotate(dataset_namespace=F("dataset__namespace"))
+                .order_by("dataset_id", "job_namespace", "job_name")):
+        mapping = {row.job_namespace: row.namespace_team_id} if row.namespace_team_id is not None else {}
+        team_id, rule, detail = attribute(row.job_namespace, row.token_team_id, mapping, row.job_team_id,
+                                          row.job_decided)
+        found.append(ReaderSchema(row.dataset_id, row.job_namespace, row.job_name, team_id, row.fingerprint,
+                                  row.fields, row.complete, row.last_seen_at, row.dataset_namespace, rule, detail))
+    return found
 
 
 class NamespaceTeam(models.Model):

@@ -31,6 +31,9 @@ def test_the_demo_keeps_a_deprecated_1x_lane_beside_2x_with_a_reader(django_capt
     usage = {u.major: u for u in lane_usage([lane.contract])[lane.contract_id]}
     assert usage[1].latest == "1.1" and usage[2].latest == "2.0"
     assert usage[1].team_ids and "still on 1.x" in usage[1].summary
+    finance = next(r for r in usage[1].readers if r.who == "airflow/finance.legacy_margin_report")
+    assert finance.team == "Finance" and finance.source == "lineage"
+    assert "has total_amount, not in 2.x" in finance.detail
     again = io.StringIO()
     live_old_lane(stdout=again)
     assert lane.contract.versions.filter(version="1.1").count() == 1

@@ -26,7 +26,7 @@ from lineage.models import (
     RunDataset,
 )
 from registry.models import ApiToken, Dataset
-from registry.usage import ColumnRead
+from registry.usage import ColumnRead, InputSchema
 
 from .conftest import PRODUCER, post, run_event, schema_facet
 from .test_static_events import DOCUMENTATION, OWNERSHIP, dataset_event, facet, job_event
@@ -347,7 +347,11 @@ def test_the_decision_costs_no_query(dataset, consumer_team, django_assert_num_q
     # of Analytics's table (a COMPLETE), 5: release savepoint. No schema, facet or check written.
     with django_assert_num_queries(5):
         store_event(reading(), writer=analytics)
-    with django_assert_num_queries(5):
+    # The schema facet does not change the dataset; it is kept only as what this reader job
+    # sees of its input (registry.usage.InputSchema, which lanes match): one statement more.
+    with django_assert_num_queries(6):
         stored = store_event(reading(facets={"schema": HACKED_SCHEMA, "documentation": DOCUMENTATION},
                                      input_facets={"dataQualityAssertions": FAILED_CHECK}), writer=analytics)
     assert len(stored.refused) == 3
+    assert not DatasetSchema.objects.filter(dataset=dataset).exists()
+    assert InputSchema.objects.get(dataset=dataset).fields == {"hacked": ""}

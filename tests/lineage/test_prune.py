@@ -69,22 +69,25 @@ def test_the_demo_lineage_loads_once_and_validates(db):
 
 def test_column_usage_older_than_the_usage_window_is_deleted_in_batches(db, settings):
     from lineage.models import FieldEdge
-    from registry.usage import ColumnRead
+    from registry.usage import ColumnRead, InputSchema
 
-    from .conftest import column_lineage_facet, dataset, input_field
+    from .conftest import column_lineage_facet, dataset, input_field, schema_facet
 
     settings.COLUMN_USAGE_WINDOW = timedelta(days=30)
     facet = column_lineage_facet({"id": [input_field("raw.orders", "id", "DIRECT")],
                                   "total": [input_field("raw.orders", "amount", "DIRECT")]})
     for job in ("old_report", "new_report"):
-        store_event(run_event("COMPLETE", job=job, inputs=["raw.orders"], outputs=[dataset(f"mart.{job}", columnLineage=facet)]))
+        orders = dataset("raw.orders", schema=schema_facet(("id", "bigint"), ("amount", "numeric(10,2)")))
+        store_event(run_event("COMPLETE", job=job, inputs=[orders], outputs=[dataset(f"mart.{job}", columnLineage=facet)]))
     long_ago = timezone.now() - timedelta(days=31)
     ColumnRead.objects.filter(job_name="old_report").update(last_seen_at=long_ago)
     FieldEdge.objects.filter(job__name="old_report").update(last_seen_at=long_ago)
+    InputSchema.objects.filter(job_name="old_report").update(last_seen_at=long_ago)
     assert "2 column reads not seen within COLUMN_USAGE_WINDOW would be deleted" in prune("--older-than", "30d", "--dry-run")
     output = prune("--older-than", "30d", "--batch-size", "1")
-    assert "2/2 column reads" in output and "2/2 field edges" in output
+    assert "2/2 column reads" in output and "2/2 field edges" in output and "1/1 input schemas" in output
     assert set(ColumnRead.objects.values_list("job_name", flat=True)) == {"new_report"}
+    assert set(InputSchema.objects.values_list("job_name", flat=True)) == {"new_report"}
     assert set(FieldEdge.objects.values_list("job__name", flat=True)) == {"new_report"}
     assert AuditEvent.objects.get(action="lineage.events_pruned").after["column_reads_deleted"] == 2
 

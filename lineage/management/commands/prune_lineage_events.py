@@ -1,5 +1,5 @@
 """Delete raw RunEvents older than a cutoff, keeping the lineage; and column
-usage (column reads, field edges) older than COLUMN_USAGE_WINDOW.
+usage (column reads, field edges, input schemas) older than COLUMN_USAGE_WINDOW.
 
 A RunEvent's age is its event time, the time its table is partitioned by on
 PostgreSQL (lineage.partitions): every month wholly before the cutoff is
@@ -10,7 +10,7 @@ DatasetEvents and JobEvents as received (StaticEvent) go by received time.
 
 Jobs, runs, datasets and edges are separate rows derived from the events, so
 they stay: the graph, run states and drift checks survive the raw payloads.
-Column reads and field edges last seen before the usage window no longer
+Column reads, field edges and input schemas last seen before the usage window no longer
 count anywhere (registry.usage, the column-lineage API), so they go too.
 Each batch is its own short transaction, so ingest never waits long on it.
 """
@@ -27,7 +27,7 @@ from lineage import partitions
 from lineage.models import FieldEdge, RunEvent, StaticEvent
 from registry.env import parse_duration
 from registry.models import AuditEvent
-from registry.usage import ColumnRead
+from registry.usage import ColumnRead, InputSchema
 
 
 class Command(BaseCommand):
@@ -51,7 +51,8 @@ class Command(BaseCommand):
         old = RunEvent.objects.from_before(cutoff)
         # DatasetEvents and JobEvents as received: raw events too; what they set stays.
         old_static = StaticEvent.objects.filter(received_at__lt=cutoff)
-        stale = [("column reads", ColumnRead.objects.expired(now)), ("field edges", FieldEdge.objects.expired(now))]
+        stale = [("column reads", ColumnRead.objects.expired(now)), ("field edges", FieldEdge.objects.expired(now)),
+                 ("input schemas", InputSchema.objects.expired(now))]
         event_total, static_total = old.count(), old_static.count()
         total = event_total + static_total
         if dry_run:
@@ -76,10 +77,12 @@ class Command(BaseCommand):
                 object_type=RunEvent._meta.label_lower, object_id="*", object_repr=f"events from before {cutoff.isoformat()}",
                 after={"deleted": deleted, "older_than": older_than, "cutoff": cutoff.isoformat(),
                        "partitions_dropped": dropped, "partitions_made": made,
-                       "column_reads_deleted": usage["column reads"], "field_edges_deleted": usage["field edges"]},
+                       "column_reads_deleted": usage["column reads"], "field_edges_deleted": usage["field edges"],
+                       "input_schemas_deleted": usage["input schemas"]},
             )
         self.stdout.write(self.style.SUCCESS(
-            f"Deleted {deleted} raw events, {usage['column reads']} column reads and {usage['field edges']} field edges; "
+            f"Deleted {deleted} raw events, {usage['column reads']} column reads, {usage['field edges']} field edges "
+            f"and {usage['input schemas']} input schemas; "
             "jobs, runs, datasets and edges kept."))
 
     def _in_batches(self, model, rows, total: int, batch_size: int, *, label: str = "") -> int:
