@@ -83,7 +83,7 @@ test: install-dev apt-packages services
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(SPECTACULAR)
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 apt-packages:
 	@scripts/ensure-apt-packages $(APT_PACKAGES)

@@ -10,6 +10,8 @@ Named people and teams, used everywhere:
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from django.contrib.auth import get_user_model
 
@@ -30,6 +32,34 @@ def make_team(name: str, slug: str, *members) -> Team:
     for member in members:
         Membership.objects.create(team=team, user=member)
     return team
+
+
+# Marks of the files that take longest (subprocesses, servers, a browser, a tool installed on
+# first use), heaviest first: `make test` hands these to its workers before the rest.
+HEAVY_FIRST = ("bench", "slow", "datacontract", "pandera_tool", "browser")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items) -> None:
+    """Under pytest-xdist (`make test`), the heaviest files first, then the others, most tests
+    first. A file goes to one worker whole (--dist loadfile) in this order (the Makefile passes
+    --no-loadscope-reorder, or xdist would order files by their number of tests alone, which
+    puts a file of a few minute-long tests last, one core working alone while the other idles).
+    Within a file the order is kept; a run without xdist keeps pytest-django's order."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    files: dict[str, list] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+
+    def weight(entry: tuple[int, tuple[str, list]]) -> tuple[int, int, int]:
+        position, (_, file_items) = entry
+        ranks = [rank for rank, mark in enumerate(HEAVY_FIRST)
+                 if any(item.get_closest_marker(mark) for item in file_items)]
+        return (min(ranks, default=len(HEAVY_FIRST)), -len(file_items), position)
+
+    ordered = sorted(enumerate(files.items()), key=weight)
+    items[:] = [item for _, (_, file_items) in ordered for item in file_items]
 
 
 @pytest.fixture(autouse=True)

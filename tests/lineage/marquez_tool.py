@@ -11,9 +11,10 @@ from __future__ import annotations
 import fcntl
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+from tests.odcs.tools import build_venv
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / ".venv-tools" / "marquez-python"
@@ -30,8 +31,7 @@ def ensure_marquez_python() -> Path:
     with open(TOOLS.parent / ".marquez-python.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two pytest processes must not build it at once
         if not (MARKER.exists() and MARKER.read_text().strip() == REQUIREMENT):
-            subprocess.run([sys.executable, "-m", "venv", "--clear", str(TOOLS)], check=True)
-            subprocess.run([str(TOOLS / "bin" / "pip"), "install", "--quiet", *REQUIREMENTS], check=True)
+            build_venv(TOOLS, REQUIREMENTS)
             MARKER.write_text(REQUIREMENT + "\n")
     python = TOOLS / "bin" / "python"
     if not python.exists():
