@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from celery import shared_task
-
 from lineage import partitions
+from registry.celery import app
 
 
-@shared_task(name="lineage.create_raw_event_partitions", ignore_result=True)
+@app.task(name="lineage.create_raw_event_partitions", ignore_result=True)
 def create_raw_event_partitions() -> list[str]:
     """The raw events' monthly partitions, made ahead (safe under two beats: lineage.partitions)."""
     return partitions.create_ahead()
