@@ -1,11 +1,18 @@
-"""Celery entry points: a quality deadline, and sending an incident's messages."""
+"""Celery entry points: judging a dataset's new quality results, a quality deadline, and sending an
+incident's messages."""
 
 from __future__ import annotations
 
 from celery import shared_task
 from django.utils import timezone
 
-from incidents import notifications, quality_slo
+from incidents import notifications, pending, quality_slo
+
+
+@shared_task(name=pending.TASK, ignore_result=True)
+def evaluate_quality(dataset_id: int) -> int:
+    """Published after the ingest's commit: judge the dataset's results waiting for it."""
+    return pending.evaluate_pending([dataset_id])
 
 
 @shared_task(name=quality_slo.TASK, ignore_result=True)
