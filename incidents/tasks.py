@@ -10,9 +10,9 @@ from incidents import notifications, pending, quality_slo
 
 
 @shared_task(name=pending.TASK, ignore_result=True)
-def evaluate_quality(dataset_id: int) -> int:
-    """Published after the ingest's commit: judge the dataset's results waiting for it."""
-    return pending.evaluate_pending([dataset_id])
+def evaluate_quality(dataset_ids: list[int] | int) -> int:
+    """Published after the ingest's commit: judge the datasets' results waiting for them."""
+    return pending.evaluate_pending(dataset_ids if isinstance(dataset_ids, list) else [dataset_ids])
 
 
 @shared_task(name=quality_slo.TASK, ignore_result=True)
