@@ -9,7 +9,7 @@ class IncidentsConfig(AppConfig):
     def ready(self) -> None:
         # They register themselves with the hooks they listen to (lineage, contracts,
         # freshness's signals and deadlines, the core's pages and inbox) and with Celery.
-        from incidents import demo, hooks, metrics, pending, quality_slo, receivers, tasks  # noqa: F401
+        from incidents import hooks, metrics, pending, quality_slo, receivers, tasks  # noqa: F401
         from registry.hooks import hot_path
 
         receivers.register_dataset_flag()
