@@ -16,7 +16,8 @@ Prints, then a last JSON line:
   models break when the column is dropped), and turn preflight false for them and true for others.
 
 BENCH_DATABASE_URL (default .../registry_bench_preflight) is dropped and re-created;
-BENCH_BROKER_URL (default redis://127.0.0.1:6379/9) is emptied, for the worker this starts.
+BENCH_BROKER_URL (default redis://127.0.0.1:6379/9) carries the worker's tasks, on a queue of this
+run's own (another process's worker on the same broker takes none of them).
 """
 
 from __future__ import annotations
@@ -312,16 +313,16 @@ def main() -> None:
     os.environ.update({"CELERY_BROKER_URL": BROKER,
                        "EMAIL_BACKEND": "django.core.mail.backends.locmem.EmailBackend"})
     setup_django()
-    import redis
-
+    from registry.celery import app as celery_app
     from tests.celery_broker import ROOT, start_celery, stop
 
-    redis.Redis.from_url(BROKER).flushdb()
+    queue = f"preflight-bench-{os.getpid()}"
+    celery_app.conf.task_default_queue = queue
     workdir = Path(tempfile.mkdtemp(prefix="preflight-bench-"))
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "registry.settings",
            "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'client'}"}
     print(f"starting a Celery worker (log in {workdir})…", file=sys.stderr)
-    worker = start_celery(["worker", "--pool=solo", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+    worker = start_celery(["worker", "--pool=solo", "-Q", queue, "--without-gossip", "--without-mingle", "--without-heartbeat"],
                           workdir / "worker.log", env, ready="ready.", attempts=1200)
     try:
         measure(args)
