@@ -10,7 +10,7 @@ class IncidentsConfig(AppConfig):
         # They register themselves with the hooks they listen to (lineage, contracts,
         # freshness's signals and deadlines, the core's pages and inbox). The tasks are
         # found by the worker's autodiscovery.
-        from incidents import hooks, metrics, quality_slo, receivers  # noqa: F401
+        from incidents import hooks, metrics, pending, quality_slo, receivers  # noqa: F401
         from registry.hooks import hot_path
 
         receivers.register_dataset_flag()

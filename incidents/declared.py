@@ -20,18 +20,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-NOT_NULL, UNIQUE, ACCEPTED_VALUES, RANGE, PATTERN, ROW_COUNT = (
-    "not_null", "unique", "accepted_values", "range", "pattern", "row_count")
+NOT_NULL, UNIQUE, ACCEPTED_VALUES, RANGE, PATTERN, ROW_COUNT, STR_LENGTH = (
+    "not_null", "unique", "accepted_values", "range", "pattern", "row_count", "str_length")
 
 _KINDS = {
     # dbt generic tests
     "not_null": NOT_NULL, "unique": UNIQUE, "accepted_values": ACCEPTED_VALUES,
     "dbt_utils.accepted_range": RANGE, "accepted_range": RANGE,
     "dbt_expectations.expect_column_values_to_match_regex": PATTERN,
+    "dbt_expectations.expect_column_value_lengths_to_be_between": STR_LENGTH,
     # Great Expectations
     "expect_column_values_to_not_be_null": NOT_NULL, "expect_column_values_to_be_unique": UNIQUE,
     "expect_column_values_to_be_in_set": ACCEPTED_VALUES, "expect_column_values_to_be_between": RANGE,
     "expect_column_values_to_match_regex": PATTERN, "expect_table_row_count_to_be_between": ROW_COUNT,
+    "expect_column_value_lengths_to_be_between": STR_LENGTH,
     # Soda
     "missing_count": NOT_NULL, "duplicate_count": UNIQUE, "invalid_count": ACCEPTED_VALUES, "row_count": ROW_COUNT,
     # ODCS metrics and rules

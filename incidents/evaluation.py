@@ -1,7 +1,8 @@
 """From evidence to status and incidents: one module for every path.
 
 - `record_quality`: a run (or a DatasetEvent) reported assertions about a dataset
-  (lineage.signals.quality_reported). Only a run's COMPLETE, FAIL or ABORT is
+  (lineage.signals.quality_reported; judged after the ingest's commit, by
+  incidents.pending). Only a run's COMPLETE, FAIL or ABORT is
   final: a START or RUNNING marks the checks it names as running and keeps their
   previous final verdict. The newest final result per check wins; an older one
   arriving late changes nothing.
@@ -15,8 +16,9 @@
   the teams reading what it affects (incidents.routing) and queued for their
   channels (incidents.notifications).
 
-Everything runs inside the caller's transaction (the ingest's, a freshness pass's);
-network I/O happens after commit.
+Everything runs inside the caller's transaction (the evaluator's for quality
+results, incidents.pending; a freshness pass's; the ingest's for a schema
+comparison); network I/O happens after commit.
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ def _verdict(assertion: dict, event_type: str) -> str:
     return Verdict.ERRORED
 
 
-def _lock(dataset_id: int) -> None:
+def lock_dataset(dataset_id: int) -> None:
     """Serialize evaluations of one dataset across processes (until commit)."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
@@ -108,7 +110,7 @@ def record_quality(dataset_id: int, *, run_uuid: UUID | None, event_type: str, e
         if key not in reported or _SEVERITY[verdict] > _SEVERITY[reported[key].verdict]:
             reported[key] = Reported(column, kind, str(assertion.get("name") or "")[:500], verdict, {
                 k: assertion[k] for k in ("actual", "expected", "severity") if k in assertion})
-    _lock(dataset_id)
+    lock_dataset(dataset_id)
     rows = {check_key(r.column, r.kind): r for r in CheckResult.objects.filter(dataset_id=dataset_id)}
     new, changed, decided = [], [], {}
     for key, what in reported.items():
@@ -303,7 +305,7 @@ def record_condition(dataset_id: int, cause: str, text: str | None, *, now: date
     now = now or timezone.now()
     if not DatasetBinding.objects.filter(dataset_id=dataset_id).exists():
         return
-    _lock(dataset_id)
+    lock_dataset(dataset_id)
     refresh_status(dataset_id, now=now, conditions={cause: text})
     if text:
         open_incident(dataset_id, cause, "", column="", summary=text, evidence=evidence or {}, now=now)

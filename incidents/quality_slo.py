@@ -19,7 +19,8 @@ from django.utils import timezone
 
 from freshness.deadlines import DeadlineKind, deadline_kind, keep
 from incidents.evaluation import AuditAction, record_condition
-from incidents.models import Cause, QualitySLO
+from incidents.models import Cause, PendingResult, QualitySLO
+from incidents.pending import evaluate_pending
 from registry.models import AuditEvent, Dataset, acts_for, is_governance_admin
 
 KIND = "quality"
@@ -47,6 +48,14 @@ def record_write(dataset_id: int, at: datetime, now: datetime | None = None) -> 
 
 def evaluate(now: datetime, dataset_ids: list[int] | None = None) -> int:
     """Every deadline due at `now` (of `dataset_ids`) is a breach: open its incident."""
+    # A passing result may have arrived and wait to be judged: judge it first, it may meet the deadline.
+    due = QualitySLO.objects.filter(due_at__lte=now)
+    if dataset_ids is not None:
+        due = due.filter(dataset_id__in=dataset_ids)
+    pending_ids = list(PendingResult.objects.filter(dataset_id__in=due.values("dataset_id"))
+                       .values_list("dataset_id", flat=True).distinct()[:1000])
+    if pending_ids:
+        evaluate_pending(pending_ids)
     with transaction.atomic():
         due = QualitySLO.objects.filter(due_at__lte=now)
         if dataset_ids is not None:

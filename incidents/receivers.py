@@ -10,8 +10,8 @@ from django.dispatch import receiver
 from contracts_app.hooks import schema_compared
 from contracts_app.models import ContractVersion, DatasetBinding
 from freshness.signals import status_changed
-from incidents import quality_slo
-from incidents.evaluation import record_condition, record_quality, refresh_status
+from incidents import pending, quality_slo
+from incidents.evaluation import record_condition, refresh_status
 from incidents.models import Cause, ContractStatus, QualitySLO
 from lineage.signals import dataset_flag, dataset_written, quality_reported
 
@@ -27,8 +27,9 @@ def register_dataset_flag() -> None:
 @receiver(quality_reported, dispatch_uid="incidents.on_quality_reported")
 def on_quality_reported(sender, *, dataset_id: int, run_uuid, event_type: str, event_time, assertions,
                         job_name: str = "", **kwargs) -> None:
-    record_quality(dataset_id, run_uuid=run_uuid, event_type=event_type, event_time=event_time,
-                   assertions=assertions, job_name=job_name)
+    # One INSERT in the ingest's transaction; the result is judged after its commit.
+    pending.queue(dataset_id, run_uuid=run_uuid, event_type=event_type, event_time=event_time,
+                  assertions=assertions, job_name=job_name)
 
 
 @receiver(dataset_written, dispatch_uid="incidents.on_dataset_written")

@@ -1,11 +1,18 @@
-"""Celery entry points: a quality deadline, and sending an incident's messages."""
+"""Celery entry points: judging a dataset's new quality results, a quality deadline, and sending an
+incident's messages."""
 
 from __future__ import annotations
 
 from django.utils import timezone
 
-from incidents import notifications, quality_slo
+from incidents import notifications, pending, quality_slo
 from registry.celery import app
+
+
+@app.task(name=pending.TASK, ignore_result=True)
+def evaluate_quality(dataset_ids: list[int] | int) -> int:
+    """Published after the ingest's commit: judge the datasets' results waiting for them."""
+    return pending.evaluate_pending(dataset_ids if isinstance(dataset_ids, list) else [dataset_ids])
 
 
 @app.task(name=quality_slo.TASK, ignore_result=True)

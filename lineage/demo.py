@@ -126,6 +126,47 @@ def demo_events(loaded_at: datetime | None = None) -> list[dict]:
     return events
 
 
+# The retailer's dbt tests of retail.public.orders, as dbt-ol reports them: a TEST job reading
+# the model, its assertions on the input. Yesterday's run passed every test; the latest failed
+# not_null on customer_id. Its contract (retail.sales.orders) declares these checks, so the
+# incidents app judges the results as it would a real pipeline's: an incident opens and
+# reaches the team whose job reads customer_id.
+DBT_PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/integration/dbt"
+DBT_TEST_JOB = "retail_dbt.retail.public.orders.test"
+REGEX, LENGTH = "dbt_expectations.expect_column_values_to_match_regex", (
+    "dbt_expectations.expect_column_value_lengths_to_be_between")
+ORDERS_TESTS = [
+    ("order_id", "not_null"), ("order_id", "unique"), ("order_id", REGEX), ("customer_id", "not_null"),
+    ("customer_id", LENGTH), ("ordered_at", "not_null"), ("status", "not_null"), ("status", "accepted_values"),
+    ("channel", "not_null"), ("channel", "accepted_values"), ("currency", "not_null"),
+    ("currency", "accepted_values"), ("total_amount_minor", "not_null"),
+    ("total_amount_minor", "dbt_utils.accepted_range"), ("item_count", "not_null"),
+    ("item_count", "dbt_utils.accepted_range"), ("coupon_code", LENGTH), ("gift_message", LENGTH),
+]
+ORDERS_FAILING = ("customer_id", "not_null")
+
+
+def demo_test_events(loaded_at: datetime) -> list[dict]:
+    """The two dbt test runs of retail.public.orders, timed before `loaded_at`."""
+    events = []
+    for label, at, failing in (("yesterday", loaded_at - timedelta(days=1), None),
+                               ("latest", loaded_at - timedelta(minutes=4), ORDERS_FAILING)):
+        assertions = [{"assertion": kind, "column": column, "name": f"{kind.rsplit('.', 1)[-1]}_orders_{column}",
+                       "success": (column, kind) != failing,
+                       **({"actual": "14", "expected": "0"} if (column, kind) == failing else {})}
+                      for column, kind in ORDERS_TESTS]
+        events.append({
+            "eventType": "COMPLETE", "eventTime": at.isoformat().replace("+00:00", "Z"), "producer": DBT_PRODUCER,
+            "schemaURL": SCHEMA_URL, "run": {"runId": demo_run_id("dbt", f"{DBT_TEST_JOB}:{label}")},
+            "job": {"namespace": "dbt", "name": DBT_TEST_JOB},
+            "inputs": [{"namespace": RETAIL, "name": "retail.public.orders", "inputFacets": {"dataQualityAssertions": {
+                "_producer": DBT_PRODUCER,
+                "_schemaURL": "https://openlineage.io/spec/facets/1-1-0/DataQualityAssertionsDatasetFacet.json",
+                "assertions": assertions}}}],
+            "outputs": []})
+    return events
+
+
 # Whose job each demo pipeline is, said as an organisation says it: a rules file
 # (docs/job-ownership.md), so routing by column asks the team whose job reads a
 # touched column and tells the others. The Spark job is left for its team to claim
@@ -137,6 +178,8 @@ ns:airflow job:analytics.*    @analytics
 ns:airflow job:logistics.*    @logistics
 ns:airflow job:checkout.*     @checkout
 ns:airflow job:lab.*          @lab-data
+# The dbt tests of the retailer's models are checkout's.
+ns:dbt job:retail_dbt.*       @checkout
 """
 
 
@@ -163,7 +206,8 @@ def load_demo_ownership_rules() -> int | None:
 @demo_step("lineage (OpenLineage runs of the retailer's and the lab's pipelines)", order=60)
 def load_lineage_demo(stdout=None) -> None:
     version = load_demo_ownership_rules()
-    results = [store_event(event, by="demo") for event in demo_events(demo_loaded_at())]
+    loaded_at = demo_loaded_at()
+    results = [store_event(event, by="demo") for event in demo_events(loaded_at) + demo_test_events(loaded_at)]
     stored = sum(r.stored for r in results)
     if stdout is not None:
         rules = f"ownership rules v{version}" if version is not None else "no ownership rules (no demo teams)"

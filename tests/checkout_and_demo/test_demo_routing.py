@@ -35,6 +35,7 @@ def test_the_demos_jobs_are_their_teams_by_the_rules_file_and_loading_again_adds
         "analytics.conversion_funnel": "analytics", "logistics.fulfilment": "logistics",
         "checkout.returns_sync": "checkout", "lab.plate_reader_ingest": "lab-data",
         "lab.bioprocess_summary": "lab-data", "analytics.clickstream_sessions": None,  # spark: claimed on its page
+        "retail_dbt.retail.public.orders.test": "checkout",
     }
     assert set(JobTeam.objects.exclude(team=None).values_list("rule", flat=True)) == {DecidedBy.RULES_FILE}
     call_command("load_demo", stdout=io.StringIO())
@@ -69,3 +70,29 @@ def test_carol_says_the_spark_job_is_analytics_and_its_readings_follow(demo, cli
     assert JobTeam.objects.get(job_name="analytics.clickstream_sessions").team.slug == "analytics"
     assert 'id="job-claim-form"' not in client.get(job.get_absolute_url()).content.decode()
 
+
+
+def test_the_demos_failing_dbt_test_opens_an_incident_that_reaches_the_team_reading_the_column(demo, client):
+    from incidents.hooks import open_incidents
+    from incidents.models import Cause, ContractState, Incident
+    from registry.models import Team
+
+    incident = Incident.objects.get(cause=Cause.CHECK_FAILED, state="open")
+    dataset = incident.dataset
+    assert dataset.name == "retail.public.orders" and incident.column == "customer_id"
+    assert dataset.contract_status.status == ContractState.FAILING
+    # The evaluator opened it from the replayed result: its run, and its timeline, are the ingest's.
+    assert incident.evidence["job"] == "retail_dbt.retail.public.orders.test"
+    assert [e.kind for e in incident.events.all()] == ["opened", "notified"]
+    readers = {t.team.slug for t in incident.teams.filter(owner=False).select_related("team")}
+    # analytics.customer_orders reads customer_id; finance.daily_revenue provably does not.
+    assert "analytics" in readers and "finance" not in readers
+    carol = get_user_model().objects.get(username="carol")
+    analytics = Team.objects.get(slug="analytics")
+    assert any(item.key == f"incident:{incident.pk}:{analytics.pk}" for item in open_incidents(carol, [analytics.pk]))
+    client.force_login(carol)
+    page = client.get(f"/datasets/{dataset.pk}/").content.decode()
+    assert f'id="incident-{incident.pk}"' in page and "not_null on customer_id failed" in page
+    # Loading again replays the same runs: no second incident.
+    call_command("load_demo", stdout=io.StringIO())
+    assert Incident.objects.filter(cause=Cause.CHECK_FAILED).count() == 1

@@ -1,5 +1,6 @@
-"""A failing dbt test opens an incident that the consumer sees on the dataset page;
-the owner acknowledges it there, and a passing run resolves it by itself."""
+"""A failing dbt test opens an incident that the consumer sees on the dataset page
+and in her team's inbox (which leads to it); the owner acknowledges it there, and
+a passing run resolves it by itself, which empties the inbox of it."""
 
 from __future__ import annotations
 
@@ -66,6 +67,16 @@ def test_a_failing_dbt_test_opens_an_incident_the_owner_acknowledges_and_a_passi
     expect(incident).to_contain_text("Analytics")  # told: its job reads order_id
     expect(incident.get_by_role("button", name="Acknowledge")).to_have_count(0)  # not hers to handle
 
+    # Her team's inbox lists the upstream incident, with the path to its job, and leads back to it.
+    carol.goto("/inbox/")
+    item = carol.locator("li.inbox-item[data-kind=incident_upstream]")
+    expect(item).to_have_count(1)
+    expect(item).to_contain_text("reaches Analytics's jobs: not_null on order_id failed")
+    expect(item).to_contain_text("orders_by_customer")
+    item.get_by_role("link").click()
+    carol.wait_for_url(lambda url: f"/datasets/{dataset.pk}/" in url)
+    expect(carol.locator("#contract-status article.incident").first).to_have_attribute("data-state", "open")
+
     alice = dataset_page_as(browser, live_server, "alice", dataset)
     alice.locator("#contract-status article.incident").first.get_by_role("button", name="Acknowledge").click()
     acknowledged = alice.locator("#contract-status article.incident").first
@@ -78,3 +89,5 @@ def test_a_failing_dbt_test_opens_an_incident_the_owner_acknowledges_and_a_passi
     expect(resolved).to_have_attribute("data-state", "resolved")
     expect(resolved).to_contain_text("resolved by itself: not_null on order_id passed")
     expect(carol.locator("[data-contract-status]")).to_have_attribute("data-contract-status", "passing")
+    carol.goto("/inbox/")
+    expect(carol.locator("li.inbox-item[data-kind=incident_upstream]")).to_have_count(0)

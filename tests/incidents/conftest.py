@@ -9,6 +9,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.test import TestCase
 
 from contracts_app.models import Contract, ContractVersion, DatasetBinding
 from lineage.ingest import store_event
@@ -75,10 +76,18 @@ def test_event(dataset, assertions: list[dict], *, event_type: str = "COMPLETE",
 
 
 def report(dataset, assertions: list[dict], **kwargs) -> str:
-    """Store a test run's event through the ingest; its run id."""
+    """Store a test run's event through the ingest, and let what follows its commit
+    happen (the evaluation of its results, without a broker); its run id."""
     event = test_event(dataset, assertions, **kwargs)
-    store_event(event)
+    ingest(event)
     return event["run"]["runId"]
+
+
+def ingest(event: dict) -> None:
+    """store_event, then its after-commit work even inside a test's transaction
+    (where nothing commits): what a real commit would run."""
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        store_event(event)
 
 
 def status_of(dataset):

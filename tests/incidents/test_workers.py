@@ -1,7 +1,10 @@
 """With real processes: two ingest replicas failing the same check on the same
-datasets at the same instant open one incident per dataset (the database's partial
-unique index decides); a real Celery worker keeps a quality SLO's deadline (an eta
-task, no polling) and sends the incident's messages after commit."""
+datasets at the same instant, each judging its results after its commit, open one
+incident per dataset (the dataset's lock and the database's partial unique index
+decide); a real Celery worker judges a failing result handed to it after the
+ingest's commit, and the beat sweep judges one left behind by an ingest that died
+between its commit and the hand-over; a real worker keeps a quality SLO's deadline
+(an eta task, no polling) and sends the incident's messages after commit."""
 
 from __future__ import annotations
 
@@ -17,16 +20,19 @@ from django.core import mail
 from django.utils import timezone
 
 from contracts_app.models import DatasetBinding
-from incidents.models import Cause, Incident, IncidentNotification, QualitySLO
+from incidents import pending
+from incidents.models import Cause, Incident, IncidentNotification, PendingResult, QualitySLO
 from incidents.quality_slo import set_quality_slo
 from lineage.ingest import store_event
 from registry.models import Dataset
 from tests.celery_broker import ROOT, database_url, publishing_to, start_celery, stop, wait_for
 
-from .conftest import ALL_PASS, report
+from .conftest import ALL_PASS, failed, report
+from .conftest import test_event as dbt_test_event
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
+FAILING = [*ALL_PASS[1:], failed("not_null", "order_id")]
 BROKER = os.environ.get("TEST_INCIDENTS_BROKER_URL", "redis://127.0.0.1:6379/11")
 
 
@@ -42,11 +48,13 @@ def test_two_replicas_racing_open_one_incident_per_dataset(dataset, contract):
         DatasetBinding.objects.create(dataset=d, contract=contract)
     start_at = time.time() + 3.0  # both import Django first, then start together
     args = [sys.executable, "-m", "tests.incidents.replica", str(start_at), *[str(d.pk) for d in datasets]]
-    replicas = [subprocess.Popen(args, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    # No broker: each replica judges the results it stored right after its own commit.
+    replicas = [subprocess.Popen(args, cwd=ROOT, env={**_env(), "CELERY_BROKER_URL": ""}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                  text=True) for _ in range(2)]
     outputs = [p.communicate(timeout=120)[0] for p in replicas]
     assert all(p.returncode == 0 for p in replicas), outputs
     assert Incident.objects.count() == len(datasets)
+    assert not PendingResult.objects.exists()
     for incident in Incident.objects.all():
         # The slower replica's evidence joined the open incident's timeline.
         assert [e.kind for e in incident.events.all()] == ["opened", "notified", "seen_again"]
@@ -54,9 +62,11 @@ def test_two_replicas_racing_open_one_incident_per_dataset(dataset, contract):
 
 @pytest.fixture
 def worker(tmp_path):
+    """A real worker with beat in it (freshness's sweep every second), on the tests' Redis."""
     redis.Redis.from_url(BROKER).flushdb()
-    process = start_celery(["worker", "--pool", "solo", "--without-gossip", "--without-mingle",
-                            "--without-heartbeat"], tmp_path / "worker.log", _env(), "ready", attempts=1200)
+    process = start_celery(["worker", "-B", "-s", str(tmp_path / "beat-schedule"), "--pool", "solo",
+                            "--without-gossip", "--without-mingle", "--without-heartbeat"], tmp_path / "worker.log",
+                           {**_env(), "FRESHNESS_SWEEP_INTERVAL": "1s"}, "ready", attempts=1200)
     try:
         with publishing_to(BROKER):
             yield process
@@ -82,10 +92,11 @@ def test_a_write_with_no_passing_checks_in_time_is_a_breach_found_at_its_deadlin
     # The worker sent the owner's message after the deadline task's commit.
     assert wait_for(lambda: IncidentNotification.objects.filter(incident=incident, sent_at__isnull=False).exists(),
                     timeout=30)
-    # A passing final result after the write ends the breach.
+    # A passing final result after the write ends the breach (judged by the worker).
     report(dataset, ALL_PASS, at=timezone.now())
+    assert wait_for(lambda: Incident.objects.get(pk=incident.pk).state == "resolved", timeout=30)
     incident.refresh_from_db()
-    assert incident.state == "resolved" and incident.resolution == "automatic"
+    assert incident.resolution == "automatic"
 
 
 def test_checks_passing_before_the_deadline_leave_nothing_to_find(worker, dataset, contract, owner):
@@ -96,7 +107,32 @@ def test_checks_passing_before_the_deadline_leave_nothing_to_find(worker, datase
                  "run": {"runId": "0193e1c4-0000-7000-8000-000000000002"}, "job": {"namespace": "etl", "name": "load"},
                  "inputs": [], "outputs": [{"namespace": dataset.namespace, "name": dataset.name}]})
     report(dataset, ALL_PASS, at=timezone.now())
-    assert QualitySLO.objects.get(dataset=dataset).due_at is None
+    assert wait_for(lambda: QualitySLO.objects.get(dataset=dataset).due_at is None, timeout=30)
     time.sleep(4)  # past the deadline: the task ran (or was moot) and found nothing
     assert not Incident.objects.exists()
     assert not mail.outbox
+
+
+def test_a_failing_result_is_judged_by_a_worker_after_the_ingests_commit(worker, dataset, contract):
+    store_event(dbt_test_event(dataset, FAILING, at=timezone.now()))
+    # Committed, and handed over: the ingest itself judged nothing.
+    incident = wait_for(lambda: Incident.objects.filter(dataset=dataset, cause=Cause.CHECK_FAILED).first(), timeout=30)
+    assert incident is not None and incident.summary.startswith("not_null on order_id failed")
+    assert wait_for(lambda: not PendingResult.objects.exists(), timeout=10)
+    report(dataset, ALL_PASS, at=timezone.now())
+    assert wait_for(lambda: Incident.objects.get(pk=incident.pk).state == "resolved", timeout=30)
+
+
+def test_a_result_left_behind_by_a_crash_after_commit_is_judged_by_the_sweep(worker, dataset, contract,
+                                                                            monkeypatch):
+    # The ingest commits, then dies before it hands the dataset to a worker.
+    monkeypatch.setattr(pending, "_wake", lambda dataset_id: None)
+    store_event(dbt_test_event(dataset, FAILING, at=timezone.now()))
+    assert PendingResult.objects.filter(dataset=dataset).count() == 1
+    assert not Incident.objects.exists()
+    # Beat's freshness sweep takes it over once it has waited SWEEP_AFTER.
+    incident = wait_for(lambda: Incident.objects.filter(dataset=dataset, cause=Cause.CHECK_FAILED).first(),
+                        timeout=pending.SWEEP_AFTER.total_seconds() + 30)
+    assert incident is not None
+    assert not PendingResult.objects.exists()
+    assert [e.kind for e in incident.events.all()] == ["opened", "notified"]

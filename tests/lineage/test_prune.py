@@ -56,15 +56,17 @@ def test_a_bad_age_is_refused_with_an_example():
 
 
 def test_the_demo_lineage_loads_once_and_validates(db):
-    from lineage.demo import demo_events, load_lineage_demo
+    from lineage.demo import demo_events, demo_test_events, load_lineage_demo
     from lineage.validation import run_event_problems
 
-    assert all(not run_event_problems(e) for e in demo_events())
+    loaded_at = timezone.now()
+    assert all(not run_event_problems(e) for e in demo_events(loaded_at) + demo_test_events(loaded_at))
     load_lineage_demo()
     counts = (RunEvent.objects.count(), Job.objects.count(), JobDataset.objects.count())
     load_lineage_demo()
     assert (RunEvent.objects.count(), Job.objects.count(), JobDataset.objects.count()) == counts
-    assert counts[0] == 16 and Run.objects.filter(state="FAIL").count() == 1
+    # The eight pipelines' START and final event, and the two dbt test runs of retail.public.orders.
+    assert counts[0] == 18 and Run.objects.filter(state="FAIL").count() == 1
 
 
 def test_column_usage_older_than_the_usage_window_is_deleted_in_batches(db, settings):
