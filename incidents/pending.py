@@ -105,7 +105,8 @@ class HandOver:
         self.wake.set()
 
     def _run(self) -> None:
-        from registry.celery import app  # Celery loads in the processes that send, not at every start
+        # Celery loads in the processes that send, not at every start.
+        from registry.celery import app
 
         while True:
             self.wake.wait()
