@@ -32,6 +32,13 @@ def make_team(name: str, slug: str, *members) -> Team:
     return team
 
 
+def pytest_collection_modifyitems(items) -> None:
+    """Tests marked `starts_early` run first: under xdist's --dist loadfile their file is
+    the first handed to a worker, so a test that mostly waits on other processes for
+    minutes (tests/replicas) overlaps the rest of the suite instead of trailing it."""
+    items.sort(key=lambda item: item.get_closest_marker("starts_early") is None)
+
+
 @pytest.fixture(autouse=True)
 def _fresh_usage_caches():
     """What one test's events wrote (or parsed) is not another's to skip: the ingest remembers
