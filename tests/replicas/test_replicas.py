@@ -52,7 +52,7 @@ from .fleet import Fleet, Receiver, post_event
 
 pytestmark = [pytest.mark.slow, pytest.mark.starts_early, pytest.mark.django_db(transaction=True)]
 
-BROKER = os.environ.get("TEST_REPLICAS_BROKER_URL", "redis://127.0.0.1:6379/13")
+BROKER = os.environ.get("TEST_REPLICAS_BROKER_URL", "redis://127.0.0.1:6379/9")
 SECONDS = float(os.environ.get("REPLICA_TEST_SECONDS", "300"))
 DATASETS = int(os.environ.get("REPLICA_TEST_DATASETS", "24"))
 MAX_AGE = timedelta(seconds=8)  # the freshness SLO: short, so that deadlines lapse all the time
