@@ -52,7 +52,7 @@ from django.utils.dateparse import parse_datetime
 
 from freshness.constants import EVALUATOR_ACTOR, AuditAction, TransitionSource
 from freshness.models import DatasetFreshness, FreshnessTransition
-from freshness.rules import deadline_for, human_duration, reason_for, status_for
+from freshness.rules import deadline_for, deadline_passed, human_duration, reason_for, status_for
 from freshness.signals import FreshnessChange, announce
 from registry.db import prepared_cursor
 from registry.models import AuditEvent, Dataset, RegistryError, acts_for, is_governance_admin
@@ -241,16 +241,21 @@ def _reassess(row: DatasetFreshness, now: datetime, *, source: str, reason: str 
     new = status_for(row.max_age, row.warn_after, row.last_write_at, now)
     transition = None
     if new != row.status:
+        # A write that arrives after its own deadline, or an SLO edit, passes a deadline too:
+        # the transition names it, as a deadline task's does (one breach, one deadline).
         transition = FreshnessTransition.objects.create(
-            dataset_id=row.dataset_id, from_status=row.status, to_status=new, at=now, due_at=None,
+            dataset_id=row.dataset_id, from_status=row.status, to_status=new, at=now,
+            due_at=deadline_passed(new, row.max_age, row.warn_after, row.last_write_at),
             source=source, reason=reason or reason_for(new, row.max_age, row.warn_after, row.last_write_at, now),
         )
         AuditEvent.record(actor, AuditAction.TRANSITION, row.dataset,
                           before={"status": row.status},
                           after={"status": new, "reason": transition.reason, "source": str(source),
-                                 "due_at": None, "transition": transition.pk, **(sender or {})})
+                                 "due_at": transition.due_at.isoformat() if transition.due_at else None,
+                                 "transition": transition.pk, **(sender or {})})
         row.status, row.status_since = new, now
-        announce([FreshnessChange(row.dataset_id, transition.from_status, new, now, None, transition.reason)])
+        announce([FreshnessChange(row.dataset_id, transition.from_status, new, now, transition.due_at,
+                                  transition.reason)])
     row.next_check_at = deadline_for(new, row.max_age, row.warn_after, row.last_write_at)
     row.evaluated_at = now
     row.save()
@@ -272,6 +277,10 @@ def record_write(dataset: Dataset, *, at: datetime, row_count: int | None,
     if connection.vendor == "postgresql" and _record_routine_write(dataset.pk, at, row_count, now):
         return None
     with transaction.atomic():
+        # A deadline that lapsed and was not evaluated yet (its task runs late behind a busy
+        # worker, or a pass skipped the locked row) is a breach all the same: record it
+        # before this write ends it. A row another pass holds is being evaluated there.
+        evaluate(now, dataset_ids=[dataset.pk], source=TransitionSource.DEADLINE)
         row, _ = DatasetFreshness.objects.select_for_update().get_or_create(dataset=dataset)
         row.dataset = dataset
         if row_count == 0 and not row.empty_write_counts:
@@ -305,7 +314,8 @@ def _record_routine_write(dataset_id: int, at: datetime, row_count: int | None, 
     status as it is (fresh stays fresh), and a counting write older than the last
     one (late: it changes nothing). It runs on every ingested COMPLETE event, so it
     must cost the ingest as little as possible. Anything else (no row yet, an
-    empty write, a status change) returns False for the full path."""
+    empty write, a status change, a deadline due and not evaluated yet) returns
+    False for the full path."""
     with prepared_cursor() as cursor:
         cursor.execute(_ROUTINE_WRITE_SQL, {"id": dataset_id, "at": at, "now": now, "rows": row_count})
         found = cursor.fetchone()
@@ -340,6 +350,8 @@ _ROUTINE_WRITE_SQL = f"""
            AND f.last_write_at < %(at)s
            AND (counts.counted OR f.empty_write_counts)
            AND f.status = freshness_status(f.max_age, f.warn_after, %(at)s, %(now)s)
+           -- a lapsed deadline not evaluated yet: the full path records its breach first
+           AND (f.next_check_at IS NULL OR f.next_check_at > %(now)s)
         RETURNING f.next_check_at, f.task_eta, true AS updated
     )
     SELECT COALESCE(cur.late, false), upd.next_check_at, upd.task_eta, upd.updated FROM cur LEFT JOIN upd ON true"""

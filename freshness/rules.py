@@ -32,6 +32,18 @@ def deadline_for(status: str, max_age: timedelta | None, warn_after: timedelta |
     return None
 
 
+def deadline_passed(status: str, max_age: timedelta | None, warn_after: timedelta | None,
+                    last_write_at: datetime | None) -> datetime | None:
+    """The deadline whose passing gives `status` (warning, stale); None for the others."""
+    if last_write_at is None or max_age is None:
+        return None
+    if status == FreshnessStatus.STALE:
+        return last_write_at + max_age
+    if status == FreshnessStatus.WARNING and warn_after is not None:
+        return last_write_at + warn_after
+    return None
+
+
 def reason_for(status: str, max_age: timedelta | None, warn_after: timedelta | None,
                last_write_at: datetime | None, now: datetime) -> str:
     if status == FreshnessStatus.NO_SLO:

@@ -41,6 +41,10 @@ def record_write(dataset_id: int, at: datetime, now: datetime | None = None) -> 
         slo = QualitySLO.objects.select_for_update().filter(dataset_id=dataset_id).first()
         if slo is None or (slo.last_write_at is not None and at <= slo.last_write_at):
             return
+        if slo.due_at is not None and slo.due_at <= now:
+            # The last write's deadline passed without its checks, and its task has not run
+            # yet (a busy worker): a breach all the same, recorded before this write moves it.
+            _breach(slo, now)
         slo.last_write_at, slo.due_at = at, at + slo.within
         slo.task_eta = slo.due_at if keep(KIND, dataset_id, slo.due_at, now) else None
         slo.save(update_fields=["last_write_at", "due_at", "task_eta"])
@@ -62,13 +66,19 @@ def evaluate(now: datetime, dataset_ids: list[int] | None = None) -> int:
             due = due.filter(dataset_id__in=dataset_ids)
         rows = list(due.select_for_update(skip_locked=True).order_by("due_at")[:1000])
         for slo in rows:
-            breach = (f"its declared checks did not pass within {human(slo.within)} of the write at "
-                      f"{slo.last_write_at:%Y-%m-%d %H:%M:%S} UTC")
-            record_condition(slo.dataset_id, Cause.CHECK_LATE, breach, now=now, evidence={
-                "deadline": slo.due_at.isoformat(), "write": slo.last_write_at.isoformat() if slo.last_write_at else None})
+            _breach(slo, now)
         if rows:
             QualitySLO.objects.filter(pk__in=[s.pk for s in rows]).update(due_at=None, task_eta=None)
     return len(rows)
+
+
+def _breach(slo: QualitySLO, now: datetime) -> None:
+    """The deadline `slo.due_at` passed without passing checks: the check_late condition (inside
+    the caller's transaction, the row locked)."""
+    breach = (f"its declared checks did not pass within {human(slo.within)} of the write at "
+              f"{slo.last_write_at:%Y-%m-%d %H:%M:%S} UTC")
+    record_condition(slo.dataset_id, Cause.CHECK_LATE, breach, now=now, evidence={
+        "deadline": slo.due_at.isoformat(), "write": slo.last_write_at.isoformat() if slo.last_write_at else None})
 
 
 def unscheduled(until: datetime) -> list[tuple[int, datetime]]:

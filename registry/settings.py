@@ -294,6 +294,10 @@ if INBOX_DIGEST_HOUR > 23:
 CELERY_BEAT_SCHEDULE["change-requests-clock"] = {
     "task": "contracts_app.change_request_clock",
     "schedule": CHANGE_REQUEST_CLOCK_INTERVAL.total_seconds(),
+    # A pass that waited longer than an interval is superseded by the next one: without
+    # this, passes queued faster than the workers run them (two beats, a slow database)
+    # pile up in the broker ahead of the deliveries and deadline tasks.
+    "options": {"expires": CHANGE_REQUEST_CLOCK_INTERVAL.total_seconds()},
 }
 
 # --- Lanes (docs/lanes.md) ----------------------------------------------------
@@ -305,6 +309,7 @@ if LANE_REMINDER_INTERVAL.total_seconds() < 1:
 CELERY_BEAT_SCHEDULE["lanes-sunset-reminders"] = {
     "task": "lanes.sunset_reminders",
     "schedule": LANE_REMINDER_INTERVAL.total_seconds(),
+    "options": {"expires": LANE_REMINDER_INTERVAL.total_seconds()},  # as the change-request clock's
 }
 
 # --- Freshness ---------------------------------------------------------------

@@ -34,9 +34,10 @@ def make_team(name: str, slug: str, *members) -> Team:
     return team
 
 
-# Marks of the files that take longest (subprocesses, servers, a browser, a tool installed on
-# first use), heaviest first: `make test` hands these to its workers before the rest.
-HEAVY_FIRST = ("bench", "slow", "datacontract", "pandera_tool", "browser")
+# Marks of the files that take longest (a fleet of processes for minutes, subprocesses, servers,
+# a browser, a tool installed on first use), heaviest first: `make test` hands these to its
+# workers before the rest.
+HEAVY_FIRST = ("starts_early", "bench", "slow", "datacontract", "pandera_tool", "browser")
 
 
 @pytest.hookimpl(trylast=True)

@@ -91,6 +91,22 @@ def test_a_deadline_task_made_moot_by_a_later_write_changes_nothing(dataset, own
     assert DatasetFreshness.objects.get(dataset=dataset).status == FreshnessStatus.FRESH
 
 
+def test_a_write_after_a_deadline_nobody_evaluated_yet_records_the_breach_first(dataset, owner, clock):
+    """The deadline task runs late behind a busy worker; the next write arrives first.
+    The dataset was stale from its deadline to that write: a breach all the same."""
+    set_slo(dataset, max_age=S6, by=owner)
+    record_write(dataset, at=T0, row_count=10)
+    clock.move_to(T0 + S6 + HOUR)
+    record_write(dataset, at=T0 + S6 + HOUR, row_count=10)
+    *_, stale, fresh = FreshnessTransition.objects.filter(dataset=dataset).order_by("at", "id")
+    assert (stale.to_status, stale.due_at, stale.source) == (FreshnessStatus.STALE, T0 + S6, TransitionSource.DEADLINE)
+    assert (fresh.from_status, fresh.to_status, fresh.source) == (FreshnessStatus.STALE, FreshnessStatus.FRESH,
+                                                                  TransitionSource.WRITE)
+    clock.move_to(T0 + S6 + 2 * HOUR)
+    evaluate_dataset(dataset.pk)  # the late task finds nothing left to do
+    assert FreshnessTransition.objects.filter(dataset=dataset, to_status=FreshnessStatus.STALE).count() == 1
+
+
 def test_a_sweep_notes_when_it_ran(dataset, six_hour_slo, clock):
     sweep(T0)
     state = EvaluatorState.objects.get()

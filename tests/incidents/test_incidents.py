@@ -136,3 +136,16 @@ def test_a_written_schema_drifting_from_the_contract_opens_an_incident(dataset, 
 def test_an_unbound_dataset_opens_no_incident(dataset):
     report(dataset, FAILING)
     assert not Incident.objects.exists()
+
+
+def test_a_write_after_a_quality_deadline_whose_task_is_late_records_the_breach_first(dataset, contract, owner):
+    """The deadline task waits behind a busy worker; the next write arrives first: the
+    checks did not pass in time all the same, and the late task then finds nothing."""
+    from incidents import quality_slo
+
+    quality_slo.set_quality_slo(dataset, 30 * MINUTE, by=owner)
+    quality_slo.record_write(dataset.pk, T0, now=T0)
+    quality_slo.record_write(dataset.pk, T0 + 40 * MINUTE, now=T0 + 40 * MINUTE)
+    incident = Incident.objects.get(cause=Cause.CHECK_LATE)
+    assert incident.evidence["deadline"] == (T0 + 30 * MINUTE).isoformat()
+    assert quality_slo.evaluate(T0 + 45 * MINUTE, [dataset.pk]) == 0  # the next deadline is T0 + 70 min
