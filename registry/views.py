@@ -3,6 +3,7 @@ from __future__ import annotations
 import hmac
 import logging
 from collections.abc import Callable
+from datetime import datetime
 
 from csp.decorators import csp_replace
 from django.conf import settings
@@ -31,7 +32,7 @@ from registry.hooks import (
     nav_items,
     render_dataset_list_table,
 )
-from registry.inbox import inbox_of_person, inbox_of_team
+from registry.inbox import due_moment, inbox_of_person, inbox_of_team
 from registry.jobs import OwnershipRules
 from registry.models import Consumer, Dataset, Team, is_governance_admin
 from registry.ownership import unowned_jobs
@@ -248,8 +249,11 @@ def team_inbox_page(request: HttpRequest, slug: str) -> HttpResponse:
                                                    "is_member": any(t.pk == team.pk for t in Team.objects.of_user(request.user))})
 
 
-def _inbox_rows(inbox) -> list[tuple[str, str, list[tuple[InboxItem, Team | None]]]]:
-    return [(kind, label, [(item, inbox.team_of(item)) for item in items]) for kind, label, items in inbox.groups()]
+def _inbox_rows(inbox) -> list[tuple[str, str, list[tuple[InboxItem, Team | None, datetime | None]]]]:
+    """(kind, label, [(item, its team, its deadline as a moment)]): a provider may give a
+    day (a lane's sunset) where the others give a moment, and the page shows one format."""
+    return [(kind, label, [(item, inbox.team_of(item), due_moment(item.due)) for item in items])
+            for kind, label, items in inbox.groups()]
 
 
 @login_required

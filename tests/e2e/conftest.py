@@ -11,6 +11,8 @@ import shutil
 import pytest
 from django.db import connections
 
+from tests.e2e.demo import demo, demo_snapshot  # noqa: F401 - the demo world, for the tests of every main page
+
 CHROMIUM = "/usr/bin/chromium"
 LAUNCH_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

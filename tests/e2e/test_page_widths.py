@@ -5,26 +5,15 @@ furthest past the window's right edge."""
 
 from __future__ import annotations
 
-import io
-import uuid
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-from django.core.management import call_command
-from django.test import override_settings
-from django.utils import timezone
 
-from change_requests.models import ChangeRequest
-from contracts_app.models import SchemaDriftCheck
-from lineage.models import Job, QualityCheck
-from registry.env import parse_contract_store
-from registry.models import Dataset
+from tests.e2e.demo import DEMO_PASSWORD as PASSWORD
+from tests.e2e.demo import VIEWPORTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-VIEWPORTS = {1280: {"width": 1280, "height": 800}, 390: {"width": 390, "height": 844}}
-PASSWORD = "demo-password"
 
 # The element reaching furthest right past the window, by its box or by its own text,
 # leaving out what sits inside a box that scrolls or clips (it cannot widen the page).
@@ -86,57 +75,6 @@ SCREENS = [
     Screen("login page", None, "/login/"),
     Screen("admin index", "gina", "/admin/"),
 ]
-
-
-@pytest.fixture(scope="module")
-def demo_snapshot(django_db_setup, django_db_blocker, tmp_path_factory) -> tuple[Path, Path]:
-    """The demo, loaded once for the module and kept as a fixture file (loading it is
-    the slow part); the database is emptied again for the tests, which load the file.
-    Returns (fixture file, contract store)."""
-    root = tmp_path_factory.mktemp("demo")
-    store, snapshot = root / "store", root / "demo.json"
-    with override_settings(CONTRACT_STORE=parse_contract_store(str(store), base_dir=root)), \
-            django_db_blocker.unblock():
-        try:
-            call_command("load_demo", stdout=io.StringIO())
-            call_command("dumpdata", "--natural-foreign", "--exclude=contenttypes", "--exclude=auth.permission",
-                         "--exclude=sessions", "--exclude=admin.logentry", "--exclude=axes", output=str(snapshot))
-        finally:
-            call_command("flush", interactive=False, verbosity=0)
-    return snapshot, store
-
-
-@pytest.fixture
-def demo(demo_snapshot, settings) -> dict[str, str]:
-    """The loaded demo, its orders dataset also drifting from its contract and failing a
-    quality check (the demo has neither on a dataset with consumers); the paths of the
-    objects the screens name."""
-    snapshot, store = demo_snapshot
-    settings.CONTRACT_STORE = parse_contract_store(str(store), base_dir=store.parent)
-    call_command("loaddata", str(snapshot), verbosity=0)
-    orders = Dataset.objects.get(namespace="postgres://retail-db:5432", name="retail.public.orders")
-    now = timezone.now()
-    SchemaDriftCheck.objects.create(
-        dataset=orders, contract_name="retail.sales.orders", version="2.0", run_uuid=uuid.uuid4(),
-        job_namespace="airflow", job_name="checkout.load_orders_from_the_shop_database", event_type="COMPLETE",
-        event_time=now, drift_count=2, findings=[
-            {"kind": "missing_required", "field": "total_amount_including_taxes_and_shipping", "severity": "drift",
-             "expected": "float64", "actual": None,
-             "message": "'total_amount_including_taxes_and_shipping' is required by the contract but the output "
-                        "has no such field."},
-            {"kind": "type_mismatch", "field": "placed_at", "severity": "drift", "expected": "datetime64[ns, UTC]",
-             "actual": "VARCHAR", "message": "'placed_at' is 'VARCHAR' in the output; the contract says a timestamp."},
-        ])
-    QualityCheck.objects.create(
-        dataset=orders, run_uuid=uuid.uuid4(), job_namespace="dbt", job_name="retail.test_orders_not_null_and_unique",
-        event_type="COMPLETE", event_time=now, assertion_count=3, failed_count=1, metrics={"rowCount": 1310},
-        assertions=[{"assertion": "not_null", "column": "customer_id", "success": False, "severity": "error"},
-                    {"assertion": "unique", "column": "order_id", "success": True}])
-    return {
-        "dataset": orders.get_absolute_url(),
-        "request": ChangeRequest.objects.filter(state="open").order_by("pk").first().get_absolute_url(),
-        "job": Job.objects.get(name="analytics.customer_orders").get_absolute_url(),
-    }
 
 
 @pytest.fixture

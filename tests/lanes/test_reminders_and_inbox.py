@@ -85,6 +85,15 @@ def test_a_team_still_reading_a_deprecated_lane_has_it_in_its_inbox(two_lanes, o
     assert not [i for i in inbox_for(outsider, [other_team.pk]) if i.kind.startswith("lane_")]
 
 
+def test_the_inbox_page_shows_a_sunset_day_like_any_deadline(two_lanes, owner, consumer, consumer_team, client):
+    reads_lane_2(two_lanes, consumer_team)
+    sunset = today() + timedelta(days=7)
+    Lane.of(two_lanes, 2).set_dates(deprecation_date=today(), sunset_date=sunset, by=owner)
+    client.force_login(consumer)
+    page = client.get("/inbox/").content.decode()
+    assert f"due {sunset:%Y-%m-%d} 00:00 UTC" in page
+
+
 def test_a_lane_that_is_not_deprecated_is_not_in_the_inbox(two_lanes, consumer, consumer_team):
     reads_lane_2(two_lanes, consumer_team)
     assert not [i for i in inbox_for(consumer, [consumer_team.pk]) if i.kind.startswith("lane_")]
