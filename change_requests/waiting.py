@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.db import connection
 from django.db.models import Count, JSONField, OuterRef, Subquery
 from django.db.models.functions import JSONObject
 from django.urls import reverse
@@ -49,6 +50,8 @@ def _reviews_counted(status: str | None = None) -> Subquery:
 
 def annotate_unfinished_request(contracts):
     """Each contract's unfinished change request as one JSON value (or null)."""
+    if connection.vendor != "postgresql":
+        return contracts  # no array aggregates on SQLite (the demo): waiting_in_request asks per contract
     unfinished = (ChangeRequest.objects.filter(contract=OuterRef("pk"), state__in=UNFINISHED).order_by("-opened_at")
                   .values(waiting=JSONObject(
                       id="pk", state="state", version="proposed_version", deadline="deadline_at",
@@ -74,8 +77,26 @@ def _open_status(found: dict) -> str:
     return f"waiting for the consumer teams ({progress})"
 
 
+def _unfinished_of(contract) -> dict | None:
+    """What the annotation holds, read for one contract (SQLite's small demo lists)."""
+    request = (ChangeRequest.objects.filter(contract=contract, state__in=UNFINISHED).select_related("owner_team")
+               .order_by("-opened_at").first())
+    if request is None:
+        return None
+    reviews = list(TeamReview.objects.filter(change_request=request).select_related("team").order_by("team__name"))
+
+    def named(status: str) -> list[str]:
+        return [r.team.name for r in reviews if r.status == status]
+
+    return {"id": request.pk, "state": request.state, "version": request.proposed_version,
+            "deadline": request.deadline_at.isoformat() if request.deadline_at else None,
+            "owner_team": request.owner_team.name if request.owner_team_id else None,
+            "required": len(reviews), "acknowledged": len(named(ReviewStatus.ACKNOWLEDGED)),
+            "waiting_for": named(ReviewStatus.PENDING), "objected": named(ReviewStatus.OBJECTED)}
+
+
 def waiting_in_request(contract) -> list[WaitingVersion]:
-    found = getattr(contract, ANNOTATION, None)
+    found = getattr(contract, ANNOTATION) if hasattr(contract, ANNOTATION) else _unfinished_of(contract)
     if not found:
         return []
     url = reverse("change-request-detail", args=[found["id"]])

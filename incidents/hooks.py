@@ -5,6 +5,7 @@ dataset list, and the inbox items of open incidents upstream of a team's jobs.""
 
 from __future__ import annotations
 
+from django.db import connection
 from django.db.models import Exists, OuterRef, Q, Subquery
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -46,13 +47,20 @@ def contract_status_section(request, contract, bindings) -> str:
     return render_to_string("incidents/_contract_section.html", {"statuses": statuses}, request=request)
 
 
+def _declares_checks() -> Q:
+    """The status lists a check the contract declares."""
+    if connection.vendor == "postgresql":
+        return Q(checks__contains=[{"declared": True}])  # jsonb containment
+    # SQLite (the embedded demo) has no JSON containment: its text, as Django writes it, says as much.
+    return Q(checks__icontains='"declared": true')
+
+
 def _annotate(datasets):
     # A list badge flags trouble: a failing contract, or one whose declared checks have
     # not all reported. "Unverified" for want of declared checks (or of a published
     # version) is no trouble of the data's and would be noise on every bound dataset.
     troubled = ContractStatus.objects.filter(
-        Q(status=ContractState.FAILING)
-        | Q(status=ContractState.UNVERIFIED, checks__contains=[{"declared": True}]))
+        Q(status=ContractState.FAILING) | Q(status=ContractState.UNVERIFIED) & _declares_checks())
     return datasets.annotate(
         contract_state=Subquery(troubled.filter(dataset=OuterRef("pk")).values("status")[:1]),
         has_open_incident=Exists(Incident.objects.unresolved().filter(dataset=OuterRef("pk"))))
