@@ -251,13 +251,14 @@ def _judge_dataset(label: str, hits: list[Hit], declared: list[str] | None,
     passed = [f"{hit.job} {p['how']}" for hit in hits for p in hit.passed]
     if passed:
         columns = sorted({p["column"] for hit in hits for p in hit.passed})
+        carrying = any(p["how"].startswith("carries") for hit in hits for p in hit.passed)
         return False, (f"{_PASSES} on {label}: " + "; ".join(passed) + _reached(hits, columns)
-                       + "; no check or expression of its own depends on them")
+                       + ("; no check or expression of its own depends on them" if carrying else ""))
     return False, f"nothing it reads or declared of {label} is touched"
 
 
 _STOPS = "the change stops in its SQL"
-_PASSES = "the changed values only pass through it"
+_PASSES = "the changed values reach it but nothing of it would notice them"
 
 
 def _reached(hits: list[Hit], columns: list[str]) -> str:
