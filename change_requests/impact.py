@@ -12,7 +12,11 @@ each consumer team judged by the columns its jobs read.
    columns its jobs read (observed in lineage, registry.usage) or the columns it
    declared include a touched column, or when its usage is unknown (no
    evidence, or a job that reads everything). Only a team whose usage provably
-   excludes every touched column is "not affected": told, not asked.
+   excludes every touched column is "not affected": told, not asked. A change of
+   values that keeps the type (NULLs, an enum narrowed, precision lost) asks only
+   the teams that would notice it: a job that only carries the values on to its
+   outputs, or a check whose assertions the change cannot fail, is told, with the
+   path (registry.hooks.column_passers); the change goes on to what it feeds.
 3. Jobs reading the datasets whose team is not a registered consumer are
    `unregistered readers`, listed with what they read.
 
