@@ -359,12 +359,14 @@ class Effect:
         """The effect of one change of the checker's report (its `kind`) on its column."""
         if kind.startswith("nullability"):
             return Effect.NULLS
-        if kind.startswith("type"):
+        # A format is a type to SQL (a `date-time` string is a timestamp): a dataframe dtype
+        # changed from datetime to str reaches the report as its format removed.
+        if kind.startswith(("type", "format")):
             return Effect.RETYPED
         if kind in ("enum_added", "enum_value_removed", "const_added"):  # fewer values allowed, no new one
             return Effect.NARROWED
         if kind.startswith(("enum", "const", "minimum", "maximum", "exclusive", "min_length", "max_length",
-                            "multiple_of", "pattern", "format")):
+                            "multiple_of", "pattern")):
             return Effect.VALUES
         return Effect.CHANGED
 
