@@ -359,13 +359,15 @@ class Effect:
         """The effect of one change of the checker's report (its `kind`) on its column."""
         if kind.startswith("nullability"):
             return Effect.NULLS
-        # A format is a type to SQL (a `date-time` string is a timestamp): a dataframe dtype
-        # changed from datetime to str reaches the report as its format removed.
-        if kind.startswith(("type", "format")):
+        # A format is a type to SQL (a `date-time` string is a timestamp), and bounds are what
+        # a dataframe's numeric dtype looks like to the checker: a datetime column now str
+        # reaches the report as its format removed, an int64 one now int32 as both bounds
+        # tightened. Both are judged as retypes (per expression, by the type check).
+        if kind.startswith(("type", "format", "minimum", "maximum", "exclusive")):
             return Effect.RETYPED
         if kind in ("enum_added", "enum_value_removed", "const_added"):  # fewer values allowed, no new one
             return Effect.NARROWED
-        if kind.startswith(("enum", "const", "minimum", "maximum", "exclusive", "min_length", "max_length",
+        if kind.startswith(("enum", "const", "min_length", "max_length",
                             "multiple_of", "pattern")):
             return Effect.VALUES
         return Effect.CHANGED

@@ -391,7 +391,7 @@ def test_each_kind_of_checker_change_maps_to_what_it_does_to_the_values():
     assert Effect.of_change("enum_value_removed") == Effect.NARROWED
     assert Effect.of_change("enum_value_added") == Effect.VALUES
     assert Effect.of_change("format_removed") == Effect.RETYPED  # a dataframe datetime column now str
-    assert Effect.of_change("maximum_tightened") == Effect.VALUES
+    assert Effect.of_change("maximum_tightened") == Effect.RETYPED  # a dataframe int64 column now int32
     assert Effect.of_change("max_length_tightened") == Effect.VALUES
     assert Effect.of_change("required_removed") == Effect.CHANGED
 
