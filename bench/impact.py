@@ -457,7 +457,7 @@ def contract_document(node: dict, *, version: str = "1.0", change: Change | None
 
 # What each kind of change does to its column (registry.usage.Effect), as the checker's
 # report would say it (change_requests.impact.column_effects).
-EFFECTS = {"drop": "removed", "rename": "removed", "type": "retyped", "nulls": "nulls", "enum": "values",
+EFFECTS = {"drop": "removed", "rename": "removed", "type": "retyped", "nulls": "nulls", "enum": "narrowed",
            "precision": "values"}
 PROJECT_OF: list[dict] = [{}]   # the project contract_document reads enum values from
 

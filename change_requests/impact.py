@@ -12,7 +12,11 @@ each consumer team judged by the columns its jobs read.
    columns its jobs read (observed in lineage, registry.usage) or the columns it
    declared include a touched column, or when its usage is unknown (no
    evidence, or a job that reads everything). Only a team whose usage provably
-   excludes every touched column is "not affected": told, not asked.
+   excludes every touched column is "not affected": told, not asked. A change of
+   values that keeps the type (NULLs, an enum narrowed, precision lost) asks only
+   the teams that would notice it: a job that only carries the values on to its
+   outputs, or a check whose assertions the change cannot fail, is told, with the
+   path (registry.hooks.column_passers); the change goes on to what it feeds.
 3. Jobs reading the datasets whose team is not a registered consumer are
    `unregistered readers`, listed with what they read.
 
@@ -43,7 +47,15 @@ from contracts_app.publishing import (
     published_below,
 )
 from registry.models import Consumer, Dataset, Team
-from registry.usage import Effect, Flow, JobReading, absorbing_readers, readings_of, value_flow
+from registry.usage import (
+    Effect,
+    Flow,
+    JobReading,
+    absorbing_readers,
+    passing_readers,
+    readings_of,
+    value_flow,
+)
 
 _PROPERTY = re.compile(r"^/properties/([^/]+)")
 _COLUMN = re.compile(r"/properties/[^/]+")
@@ -115,6 +127,10 @@ class Hit:
     absorbed: list[dict[str, str]] = field(default_factory=list)
     # How the change reached this dataset's touched columns: [{"column", "path": [step…]}]
     reached_by: list[dict[str, Any]] = field(default_factory=list)
+    # Touched columns whose changed values it only carries on to its outputs, nothing of
+    # it noticing them, or checks them in ways the change cannot fail
+    # (registry.hooks.column_passers): [{"column", "how"}]
+    passed: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -202,6 +218,20 @@ def _absorb(hit: Hit, reading: JobReading, absorbing: dict[tuple[int, str, str, 
     hit.touched = kept
 
 
+def _pass(hit: Hit, reading: JobReading, passing: dict[tuple[int, str, str, str], str]) -> None:
+    """Move out of the hit's touched columns those whose changed values the job only carries on."""
+    if not passing or hit.reads is None:
+        return
+    kept = []
+    for column in hit.touched:
+        into = passing.get((reading.dataset_id, column, reading.job_namespace, reading.job_name))
+        if into is None:
+            kept.append(column)
+        else:
+            hit.passed.append({"column": column, "how": into})
+    hit.touched = kept
+
+
 def _judge_dataset(label: str, hits: list[Hit], declared: list[str] | None,
                    touched: list[str] | None) -> tuple[bool, str]:
     """(affected, why) for one consumed dataset, `touched` being the columns touched there."""
@@ -222,15 +252,22 @@ def _judge_dataset(label: str, hits: list[Hit], declared: list[str] | None,
     absorbed = [f"{hit.job} reads {a['column']} only through `{a['by']}`" for hit in hits for a in hit.absorbed]
     if absorbed:
         return False, f"{_STOPS} on {label}: " + "; ".join(absorbed)
+    passed = [f"{hit.job} {p['how']}" for hit in hits for p in hit.passed]
+    if passed:
+        columns = sorted({p["column"] for hit in hits for p in hit.passed})
+        carrying = any(p["how"].startswith("carries") for hit in hits for p in hit.passed)
+        return False, (f"{_PASSES} on {label}: " + "; ".join(passed) + _reached(hits, columns)
+                       + ("; no check or expression of its own depends on them" if carrying else ""))
     return False, f"nothing it reads or declared of {label} is touched"
 
 
 _STOPS = "the change stops in its SQL"
+_PASSES = "the changed values reach it but nothing of it would notice them"
 
 
 def _reached(hits: list[Hit], columns: list[str]) -> str:
     """How the change reached the columns (the first path of each), in words."""
-    paths = {r["column"]: r["path"] for hit in hits for r in hit.reached_by if r["column"] in columns}
+    paths = {r["column"]: r["path"] for hit in hits for r in hit.reached_by if r["column"] in columns and r["path"]}
     if not paths:
         return ""
     said = []
@@ -255,7 +292,7 @@ def _judge(team: Team, consumed: Consumed, touched: list[str] | None) -> TeamImp
     hits = [hit for hits, _, _ in consumed.values() for hit in hits]
     if affected:
         return TeamImpact(team.pk, team.slug, True, "; ".join(affected), declared_all, hits)
-    stopped = [why for _, why in verdicts if why.startswith(_STOPS)]
+    stopped = [why for _, why in verdicts if why.startswith((_STOPS, _PASSES))]
     if stopped:
         return TeamImpact(team.pk, team.slug, False, "; ".join(stopped), declared_all, hits)
     return TeamImpact(team.pk, team.slug, False,
@@ -308,6 +345,9 @@ def assess_datasets(datasets_: Iterable[Dataset], touched: list[str] | None, *, 
     touched_at: dict[int, list[str] | None] = {pk: touched for pk in datasets}
     labels = {pk: _label(d) for pk, d in datasets.items()}
     flow, effects_at = Flow(), {}
+    # Downstream datasets whose changed columns only changed values, and their owner team:
+    # a team's own check of its own model is how it notices values its models passed on.
+    values_only_owner: dict[int, int | None] = {}
     if datasets and touched != []:
         sources = {pk: ({c: set((effects or {}).get(c) or Effect.ALL) for c in touched} if touched is not None else None)
                    for pk in datasets}
@@ -316,9 +356,13 @@ def assess_datasets(datasets_: Iterable[Dataset], touched: list[str] | None, *, 
         for dataset in Dataset.objects.filter(pk__in=downstream):
             labels[dataset.pk] = f"{_label(dataset)} (fed by the changed columns)"
             touched_at[dataset.pk] = sorted(downstream[dataset.pk])
+            if all(effects <= Effect.VALUE_CHANGES for effects in downstream[dataset.pk].values()):
+                values_only_owner[dataset.pk] = dataset.owner_team_id
         effects_at = {**{pk: cols for pk, cols in sources.items() if cols is not None}, **downstream}
-    # Jobs whose SQL provably absorbs the change of a column they read (lineage.sql_usage).
+    # Jobs whose SQL provably absorbs the change of a column they read (lineage.sql_usage),
+    # and jobs that only carry changed values on to their outputs, nothing of theirs noticing.
     absorbing = absorbing_readers(effects_at, now) if effects_at else {}
+    passing = passing_readers(effects_at, now) if effects_at else {}
     consumers = list(Consumer.objects.filter(dataset_id__in=touched_at).select_related("team").order_by("team__name"))
     readings = readings_of(touched_at, now=now) if touched_at else []
     teams: dict[int, Team] = {}
@@ -330,13 +374,22 @@ def assess_datasets(datasets_: Iterable[Dataset], touched: list[str] | None, *, 
         consumed.setdefault(consumer.team_id, {})[labels[consumer.dataset_id]] = (
             [], consumer.declared_columns, touched_at[consumer.dataset_id])
     unregistered: list[dict[str, Any]] = []
-    slugs = dict(Team.objects.filter(pk__in={r.team_id for r in readings if r.team_id}).values_list("pk", "slug"))
+    reading_teams = Team.objects.in_bulk({r.team_id for r in readings if r.team_id})
+    slugs = {pk: team.slug for pk, team in reading_teams.items()}
     for reading in readings:
         there = touched_at[reading.dataset_id]
         hit = _hit(reading, labels[reading.dataset_id], there)
         _absorb(hit, reading, absorbing)
+        _pass(hit, reading, passing)
         hit.reached_by = [{"column": c, "path": [step.to_dict() for step in flow.path_to(reading.dataset_id, c)]}
-                          for c in hit.touched if (reading.dataset_id, c) in flow.steps]
+                          for c in [*hit.touched, *(p["column"] for p in hit.passed)]
+                          if (reading.dataset_id, c) in flow.steps]
+        if (hit.touched and reading.team_id is not None and reading.team_id != owner_team_id
+                and values_only_owner.get(reading.dataset_id) == reading.team_id):
+            # The owner's own job (its check, say) reads the changed values of its model:
+            # its team notices them, though it is no consumer of its own dataset.
+            teams[reading.team_id] = reading_teams[reading.team_id]
+            consumed.setdefault(reading.team_id, {}).setdefault(hit.dataset, ([], None, there))
         mine = consumed.get(reading.team_id, {}).get(hit.dataset)
         if mine is not None:
             mine[0].append(hit)

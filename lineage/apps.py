@@ -7,10 +7,11 @@ class LineageConfig(AppConfig):
 
     def ready(self) -> None:
         from lineage import demo, inbox, views  # noqa: F401  (register the demo step, the dataset-page section, the inbox)
-        from lineage.column_graph import absorbing_jobs, fed_steps
+        from lineage.column_graph import absorbing_jobs, fed_steps, passing_jobs
         from lineage.models import compiled_queries, observed_schemas
         from registry.hooks import (
             column_absorbers,
+            column_passers,
             column_steps,
             dataset_observed_schemas,
             hot_path,
@@ -27,6 +28,7 @@ class LineageConfig(AppConfig):
         # field edges, and the jobs whose SQL absorbs the change.
         column_steps(fed_steps)
         column_absorbers(absorbing_jobs)
+        column_passers(passing_jobs)
         # What a dataset's latest schema facet listed, for drafting a contract from it.
         dataset_observed_schemas(observed_schemas)
         # Consumers' compiled SQL and the schemas they read, to type-check and verify a change.

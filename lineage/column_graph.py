@@ -17,6 +17,7 @@ stored datasets (the longest namespace, then the longest name, wins).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -31,7 +32,7 @@ from lineage.graph import GraphError, NodeNotFound
 from lineage.models import DatasetSchema, FieldEdge, Job
 from registry.db import prepared_cursor
 from registry.models import Dataset
-from registry.usage import ColumnRead, Effect, FlowStep, UsageKind, carries
+from registry.usage import ColumnRead, Effect, FlowStep, UsageKind, UsageSource, carried
 
 MAX_DEPTH = 100
 DEFAULT_DEPTH = 20
@@ -249,10 +250,10 @@ def fed_steps(sources: dict[int, dict[str, set[str]] | None], now=None) -> list[
         columns = sources[input_id]
         effects = Effect.ALL if columns is None else columns.get(input_field, ())
         absorbs = absorbed_by(description or "")
-        carried = {carries(e, subtype, through_star, kind=kind, absorbs=absorbs) for e in effects} - {None}
-        if carried:
+        found = carried(effects, subtype or "", through_star, kind=kind, absorbs=absorbs)
+        if found:
             steps.append(FlowStep(input_id, input_field, dataset_id, field_, f"{ns}/{name}", kind, subtype or "",
-                                  _shown(description or ""), frozenset(carried)))
+                                  _shown(description or ""), found))
     steps.sort(key=lambda s: (s.dataset_id, s.column, s.kind != UsageKind.DIRECT, s.job, s.input_dataset_id,
                               s.input_column))
     return steps
@@ -265,13 +266,18 @@ def _shown(description: str) -> str:
     return description
 
 
+def _widened(absorbs: frozenset[str]) -> frozenset[str]:
+    """What absorbs any new values absorbs narrowed ones too."""
+    return absorbs | {Effect.NARROWED} if Effect.VALUES in absorbs else absorbs
+
+
 def absorbing_jobs(touched: dict[int, dict[str, set[str]]], now=None) -> dict[tuple[int, str, str, str], str]:
     """For registry.hooks.column_absorbers: the jobs whose every use of a touched column
     absorbs every effect on it — each of their field edges from the column is DIRECT
     and its expression absorbs them (lineage.column_usage.absorbed_by), and no INDIRECT
     read of it was seen (a filter, a join, a check) — with the expression. Two queries."""
     wanted = {(d, c): set(e) for d, columns in touched.items() for c, e in (columns or {}).items()
-              if e and not (set(e) - {Effect.RETYPED, Effect.NULLS, Effect.VALUES})}
+              if e and not (set(e) - {Effect.RETYPED, Effect.NULLS, Effect.VALUES, Effect.NARROWED})}
     if not wanted:
         return {}
     condition = Q()
@@ -290,7 +296,128 @@ def absorbing_jobs(touched: dict[int, dict[str, set[str]]], now=None) -> dict[tu
     found = {}
     for key, edges in uses.items():
         effects = wanted[(key[0], key[1])]
-        if key in steering or any(kind != UsageKind.DIRECT or not effects <= absorbed_by(text) for kind, text in edges):
+        if key in steering or any(kind != UsageKind.DIRECT or not effects <= _widened(absorbed_by(text))
+                                  for kind, text in edges):
             continue
         found[key] = "; ".join(sorted({_shown(text) for _, text in edges}))
+    return found
+
+
+# What in an edge's SQL may fail, or change meaning, once a column's values change while
+# keeping their type (an enum narrowed, precision or length lost): a value named in a
+# comparison or a list (`status = 'returned'`, `IN (…)`, `LIKE`), a division (a value
+# rounded to 0 divides by zero), a cast to anything but text (cut text may no longer
+# read as a number or a date).
+_NAMES_A_VALUE = re.compile(r"(?:=|<>|!=|<|>|\bIN\s*\(|\bLIKE\b|\bBETWEEN\b)\s*(?:'|-?\d|\(\s*'|\(\s*-?\d)"
+                            r"|(?:'|\b\d+)\s*(?:=|<>|!=|<|>)", re.IGNORECASE)
+_DIVIDES = re.compile(r"/|\bDIV\b|\bMOD\b|%")
+_CASTS = re.compile(r"\bCAST\s*\(.*?\bAS\s+(?!TEXT\b|VARCHAR\b|CHAR\b|STRING\b|CHARACTER\b)\w+|::\s*(?!TEXT\b|VARCHAR\b)\w+",
+                    re.IGNORECASE | re.DOTALL)
+
+
+def depends_on_values(description: str) -> str | None:
+    """Why an edge's SQL depends on its input's values beyond carrying them (None: it only carries them)."""
+    text = _shown(description)
+    if _NAMES_A_VALUE.search(text):
+        return "names a value"
+    if _DIVIDES.search(text):
+        return "divides"
+    if _CASTS.search(text):
+        return "casts"
+    return None
+
+
+# What each kind of data-quality assertion can notice (dbt's generic tests, as dbt-ol
+# names them): `not_null` only NULLs; `unique` values that merge (new or narrowed ones);
+# `accepted_values` only new values (NULLs and a narrowed enum pass it: dbt skips NULLs);
+# `relationships` new or narrowed values of the child (dbt skips NULL children). Any
+# other assertion (a singular test, an expectation) may notice anything.
+NOTICES = {
+    "not_null": frozenset({Effect.NULLS}),
+    "unique": frozenset({Effect.VALUES, Effect.NARROWED}),
+    "accepted_values": frozenset({Effect.VALUES}),
+    "relationships": frozenset({Effect.VALUES, Effect.NARROWED}),
+}
+_SAID = {Effect.NULLS: "NULLs", Effect.VALUES: "new values", Effect.NARROWED: "narrowed values"}
+
+
+def _checks_of(keys: set[tuple[int, str, str, str]], now=None) -> dict[tuple[int, str, str, str], list[str] | None]:
+    """The assertions each check job's latest run made of each column (None: it also
+    measured the column without asserting, or asserted on the whole dataset). One query."""
+    from lineage.models import QualityCheck
+
+    if not keys:
+        return {}
+    condition = Q()
+    for dataset_id, _column, ns, name in keys:
+        condition |= Q(dataset_id=dataset_id, job_namespace=ns, job_name=name)
+    latest: dict[tuple[int, str, str], QualityCheck] = {}
+    for check in QualityCheck.objects.filter(condition).order_by("dataset_id", "job_namespace", "job_name",
+                                                                  "-event_time", "-id"):
+        latest.setdefault((check.dataset_id, check.job_namespace, check.job_name), check)
+    found: dict[tuple[int, str, str, str], list[str] | None] = {}
+    for dataset_id, column, ns, name in keys:
+        check = latest.get((dataset_id, ns, name))
+        if check is None or (check.metrics or {}).get("columnMetrics", {}).get(column) is not None:
+            found[(dataset_id, column, ns, name)] = None
+            continue
+        asserted = [a for a in check.assertions if isinstance(a, dict)]
+        if any(not a.get("column") for a in asserted):
+            found[(dataset_id, column, ns, name)] = None
+            continue
+        found[(dataset_id, column, ns, name)] = sorted({str(a.get("assertion") or "") for a in asserted
+                                                         if a.get("column") == column})
+    return found
+
+
+def passing_jobs(touched: dict[int, dict[str, set[str]]], now=None) -> dict[tuple[int, str, str, str], str]:
+    """For registry.hooks.column_passers: the jobs that read a column whose values changed
+    with its type kept — NULLs allowed, an enum narrowed, precision lost — and that
+    nothing of theirs would notice it, with how the values go on (or why not noticed):
+
+    - a job that only carries the values on: every read of the column was seen in its
+      SQL and feeds a field edge of one of its outputs (a value, a join, group or filter
+      key, a window), and no edge's SQL depends on the values (`depends_on_values`; for
+      NULLs nothing does: SQL passes them on). The change reaches its outputs
+      (registry.usage.value_flow), where whoever checks or depends on them is asked. A
+      job with no outputs is where values end up: it is never passing.
+    - a check whose every assertion of the column cannot fail on the change (`NOTICES`:
+      a `not_null` of values that were narrowed, an `accepted_values` of NULLs).
+
+    Returns {(dataset id, column, job namespace, job name): how}. Three queries."""
+    wanted = {(d, c): set(e) for d, columns in touched.items() for c, e in (columns or {}).items()
+              if e and not (set(e) - {Effect.NULLS, Effect.VALUES, Effect.NARROWED})}
+    if not wanted:
+        return {}
+    condition = Q()
+    for dataset_id, column in wanted:
+        condition |= Q(input_dataset_id=dataset_id, input_field=column)
+    uses: dict[tuple[int, str, str, str], list[tuple[str, str, str, str]]] = {}
+    for dataset_id, column, kind, subtype, description, output, ns, name in (
+            FieldEdge.objects.current(now).filter(condition)
+            .values_list("input_dataset_id", "input_field", "kind", "subtype", "description", "dataset__name",
+                         "job__namespace", "job__name").distinct()):
+        uses.setdefault((dataset_id, column, ns, name), []).append((kind, subtype or "", description or "", output))
+    read_condition = Q()
+    for dataset_id, column in wanted:
+        read_condition |= Q(dataset_id=dataset_id, column=column)
+    checked = set(ColumnRead.objects.current(now).filter(read_condition, source=UsageSource.QUALITY_CHECK)
+                  .values_list("dataset_id", "column", "job_namespace", "job_name"))
+    found = {}
+    for key, assertions in _checks_of(checked - set(uses), now).items():
+        effects = wanted[(key[0], key[1])]
+        if assertions and all(a in NOTICES and not (effects & NOTICES[a]) for a in assertions):
+            said = " or ".join(_SAID[e] for e in sorted(effects))
+            found[key] = f"checks {key[1]} only by {', '.join(assertions)}, which {said} cannot fail"
+    for key, edges in uses.items():
+        if key in checked:
+            continue
+        if wanted[(key[0], key[1])] & {Effect.VALUES, Effect.NARROWED} and any(
+                depends_on_values(text) for _, _, text, _ in edges):
+            continue
+        ways = sorted({f"{'its values' if kind == UsageKind.DIRECT else (subtype or kind).lower().replace('_', ' ') + ' key'}"
+                       f" into {output}" + (f" (`{_shown(text)}`)" if _shown(text) else "")
+                       for kind, subtype, text, output in edges})
+        found[key] = f"carries {key[1]} on as " + "; ".join(ways[:3]) + (
+            f"; and {len(ways) - 3} more" if len(ways) > 3 else "")
     return found

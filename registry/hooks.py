@@ -189,6 +189,30 @@ def absorbing_readers(touched: dict, now=None) -> dict:
     return found
 
 
+_passing: list[Callable] = []
+
+
+def column_passers(fn: Callable) -> Callable:
+    """Register who knows which jobs only carry a column's changed values on.
+
+    `fn(touched, now)` gets {dataset id: {column: effects}} and returns {(dataset id,
+    column, job namespace, job name): how the values go on} for each job that passes
+    a value change (NULLs allowed, values narrowed, precision lost) into its outputs
+    with nothing of its own that would notice it: no check of the column, no
+    expression that fails or names a value. Its team is told, not asked; the change
+    goes on to its outputs and their readers."""
+    if fn not in _passing:
+        _passing.append(fn)
+    return fn
+
+
+def passing_readers(touched: dict, now=None) -> dict:
+    found: dict = {}
+    for fn in _passing:
+        found.update(fn(touched, now))
+    return found
+
+
 _service_levels: list[Callable] = []
 
 

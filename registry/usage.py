@@ -25,7 +25,7 @@ from django.db.models import F, OuterRef, Subquery, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
-from registry.hooks import absorbing_readers, steps_from  # noqa: F401 - absorbing_readers is re-exported
+from registry.hooks import absorbing_readers, passing_readers, steps_from  # noqa: F401 - the readers are re-exported
 from registry.identifiers import validate_identifier
 from registry.jobs import DecidedBy, JobTeam
 
@@ -430,27 +430,42 @@ class Effect:
     partition its frames, a CASE condition the branch). It stops where the SQL
     provably absorbs it (lineage.sql_usage): a new type under `cast(… as text)`,
     NULLs under `coalesce(…, <a literal>)`, a new type or new values under `count(…)`.
-    What the change is: RETYPED (a new type), NULLS (NULLs allowed), VALUES (an enum
-    or range narrowed or widened, precision, length or format changed), or CHANGED
-    when the checker's report does not say (absorbed by nothing)."""
+    What the change is: RETYPED (a new type), NULLS (NULLs allowed), NARROWED (an enum
+    narrowed: every new value was a possible value before), VALUES (a range narrowed
+    or widened, an enum widened, precision, length or format changed: new values), or
+    CHANGED when the checker's report does not say (absorbed by nothing).
+
+    What reaches a job's results through an INDIRECT use is new values (rows dropped,
+    matched or grouped otherwise change what is computed from them), and NULLs only
+    where the use can make them: a join (an outer join's rows that no longer match), a
+    CASE condition (no branch taken), a window (no frame). A deterministic expression
+    of narrowed values gives values it could give before: NARROWED goes on along DIRECT
+    edges, except through an aggregate (a sum of other rows is a new value)."""
 
     REMOVED = "removed"
     CHANGED = "changed"
     RETYPED = "retyped"
     NULLS = "nulls"
     VALUES = "values"
+    NARROWED = "narrowed"
     ALL = frozenset({REMOVED, CHANGED})
-    VALUE_CHANGES = frozenset({CHANGED, RETYPED, NULLS, VALUES})
+    VALUE_CHANGES = frozenset({CHANGED, RETYPED, NULLS, VALUES, NARROWED})
 
     @staticmethod
     def of_change(kind: str) -> str:
         """The effect of one change of the checker's report (its `kind`) on its column."""
         if kind.startswith("nullability"):
             return Effect.NULLS
-        if kind.startswith("type"):
+        # A format is a type to SQL (a `date-time` string is a timestamp), and bounds are what
+        # a dataframe's numeric dtype looks like to the checker: a datetime column now str
+        # reaches the report as its format removed, an int64 one now int32 as both bounds
+        # tightened. Both are judged as retypes (per expression, by the type check).
+        if kind.startswith(("type", "format", "minimum", "maximum", "exclusive")):
             return Effect.RETYPED
-        if kind.startswith(("enum", "const", "minimum", "maximum", "exclusive", "min_length", "max_length",
-                            "multiple_of", "pattern", "format")):
+        if kind in ("enum_added", "enum_value_removed", "const_added"):  # fewer values allowed, no new one
+            return Effect.NARROWED
+        if kind.startswith(("enum", "const", "min_length", "max_length",
+                            "multiple_of", "pattern")):
             return Effect.VALUES
         return Effect.CHANGED
 
@@ -458,6 +473,9 @@ class Effect:
 # The INDIRECT uses through which a value change reaches a job's results (OpenLineage's
 # INDIRECT subtypes; SORT only orders the rows, and a removal fails the job instead).
 RESULT_CHANGING = frozenset({"JOIN", "GROUP_BY", "FILTER", "WINDOW", "CONDITIONAL"})
+# The INDIRECT uses whose results may hold NULLs where the key or condition does not
+# match: an outer join's other side, a CASE with no branch taken, a window with no frame.
+MAKES_NULLS = frozenset({"JOIN", "CONDITIONAL", "WINDOW"})
 
 
 def carries(effect: str, subtype: str, through_star: bool | None, *, kind: str = UsageKind.DIRECT,
@@ -467,15 +485,34 @@ def carries(effect: str, subtype: str, through_star: bool | None, *, kind: str =
     DIRECT: a removal only through `SELECT *` (or, when no source says how the edge was
     made, an identity); a value change unless the edge's SQL absorbs it (`absorbs`).
     INDIRECT: a value change through a use that changes results (`RESULT_CHANGING`);
-    what reaches the results is their values (a retyped join key matches other rows)."""
+    what reaches the results is their values (a retyped join key matches other rows),
+    NULLs only through a use that makes them (`MAKES_NULLS`; `carried` adds the NULLs
+    an outer join's lost matches make). A narrowed column's values stay narrowed
+    through a DIRECT expression, not through an aggregate."""
     if kind != UsageKind.DIRECT:
         if effect == Effect.REMOVED or subtype.upper() not in RESULT_CHANGING:
             return None
-        return Effect.VALUES if effect == Effect.RETYPED else effect
+        if effect == Effect.NULLS and subtype.upper() in MAKES_NULLS or effect == Effect.CHANGED:
+            return effect
+        return Effect.VALUES
     if effect == Effect.REMOVED:
         carried = through_star is True or (through_star is None and subtype.upper() in ("", "IDENTITY"))
         return effect if carried else None
-    return None if effect in absorbs else effect
+    if effect in absorbs or effect == Effect.NARROWED and Effect.VALUES in absorbs:
+        return None
+    if effect == Effect.NARROWED and subtype.upper() == "AGGREGATION":
+        return Effect.VALUES
+    return effect
+
+
+def carried(effects: Iterable[str], subtype: str, through_star: bool | None, *, kind: str = UsageKind.DIRECT,
+            absorbs: frozenset[str] | set[str] = frozenset()) -> frozenset[str]:
+    """Every effect a field edge passes on for `effects` (`carries`), and the NULLs a join
+    makes of a key whose values change (an outer join's rows that no longer match)."""
+    found = {carries(e, subtype, through_star, kind=kind, absorbs=absorbs) for e in effects} - {None}
+    if kind != UsageKind.DIRECT and subtype.upper() == "JOIN" and found & {Effect.VALUES, Effect.NULLS}:
+        found.add(Effect.NULLS)
+    return frozenset(found)
 
 
 @dataclass(frozen=True)

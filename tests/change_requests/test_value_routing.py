@@ -178,14 +178,15 @@ def downstream_reader(team: str, source: str, columns: tuple[str, ...]) -> None:
           {source: tuple((c, "numeric") for c in columns)}, tuple((c, "numeric") for c in columns))
 
 
-def test_a_null_join_key_reaches_every_result_of_the_join_and_the_team_reading_them(teams):
+def test_a_null_join_key_reaches_every_result_of_the_join_and_the_team_checking_them(teams):
     """Warehouse joins payments to orders on order_id and passes only `paid` on; Analytics
-    reads `paid`. NULL payment order ids leave orders unpaid: Analytics is asked."""
+    checks that `paid` is never NULL. NULL payment order ids leave orders unpaid: Analytics
+    is asked; Warehouse, whose join only carries the change on, is told the path."""
     model("warehouse", "order_payments",
           "select o.order_id, p.paid from wh.sales.orders as o left join wh.finance.payments as p "
           "on p.order_id = o.order_id",
           {ORDERS: ORDERS_TABLE, PAYMENTS: PAYMENTS_TABLE}, (("order_id", "bigint"), ("paid", "numeric")))
-    downstream_reader("analytics", "wh.warehouse.order_payments", ("paid",))
+    check("analytics", "order_payments.test", "wh.warehouse.order_payments", ("not_null", "paid"))
     edge = FieldEdge.objects.get(input_dataset__name=PAYMENTS, input_field="order_id", field="paid")
     assert (edge.kind, edge.subtype) == (UsageKind.INDIRECT, "JOIN")
     assert edge.description == "p.order_id = o.order_id"  # the clause that justifies the step
@@ -193,10 +194,14 @@ def test_a_null_join_key_reaches_every_result_of_the_join_and_the_team_reading_t
     consumes(teams["warehouse"], PAYMENTS)
     consumes(teams["analytics"], "wh.warehouse.order_payments")
     answer = preview_change(payments, ["order_id"], effect=Effect.NULLS)
-    assert asked(answer) == ["analytics", "warehouse"]
+    assert asked(answer) == ["analytics"]
     assert "indirect JOIN in warehouse/order_payments (`p.order_id = o.order_id`)" in why(answer, "analytics")
-    [hit] = [j for j in answer["affected"][0]["jobs"] if j["job"] == "analytics/order_payments_report"]
+    [hit] = [j for j in answer["affected"][0]["jobs"] if j["job"] == "analytics/order_payments.test"]
     assert hit["reached_by"][0]["path"][0]["fragment"] == "p.order_id = o.order_id"
+    assert told(answer)["warehouse"] == (
+        "the changed values reach it but nothing of it would notice them on postgres://warehouse:5432/wh.finance.payments: "
+        "warehouse/order_payments carries order_id on as join key into wh.warehouse.order_payments "
+        "(`p.order_id = o.order_id`); no check or expression of its own depends on them")
 
 
 def test_a_removed_join_key_fails_the_joining_job_and_goes_no_further(teams):
@@ -214,19 +219,35 @@ def test_a_removed_join_key_fails_the_joining_job_and_goes_no_further(teams):
 def test_a_group_key_reaches_the_aggregates_it_groups(teams):
     model("warehouse", "revenue_by_region", "select sum(amount) as revenue from wh.sales.orders group by region",
           {ORDERS: ORDERS_TABLE}, (("revenue", "numeric"),))
-    downstream_reader("analytics", "wh.warehouse.revenue_by_region", ("revenue",))
+    check("analytics", "revenue_by_region.test", "wh.warehouse.revenue_by_region", ("unique", "revenue"))
     edge = FieldEdge.objects.get(input_field="region", field="revenue")
     assert (edge.kind, edge.subtype, edge.description) == (UsageKind.INDIRECT, "GROUP_BY", "GROUP BY region")
     orders = owned(ORDERS, teams["checkout"])
     consumes(teams["warehouse"], ORDERS)
     consumes(teams["analytics"], "wh.warehouse.revenue_by_region")
     answer = preview_change(orders, ["region"], effect=Effect.NULLS)
-    assert asked(answer) == ["analytics", "warehouse"]
+    assert asked(answer) == ["analytics"]
     assert "indirect GROUP_BY" in why(answer, "analytics") and "`GROUP BY region`" in why(answer, "analytics")
+    assert "carries region on as group by key into wh.warehouse.revenue_by_region" in told(answer)["warehouse"]
+
+
+def test_nulls_in_a_group_key_cannot_fail_a_not_null_check_of_the_aggregates(teams):
+    """Rows regrouped give other sums, never a NULL one: a `not_null` check of the sums cannot fail."""
+    model("warehouse", "revenue_by_region", "select sum(amount) as revenue from wh.sales.orders group by region",
+          {ORDERS: ORDERS_TABLE}, (("revenue", "numeric"),))
+    check("analytics", "revenue_by_region.test", "wh.warehouse.revenue_by_region", ("not_null", "revenue"))
+    orders = owned(ORDERS, teams["checkout"])
+    consumes(teams["warehouse"], ORDERS)
+    consumes(teams["analytics"], "wh.warehouse.revenue_by_region")
+    answer = preview_change(orders, ["region"], effect=Effect.NULLS)
+    assert asked(answer) == []
+    assert "analytics/revenue_by_region.test checks revenue only by not_null, which new values cannot fail" in \
+        told(answer)["analytics"]
 
 
 def test_a_filter_reaches_the_results_it_keeps_rows_of(teams):
-    """An enum narrowed (no more 'paid' orders, say) changes what the filter keeps."""
+    """An enum narrowed (no more 'paid' orders, say) changes what the filter keeps, and the
+    filter names a value: Warehouse is asked. Analytics' report only carries the sums on."""
     model("warehouse", "paid_revenue", "select sum(amount) as revenue from wh.sales.orders where status = 'paid'",
           {ORDERS: ORDERS_TABLE}, (("revenue", "numeric"),))
     downstream_reader("analytics", "wh.warehouse.paid_revenue", ("revenue",))
@@ -236,9 +257,15 @@ def test_a_filter_reaches_the_results_it_keeps_rows_of(teams):
     orders = owned(ORDERS, teams["checkout"])
     consumes(teams["warehouse"], ORDERS)
     consumes(teams["analytics"], "wh.warehouse.paid_revenue")
-    answer = preview_change(orders, ["status"], effect=Effect.VALUES)
-    assert asked(answer) == ["analytics", "warehouse"]
-    assert "indirect FILTER" in why(answer, "analytics")
+    for effect in (Effect.NARROWED, Effect.VALUES):
+        answer = preview_change(orders, ["status"], effect=effect)
+        assert asked(answer) == ["warehouse"]
+        assert "indirect FILTER" in told(answer)["analytics"]
+    # NULLs are not a value the filter names: it only keeps fewer rows, and says so.
+    nulls = preview_change(orders, ["status"], effect=Effect.NULLS)
+    assert asked(nulls) == []
+    assert "carries status on as filter key into wh.warehouse.paid_revenue (`WHERE status = 'paid'`)" in \
+        told(nulls)["warehouse"]
 
 
 def test_a_filter_in_a_select_star_step_reaches_what_is_computed_from_the_rows_it_keeps(teams):
@@ -256,8 +283,8 @@ def test_a_window_partition_reaches_the_window_and_only_it(teams):
           "select order_id, amount, row_number() over (partition by customer_id order by created_at) as nth "
           "from wh.sales.orders",
           {ORDERS: ORDERS_TABLE}, (("order_id", "bigint"), ("amount", "numeric"), ("nth", "bigint")))
-    downstream_reader("analytics", "wh.warehouse.order_sequence", ("nth",))
-    downstream_reader("warehouse", "wh.warehouse.order_sequence", ("amount",))
+    check("analytics", "order_sequence.test", "wh.warehouse.order_sequence", ("not_null", "nth"))
+    check("warehouse", "order_sequence.amounts", "wh.warehouse.order_sequence", ("not_null", "amount"))
     edge = FieldEdge.objects.get(input_field="customer_id", field="nth", kind=UsageKind.INDIRECT)
     assert edge.subtype == "WINDOW" and "PARTITION BY customer_id" in edge.description
     assert not FieldEdge.objects.filter(input_field="customer_id", field="amount").exists()
@@ -292,8 +319,11 @@ def test_a_cast_to_text_absorbs_a_new_type_and_the_team_is_told_why(teams):
     assert asked(retyped) == []
     assert "warehouse/order_labels reads status only through `CAST(status AS TEXT) AS status_label`" in \
         told(retyped)["warehouse"]
-    # NULLs pass through a cast: both teams are asked.
-    assert asked(preview_change(orders, ["status"], effect=Effect.NULLS)) == ["analytics", "warehouse"]
+    # NULLs pass through a cast, and on to Analytics' report: nothing of either team checks them.
+    nulls = preview_change(orders, ["status"], effect=Effect.NULLS)
+    assert asked(nulls) == []
+    assert "carries status on as its values into wh.warehouse.order_labels" in told(nulls)["warehouse"]
+    assert "carries status_label on as its values into wh.analytics.order_labels_report" in told(nulls)["analytics"]
 
 
 def test_a_cast_to_a_narrower_type_absorbs_nothing(teams):
@@ -318,14 +348,20 @@ def test_coalesce_with_a_non_null_default_absorbs_nulls_but_not_a_new_type(teams
 
 
 def test_coalesce_with_another_column_absorbs_nothing(teams):
+    """The NULLs reach Warehouse's own model, and Warehouse's own check of it asks Warehouse,
+    though it is no consumer of its own dataset."""
     model("warehouse", "order_notes", "select order_id, coalesce(note, coupon) as note from wh.sales.orders",
           {ORDERS: ORDERS_TABLE}, (("order_id", "bigint"), ("note", "text")))
+    check("warehouse", "order_notes.test", "wh.warehouse.order_notes", ("not_null", "note"))
+    owned("wh.warehouse.order_notes", teams["warehouse"])
     orders = owned(ORDERS, teams["checkout"])
     consumes(teams["warehouse"], ORDERS)
-    assert asked(preview_change(orders, ["note"], effect=Effect.NULLS)) == ["warehouse"]
+    answer = preview_change(orders, ["note"], effect=Effect.NULLS)
+    assert asked(answer) == ["warehouse"]
+    assert "its jobs read note of postgres://warehouse:5432/wh.warehouse.order_notes" in why(answer, "warehouse")
 
 
-def test_a_column_selected_but_never_used_downstream_asks_only_the_job_that_selects_it(teams):
+def test_a_column_selected_but_never_used_downstream_asks_nobody_and_tells_both_teams_why(teams):
     model("warehouse", "orders_copy", "select order_id, amount, note from wh.sales.orders",
           {ORDERS: ORDERS_TABLE}, (("order_id", "bigint"), ("amount", "numeric"), ("note", "text")))
     downstream_reader("analytics", "wh.warehouse.orders_copy", ("amount",))
@@ -333,8 +369,11 @@ def test_a_column_selected_but_never_used_downstream_asks_only_the_job_that_sele
     consumes(teams["warehouse"], ORDERS)
     consumes(teams["analytics"], "wh.warehouse.orders_copy")
     answer = preview_change(orders, ["note"], effect=Effect.NULLS)
-    assert asked(answer) == ["warehouse"]
+    assert asked(answer) == []
+    assert "warehouse/orders_copy carries note on as its values into wh.warehouse.orders_copy" in told(answer)["warehouse"]
     assert "analytics" in told(answer)
+    # Removed, the column fails the job that selects it.
+    assert asked(preview_change(orders, ["note"], effect=Effect.REMOVED)) == ["warehouse"]
 
 
 def test_a_change_the_report_does_not_name_is_absorbed_by_nothing(teams):
@@ -348,7 +387,73 @@ def test_a_change_the_report_does_not_name_is_absorbed_by_nothing(teams):
 def test_each_kind_of_checker_change_maps_to_what_it_does_to_the_values():
     assert Effect.of_change("type_changed") == Effect.RETYPED
     assert Effect.of_change("nullability_added") == Effect.NULLS
-    assert Effect.of_change("enum_narrowed") == Effect.VALUES
-    assert Effect.of_change("maximum_tightened") == Effect.VALUES
+    assert Effect.of_change("enum_added") == Effect.NARROWED  # values now restricted to a list
+    assert Effect.of_change("enum_value_removed") == Effect.NARROWED
+    assert Effect.of_change("enum_value_added") == Effect.VALUES
+    assert Effect.of_change("format_removed") == Effect.RETYPED  # a dataframe datetime column now str
+    assert Effect.of_change("maximum_tightened") == Effect.RETYPED  # a dataframe int64 column now int32
     assert Effect.of_change("max_length_tightened") == Effect.VALUES
     assert Effect.of_change("required_removed") == Effect.CHANGED
+
+
+# --- who notices a value change: checks, expressions that depend on the values, sinks ------
+
+def test_a_job_with_no_outputs_is_where_the_values_end_up_and_its_team_is_asked(teams):
+    """A query whose results leave the warehouse (a dashboard, an export) depends on the
+    values it reads: nothing downstream would notice for it."""
+    store_event(run_event("COMPLETE", job="revenue_dashboard", job_namespace="analytics",
+                          inputs=[table(ORDERS, *ORDERS_TABLE)],
+                          job_facets={"sql": sql_facet("select region, sum(amount) from wh.sales.orders "
+                                                       "group by region", "postgres")}))
+    orders = owned(ORDERS, teams["checkout"])
+    consumes(teams["analytics"], ORDERS)
+    assert asked(preview_change(orders, ["amount"], effect=Effect.NULLS)) == ["analytics"]
+
+
+def test_an_expression_that_divides_by_or_casts_the_values_depends_on_them(teams):
+    """Precision lost: a divisor rounded to 0 divides by zero, text cut short may no longer
+    read as a number. NULLs break neither: SQL passes them on."""
+    model("warehouse", "order_ratios", "select order_id, 100 / amount as per_unit from wh.sales.orders",
+          {ORDERS: ORDERS_TABLE}, (("order_id", "bigint"), ("per_unit", "numeric")))
+    model("analytics", "coupon_codes", "select order_id, cast(coupon as integer) as coupon_no from wh.sales.orders",
+          {ORDERS: ORDERS_TABLE}, (("order_id", "bigint"), ("coupon_no", "integer")))
+    orders = owned(ORDERS, teams["checkout"])
+    consumes(teams["warehouse"], ORDERS)
+    consumes(teams["analytics"], ORDERS)
+    assert asked(preview_change(orders, ["amount"], effect=Effect.VALUES)) == ["warehouse"]
+    assert asked(preview_change(orders, ["coupon"], effect=Effect.VALUES)) == ["analytics"]
+    assert asked(preview_change(orders, ["amount"], effect=Effect.NULLS)) == []
+    assert asked(preview_change(orders, ["coupon"], effect=Effect.NULLS)) == []
+
+
+def test_narrowing_an_enum_cannot_fail_a_membership_check_only_code_naming_a_value(teams):
+    """accepted_values holds for fewer values; a CASE that names one of them depends on it."""
+    store_event(run_event("COMPLETE", job="orders_load", job_namespace="checkout", outputs=[table(ORDERS, *ORDERS_TABLE)]))
+    check("analytics", "orders.test", ORDERS, ("accepted_values", "status"), ("not_null", "status"))
+    model("warehouse", "order_flags",
+          "select order_id, case when status = 'returned' then 1 else 0 end as returned from wh.sales.orders",
+          {ORDERS: ORDERS_TABLE}, (("order_id", "bigint"), ("returned", "integer")))
+    orders = owned(ORDERS, teams["checkout"])
+    consumes(teams["analytics"], ORDERS)
+    consumes(teams["warehouse"], ORDERS)
+    narrowed = preview_change(orders, ["status"], effect=Effect.NARROWED)
+    assert asked(narrowed) == ["warehouse"]
+    assert told(narrowed)["analytics"].endswith(
+        "analytics/orders.test checks status only by accepted_values, not_null, which narrowed values cannot fail")
+    # New values (an enum widened, a format changed) can fail the membership check.
+    assert asked(preview_change(orders, ["status"], effect=Effect.VALUES)) == ["analytics", "warehouse"]
+    # NULLs fail the not_null one.
+    assert "analytics" in asked(preview_change(orders, ["status"], effect=Effect.NULLS))
+
+
+def test_a_narrowed_enum_stays_narrowed_through_an_expression_but_not_an_aggregate(teams):
+    from registry.usage import carried
+
+    assert carried({Effect.NARROWED}, "TRANSFORMATION", None) == {Effect.NARROWED}
+    assert carried({Effect.NARROWED}, "AGGREGATION", None) == {Effect.VALUES}
+    # Through a join key: other rows match, and an outer join's lost matches are NULLs.
+    assert carried({Effect.NARROWED}, "JOIN", None, kind=UsageKind.INDIRECT) == {Effect.VALUES, Effect.NULLS}
+    # Through a filter or group key: other rows kept or grouped, never a NULL made.
+    assert carried({Effect.NULLS}, "FILTER", None, kind=UsageKind.INDIRECT) == {Effect.VALUES}
+    assert carried({Effect.NULLS}, "GROUP_BY", None, kind=UsageKind.INDIRECT) == {Effect.VALUES}
+    assert carried({Effect.NULLS}, "CONDITIONAL", None, kind=UsageKind.INDIRECT) == {Effect.NULLS}
