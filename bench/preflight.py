@@ -13,9 +13,11 @@ Prints, then a last JSON line:
   the timed rounds (the results are queued and the tasks published, not judged); then the
   worker is started and the backlog's drain reported apart (events judged per second, and
   that none is left);
-- fidelity: the impact bench's captured dbt-ol events with one test turned failing open exactly
-  one incident, notify the teams reading that column (dbt's own ground truth: the teams whose
-  models break when the column is dropped), and turn preflight false for them and true for others.
+- fidelity: each captured dbt-ol column test (of the impact bench's project) on a column whose
+  readers dbt's ground truth knows (the teams whose models break when it is dropped or renamed),
+  replayed failing, opens exactly one incident, tells exactly those teams among the ones whose
+  jobs read the column itself (teams reached through derived columns are listed apart), and
+  turns preflight false for the column and true for another; at least three cases.
 
 BENCH_DATABASE_URL (default .../registry_bench_preflight) is dropped and re-created;
 BENCH_BROKER_URL (default redis://127.0.0.1:6379/9) carries the worker's tasks, on a queue of this
