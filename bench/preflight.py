@@ -229,6 +229,7 @@ def bench_throughput(datasets, declared, events: int, rounds: int, worker: Worke
     on_rate, off_rate = statistics.median(on), statistics.median(off)
     return {"events_per_round": events, "rounds": rounds, "worker_during_rounds": "stopped",
             "on_events_per_s": round(on_rate, 1), "off_events_per_s": round(off_rate, 1),
+            "on_rounds": [round(r, 1) for r in on], "off_rounds": [round(r, 1) for r in off],
             "ratio": round(on_rate / off_rate, 3),
             "backlog": {"queued_results": queued, "worker_start_s": round(ready - began, 2),
                         "waiting_when_worker_ready": at_ready, "drain_s": round(drained, 2),
@@ -425,7 +426,7 @@ def measure(args: argparse.Namespace, worker: Worker) -> None:
     print(f"preflight: p50 {result['preflight']['p50_ms']} ms, p99 {result['preflight']['p99_ms']} ms", file=sys.stderr)
     result["open_lag"] = bench_open_lag(datasets, declared, failing, 10 if args.smoke else 100)
     print(f"incident-open lag from commit: p50 {result['open_lag']['from_commit_p50_ms']} ms", file=sys.stderr)
-    result["ingest"] = bench_throughput(datasets, declared, 30 if args.smoke else 300, 1 if args.smoke else 3, worker)
+    result["ingest"] = bench_throughput(datasets, declared, 30 if args.smoke else 300, 1 if args.smoke else 5, worker)
     backlog = result["ingest"]["backlog"]
     print(f"ingest with evaluation on/off: {result['ingest']['ratio']}; the worker then judged "
           f"{backlog['judged_events_per_s']} events/s, {backlog['left_after_drain']} left", file=sys.stderr)
