@@ -57,9 +57,15 @@ def _run(script: Path, env: dict[str, str]) -> subprocess.CompletedProcess | str
             return f"ran longer than {TIMEOUT_S} s:\n{_tail(expired.stdout, expired.stderr)}"
 
 
+def selected(session: pytest.Session) -> set[str]:
+    """The bench scripts whose test this session runs (`-k preflight` runs one): only those start."""
+    return {item.callspec.params["script"].name for item in session.items
+            if hasattr(item, "callspec") and "script" in item.callspec.params}
+
+
 @pytest.fixture(scope="module")
-def smoke_runs(django_db_setup, django_db_blocker):
-    """Every bench with a smoke mode, started in a pool: {script name: Future}.
+def smoke_runs(request, django_db_setup, django_db_blocker):
+    """Every selected bench with a smoke mode, started in a pool: {script name: Future}.
 
     Each bench gets a database URL of its own (it drops and re-creates it) and
     BENCH_TEMPLATE_DATABASE, a migrated copy of the test database, to copy instead of
@@ -78,7 +84,8 @@ def smoke_runs(django_db_setup, django_db_blocker):
     base.update({"PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'client'}", "BENCH_TEMPLATE_DATABASE": template})
     futures: dict[str, Future] = {}
     with ThreadPoolExecutor(AT_ONCE) as pool:
-        for index, script in enumerate(s for s in BENCHES if has_smoke_mode(s)):
+        wanted = selected(request.session)
+        for index, script in enumerate(s for s in BENCHES if has_smoke_mode(s) and s.name in wanted):
             env = {**base, "BENCH_DATABASE_URL": f"{server}/{test_name}_{script.stem}_bench",
                    # A Redis database apart from the suite's, for the benches that start Celery.
                    "BENCH_BROKER_URL": os.environ.get("BENCH_BROKER_URL", f"redis://127.0.0.1:6379/{12 + index % 4}")}
