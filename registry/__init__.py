@@ -1,8 +1,14 @@
 # Before anything imports jsonschema: its IRI checks load their parser on first use
 # (registry_client.lazyformats), not at every process start.
+import os
+
 from registry_client import lazyformats
 
 lazyformats.install()
+
+# The package names its settings for whatever imports it outside manage.py (a bench, a
+# script, a Celery process), as importing the Celery app here once did.
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
 
 
 
