@@ -127,7 +127,7 @@ def demo_events(loaded_at: datetime | None = None) -> list[dict]:
 
 
 # The retailer's dbt tests of retail.public.orders, as dbt-ol reports them: a TEST job reading
-# the model, its assertions on the input. Yesterday's run passed every test; the latest failed
+# the model, its assertions on the input. An earlier run passed every test; the latest failed
 # not_null on customer_id. Its contract (retail.sales.orders) declares these checks, so the
 # incidents app judges the results as it would a real pipeline's: an incident opens and
 # reaches the team whose job reads customer_id.
@@ -149,7 +149,8 @@ ORDERS_FAILING = ("customer_id", "not_null")
 def demo_test_events(loaded_at: datetime) -> list[dict]:
     """The two dbt test runs of retail.public.orders, timed before `loaded_at`."""
     events = []
-    for label, at, failing in (("yesterday", loaded_at - timedelta(days=1), None),
+    # Both within the demo's last hour and a half, as its pipelines' runs are.
+    for label, at, failing in (("earlier", loaded_at - timedelta(minutes=75), None),
                                ("latest", loaded_at - timedelta(minutes=4), ORDERS_FAILING)):
         assertions = [{"assertion": kind, "column": column, "name": f"{kind.rsplit('.', 1)[-1]}_orders_{column}",
                        "success": (column, kind) != failing,
