@@ -15,7 +15,7 @@ from rest_framework import authentication, exceptions
 
 from registry.constants import TokenScope
 from registry.models import ApiToken, hash_token, parse_scopes
-from registry.ratelimit import OverBudget, RateLimited, charge_token_bytes
+from registry.ratelimit import OverBudget, RateLimited, charge_token_bytes, hold_refusal
 
 # Writing last_used_at on every request would turn each read into a write;
 # once a minute is precise enough to tell a live token from a dead one.
@@ -162,6 +162,7 @@ def _charge_write(secret: str, content_length: str | None) -> None:
     try:
         charge_token_bytes(hash_token(secret), size)
     except OverBudget as over:
+        hold_refusal(over)
         raise RateLimited(over) from None
 
 

@@ -19,7 +19,8 @@ A request is let through while both buckets are above zero (the bytes bucket may
 then go below zero: a body is never cut); past that, 429 until both are above
 zero again. A request refused with 429 is charged its length too: a client that
 keeps sending without waiting for Retry-After stays refused for as long as it
-keeps on, and each of its requests is answered before its body is read. A
+keeps on, and each of its requests is answered before its body is read, and late
+(RefusalHold: up to LINEAGE_TOKEN_REFUSAL_HOLD_MS, in a bounded number of threads). A
 bucket's debt is floored at minus its burst, so a client that stops is let in
 again within burst / rate seconds.
 
@@ -287,6 +288,49 @@ class TokenBuckets:
 BUCKETS = TokenBuckets()
 
 
+class RefusalHold:
+    """A 429 answered late, as a proxy's rate limit queues excess requests: the server thread
+    waits up to LINEAGE_TOKEN_REFUSAL_HOLD_MS (never past Retry-After) before answering, so a
+    client that sends again as soon as it is answered, ignoring Retry-After, sends about one
+    request a second on each connection, not hundreds; each costs the server a connection and
+    an answer, and its upload the machine a copy of the body. At most
+    LINEAGE_TOKEN_REFUSAL_HOLD_SLOTS refusals wait at once in a process: past them a 429 is
+    answered at once, so many connections of spent tokens cannot take every thread."""
+
+    def __init__(self, sleep: Callable[[float], None] = time.sleep):
+        self.sleep = sleep  # injectable, so that tests see the wait rather than wait it
+        self._lock = threading.Lock()
+        self._slots: tuple[int, threading.BoundedSemaphore] | None = None
+        self.held = 0  # refusals held since the process started (the bench and tests read it)
+
+    def hold(self, retry_after: float) -> float:
+        """Wait before a 429 whose client may retry in `retry_after` seconds; the seconds waited."""
+        seconds = min(settings.LINEAGE_TOKEN_REFUSAL_HOLD_MS / 1000, retry_after)
+        if seconds <= 0:
+            return 0.0
+        slots = self._semaphore(settings.LINEAGE_TOKEN_REFUSAL_HOLD_SLOTS)
+        if slots is None or not slots.acquire(blocking=False):
+            return 0.0
+        try:
+            with self._lock:
+                self.held += 1
+            self.sleep(seconds)
+        finally:
+            slots.release()
+        return seconds
+
+    def _semaphore(self, size: int) -> threading.BoundedSemaphore | None:
+        if size <= 0:
+            return None
+        with self._lock:
+            if self._slots is None or self._slots[0] != size:
+                self._slots = (size, threading.BoundedSemaphore(size))
+            return self._slots[1]
+
+
+REFUSALS = RefusalHold()
+
+
 class RateLimited(exceptions.Throttled):
     """The API's 429 for a token past its budget: DRF sets Retry-After from `wait`;
     registry.api.errors answers `extra` beside detail and code."""
@@ -310,6 +354,11 @@ def over_budget_message(over: OverBudget) -> str:
 
 def over_budget_fields(over: OverBudget) -> dict:
     return {"limit": over.limit, "allowed": over.rate, "burst": over.burst, "retry_after": over.retry_after}
+
+
+def hold_refusal(over: OverBudget) -> None:
+    """Wait before answering the 429 of `over` (RefusalHold)."""
+    REFUSALS.hold(over.retry_after)
 
 
 def charge_token_bytes(key: str, size: int) -> None:

@@ -241,6 +241,10 @@ LINEAGE_TOKEN_NEW_DATASET_BYTES = env_int("LINEAGE_TOKEN_NEW_DATASET_BYTES", 16 
 # a pipeline sends few; a token past it is answered 429 whatever it sends. 0 disables it.
 LINEAGE_TOKEN_REFUSED_BYTES_PER_SECOND = env_int("LINEAGE_TOKEN_REFUSED_BYTES_PER_SECOND", 64 * 1024, minimum=0)
 LINEAGE_TOKEN_REFUSED_BURST_BYTES = env_int("LINEAGE_TOKEN_REFUSED_BURST_BYTES", 1024 * 1024, minimum=0)
+# A 429 of the budget is answered after up to HOLD_MS (never past its Retry-After), in at most
+# HOLD_SLOTS threads of a process at once: a client that resends at once sends about once a second.
+LINEAGE_TOKEN_REFUSAL_HOLD_MS = env_int("LINEAGE_TOKEN_REFUSAL_HOLD_MS", 1000, minimum=0)
+LINEAGE_TOKEN_REFUSAL_HOLD_SLOTS = env_int("LINEAGE_TOKEN_REFUSAL_HOLD_SLOTS", 4, minimum=0)
 # Where the buckets are shared by every server process (a Redis URL); empty, each process keeps
 # its own and a token gets the rate once per process. Defaults to a Redis CELERY_BROKER_URL.
 LINEAGE_TOKEN_BUDGET_REDIS_URL = env_str(

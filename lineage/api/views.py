@@ -68,6 +68,7 @@ from registry.db import prepared_cursor
 from registry.jsonbody import JsonBodyError, Work, parse_json
 from registry.models import ApiToken, Dataset, hash_token
 from registry.ratelimit import (
+    REFUSALS,
     OverBudget,
     charge_refused_bytes,
     charge_token_bytes,
@@ -338,7 +339,8 @@ def _after_refusal(request: HttpRequest, refused: IngestRefused, response: JsonR
     and then refused as unreadable or too large (400, 413) is charged to the token's budget of
     refused bytes (registry.ratelimit). A 429 is answered before its body is read: a small one
     is read (discarded) to keep the connection usable; a larger one is not, and the connection
-    is closed, so that a client that keeps sending without waiting pays a new connection."""
+    is closed, so that a client that keeps sending without waiting pays a new connection; and it
+    is answered late (registry.ratelimit.RefusalHold), so that such a client sends about once a second."""
     read = getattr(request, "budget_bytes_read", None)
     if refused.status in (400, 413) and read:
         secret = bearer_secret(request.META.get("HTTP_AUTHORIZATION", ""))
@@ -356,6 +358,7 @@ def _after_refusal(request: HttpRequest, refused: IngestRefused, response: JsonR
             # to itself, resets it under the client's upload). wsgiref (runserver, the live test
             # server) refuses the header from an application, and closes such a connection itself.
             response["Connection"] = "close"
+        REFUSALS.hold(refused.extra.get("retry_after", 0))
     return response
 
 

@@ -15,7 +15,16 @@ from django.test import override_settings
 
 from lineage.models import RunEvent
 from registry.models import ApiToken, hash_token
-from registry.ratelimit import BUCKETS, SYNC_BYTES, SYNC_SECONDS, Limits, OverBudget, TokenBuckets
+from registry.ratelimit import (
+    BUCKETS,
+    REFUSALS,
+    SYNC_BYTES,
+    SYNC_SECONDS,
+    Limits,
+    OverBudget,
+    RefusalHold,
+    TokenBuckets,
+)
 
 from .conftest import post, run_event
 
@@ -40,9 +49,12 @@ def clock():
     saved, stopped = BUCKETS.clock, Clock()
     BUCKETS.clock = stopped
     BUCKETS.clear()
+    saved_sleep, stopped.held = REFUSALS.sleep, []
+    REFUSALS.sleep = stopped.held.append
     with override_settings(LINEAGE_TOKEN_NEW_DATASET_BYTES=0):
         yield stopped
     BUCKETS.clock = saved
+    REFUSALS.sleep = saved_sleep
     BUCKETS.clear()
 
 
@@ -70,6 +82,42 @@ def test_a_token_past_its_budget_gets_429_with_retry_after_and_nothing_stored(cl
     # The bucket is about 1 KB below zero at 1000 bytes/s: a second or two until it is above.
     assert body["retry_after"] in (1, 2)
     assert RunEvent.objects.count() == 1
+
+
+@override_settings(LINEAGE_TOKEN_BYTES_PER_SECOND=RATE, LINEAGE_TOKEN_BURST_BYTES=BURST)
+def test_a_429_is_answered_late_by_a_second_or_its_retry_after_if_sooner(client, lineage_secret, clock):
+    assert post(client, big_event(), lineage_secret).status_code == 201
+    body = rate_limited(post(client, run_event(outputs=["mart.late"]), lineage_secret))
+    assert clock.held == [min(1.0, body["retry_after"])]
+    with override_settings(LINEAGE_TOKEN_REFUSAL_HOLD_MS=250):
+        rate_limited(post(client, run_event(outputs=["mart.late"]), lineage_secret))
+    assert clock.held[-1] == 0.25
+    with override_settings(LINEAGE_TOKEN_REFUSAL_HOLD_MS=0):
+        rate_limited(post(client, run_event(outputs=["mart.late"]), lineage_secret))
+    assert len(clock.held) == 2
+
+
+@override_settings(LINEAGE_TOKEN_BYTES_PER_SECOND=RATE, LINEAGE_TOKEN_BURST_BYTES=BURST)
+def test_the_apis_429_is_answered_late_too(client, lineage_secret, clock):
+    assert post(client, big_event(), lineage_secret).status_code == 201
+    response = client.post("/api/teams/", data={}, content_type="application/json",
+                           HTTP_AUTHORIZATION=f"Bearer {lineage_secret}")
+    assert response.status_code == 429 and response.json()["code"] == "rate_limited"
+    assert clock.held == [min(1.0, response.json()["retry_after"])]
+
+
+@override_settings(LINEAGE_TOKEN_REFUSAL_HOLD_MS=1000, LINEAGE_TOKEN_REFUSAL_HOLD_SLOTS=1)
+def test_past_its_slots_a_process_answers_a_429_at_once():
+    """Many connections of spent tokens cannot take every server thread: a refusal that finds
+    the slots full is answered without waiting."""
+    inner = []
+    hold = RefusalHold(sleep=lambda seconds: inner.append(hold.hold(5)))
+    assert hold.hold(5) == 1.0
+    assert inner == [0.0]  # the second refusal came while the first waited
+    assert hold.hold(5) == 1.0  # the slot is free again
+    assert hold.held == 2
+    with override_settings(LINEAGE_TOKEN_REFUSAL_HOLD_SLOTS=0):
+        assert hold.hold(5) == 0.0
 
 
 @override_settings(LINEAGE_TOKEN_BYTES_PER_SECOND=RATE, LINEAGE_TOKEN_BURST_BYTES=BURST)
