@@ -35,10 +35,13 @@ def fresh_database() -> None:
         conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
 
 
-def setup_django(*, migrate: bool = True) -> None:
+def setup_django(url: str | None = None, *, migrate: bool = True) -> None:
+    """Django set up against `url` (BENCH_DATABASE_URL by default), migrated unless the
+    database is a copy of the already migrated BENCH_TEMPLATE_DATABASE."""
     sys.path[:0] = [str(ROOT), str(ROOT / "client")]
-    os.environ["DATABASE_URL"] = BENCH_DATABASE_URL
+    os.environ["DATABASE_URL"] = url or BENCH_DATABASE_URL
     os.environ.setdefault("SECRET_KEY", "bench")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
     os.environ.setdefault("DEBUG", "0")
     os.environ.setdefault("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
     os.environ["DJANGO_SETTINGS_MODULE"] = "registry.settings"

@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "client"), str(ROOT / "bench")]
 from _common import recreate_database  # noqa: E402
+from _django import setup_django  # noqa: E402
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/reg_retention_bench"
 BATCH = 5000
@@ -57,19 +58,6 @@ SELECT md5(%(tag)s || e::text) || md5(e::text || %(tag)s), gen_random_uuid(),
   FROM generate_series(0, %(n)s - 1) e
   CROSS JOIN LATERAL (SELECT %(start)s::timestamptz + (%(end)s::timestamptz - %(start)s::timestamptz) * (e::float / %(n)s) AS t) tt
 """
-
-
-def setup_django(url: str) -> None:
-    os.environ["DATABASE_URL"] = url
-    os.environ.setdefault("SECRET_KEY", "bench-only")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    if not os.environ.get("BENCH_TEMPLATE_DATABASE"):
-        call_command("migrate", verbosity=0)
 
 
 def measure(size: int) -> dict:

@@ -26,6 +26,8 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "client")]
+from bench._django import setup_django  # noqa: E402 - also the freshness and replica benches'
+
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/reg_freshness_bench"
 
 
@@ -41,19 +43,6 @@ def recreate_database(url: str) -> None:
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
-
-
-def setup_django(url: str) -> None:
-    os.environ["DATABASE_URL"] = url
-    os.environ.setdefault("SECRET_KEY", "bench-only")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    if not os.environ.get("BENCH_TEMPLATE_DATABASE"):
-        call_command("migrate", verbosity=0)
 
 
 RAW_SQL = """
