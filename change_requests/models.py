@@ -164,6 +164,11 @@ class ChangeRequestQuerySet(models.QuerySet):
     def past_deadline(self, now: datetime) -> ChangeRequestQuerySet:
         return self.filter(state=ChangeRequestState.OPEN, escalated_at__isnull=True, deadline_at__lte=now)
 
+    def longest_unassessed(self) -> ChangeRequestQuerySet:
+        """Open requests, the one the clock looked at again longest ago (or never) first."""
+        return self.filter(state=ChangeRequestState.OPEN).order_by(
+            models.F("reassessed_at").asc(nulls_first=True), "opened_at", "pk")
+
     def for_listing(self) -> ChangeRequestQuerySet:
         """Open first, then approved, then finished; each with its progress, in one query."""
         order = models.Case(
@@ -215,6 +220,8 @@ class ChangeRequest(models.Model):
     remind_at = models.DateTimeField(help_text="When the still-waiting teams get a reminder.")
     reminded_at = models.DateTimeField(null=True, blank=True)
     escalated_at = models.DateTimeField(null=True, blank=True)
+    reassessed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the clock last looked again at who the request affects.")
     approved_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     finished_by_label = models.CharField(max_length=200, blank=True)
@@ -241,6 +248,8 @@ class ChangeRequest(models.Model):
         indexes = [
             # The beat task polls open requests by deadline; finished ones never matter to it.
             models.Index(fields=["deadline_at"], condition=Q(state="open"), name="change_request_open_deadline"),
+            # …and takes the open requests it looked at longest ago to assess again.
+            models.Index(fields=["reassessed_at"], condition=Q(state="open"), name="change_request_open_reassessed"),
         ]
 
     def __str__(self) -> str:

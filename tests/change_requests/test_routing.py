@@ -13,7 +13,7 @@ from django.utils import timezone
 from change_requests.impact import column_of, touched_columns
 from change_requests.models import ChangeRequestAction, Notification, TeamAssessment
 from change_requests.workflows import open_change_request, run_clock
-from registry.models import AuditEvent, Consumer
+from registry.models import AuditEvent, Consumer, Dataset
 from registry.usage import ColumnRead, NamespaceTeam, UsageKind, UsageSource
 
 from .conftest import proposed_document, report_for
@@ -308,3 +308,33 @@ def test_a_producer_facet_that_does_not_say_how_passes_a_removal_on_when_it_is_a
     reads(aggregated, consumer_team, "daily", "customer_id")
     answer = preview_change(dataset, ["customer_id"], effect="removed")
     assert [t["team"] for t in answer["affected"]] == ["warehouse"]  # not analytics, past the aggregate
+
+
+def test_the_clock_looks_again_at_the_open_requests_it_looked_at_longest_ago(contract, dataset, consumer_team, owner,
+                                                                              monkeypatch):
+    """However many requests are open, each pass assesses a few, and every one comes round in turn."""
+    from change_requests import workflows
+    from contracts_app.publishing import record_version
+
+    from .conftest import BASE_DOCUMENT
+
+    first = open_request(contract, owner)
+    other_base = {**BASE_DOCUMENT, "schema": {**BASE_DOCUMENT["schema"], "name": "retail.checkout.order_paid",
+                                               "entity": "order_paid"}}
+    other = record_version(other_base, by=owner).contract
+    payments = Dataset.objects.create(namespace=dataset.namespace, name="checkout.order_paid", owner_team=dataset.owner_team)
+    other.bind(payments, by=owner)
+    Consumer.objects.create(dataset=payments, team=consumer_team)
+    other_doc = {**proposed_document(), "schema": {**other_base["schema"], "version": "2.0"}}
+    second = open_change_request(other, other_doc, by=owner, report=report_for(other_doc))
+    assert (first.state, second.state) == ("open", "open")
+    monkeypatch.setattr(workflows, "REASSESS_BATCH", 1)
+    looked_at = []
+    for _ in range(3):
+        run_clock()
+        first.refresh_from_db()
+        second.refresh_from_db()
+        looked_at.append(first.pk if first.reassessed_at and (not second.reassessed_at
+                                                              or first.reassessed_at > second.reassessed_at)
+                         else second.pk)
+    assert looked_at == [first.pk, second.pk, first.pk]
