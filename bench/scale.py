@@ -17,7 +17,10 @@ production loads it, DEBUG off), `--samples` requests of each:
   downstream (`lineage.marquez.graph.marquez_graph`) and the same statement sent with psycopg,
   in the same run (as bench/lineage.py);
 - `metrics`: one `/metrics` scrape;
-- inbox, impact and preflight pages when this checkout has them (else a printed note);
+- `inbox`: the inbox page of a member of the first team (its waiting reviews and incidents);
+- `impact`: the impact preview of one change (`POST /api/contracts/<name>/impact/`: a column
+  dropped from a contract bound to a dataset with a consumer), as a member of the owner team;
+- `preflight`: `GET /api/preflight?dataset=<id>` of random bound datasets, with a bearer token;
 
 and once, at the end, ingest events/s through the production server with the
 database-direct floor in the same run (bench/ingest.py, short: its own database).
@@ -46,8 +49,6 @@ from world import build  # noqa: E402
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/reg_scale_bench"
 METRICS_TOKEN = "bench-metrics-token"  # noqa: S105 - a scratch database's scraper
-# Pages other parts of the product add; timed when the checkout has them.
-OPTIONAL_PAGES = {"inbox": "inbox", "impact": "impact", "preflight": "preflight"}
 
 
 def timed(samples: int, fn) -> list[float]:
@@ -63,11 +64,11 @@ def timed(samples: int, fn) -> list[float]:
 def measure(url: str, size: int, samples: int, rng: random.Random) -> dict:
     from django.db import connection
     from django.test import Client
-    from django.urls import NoReverseMatch, reverse
 
+    from contracts_app.models import Contract, DatasetBinding
     from lineage.graph import parse_node_id
     from lineage.marquez.graph import full_neighbourhood_sql, marquez_graph
-    from registry.models import Dataset, Membership, Team
+    from registry.models import ApiToken, Dataset, Membership, Team
 
     connection.close()
     connection.settings_dict["NAME"] = plain_url(url).rsplit("/", 1)[1]
@@ -113,13 +114,22 @@ def measure(url: str, size: int, samples: int, rng: random.Random) -> dict:
     record("search_home", lambda: client.get(f"/?q={fragment}"))
     pks = list(Dataset.objects.order_by("?").values_list("pk", flat=True)[:50])
     record("dataset_page", lambda: client.get(f"/datasets/{rng.choice(pks)}/"))
-    for name, url_name in OPTIONAL_PAGES.items():
-        try:
-            path = reverse(url_name)
-        except NoReverseMatch:
-            print(f"  {size:>8} {name:<24} skipped: this checkout has no page named {url_name!r}", flush=True)
-            continue
-        record(name, lambda p=path: client.get(p), check=lambda r: r.status_code < 500)
+    record("inbox", lambda: client.get("/inbox/"))
+    contract = Contract.objects.filter(change_requests__isnull=True, bindings__isnull=False).order_by("pk").first()
+    owner = get_user_model().objects.get_or_create(username=f"bench{size}-owner")[0]
+    Membership.objects.get_or_create(team=contract.owner_team, user=owner)
+    as_owner = Client()
+    as_owner.force_login(owner)
+    document = contract.versions.order_by("-published_at").first().document
+    proposed = {**document, "schema": {**document["schema"], "version": "2.0"}, "columns": document["columns"][:-1]}
+    record("impact", lambda: as_owner.post(f"/api/contracts/{contract.name}/impact/", proposed,
+                                           content_type="application/json"),
+           check=lambda r: r.status_code == 200 and r.json().get("affected") is not None)
+    secret = ApiToken.issue(f"bench {size} preflight", team=contract.owner_team)[1]
+    bound = list(DatasetBinding.objects.order_by("?").values_list("dataset_id", flat=True)[:50])
+    record("preflight", lambda: client.get(f"/api/preflight?dataset={rng.choice(bound)}",
+                                           HTTP_AUTHORIZATION=f"Bearer {secret}"),
+           check=lambda r: r.status_code == 200 and "safe" in r.json())
     record("metrics", lambda: client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {METRICS_TOKEN}"))
 
     # Five hops downstream from the upper layers (dataset j is read by job j, which writes 3j+1..3j+3).

@@ -14,7 +14,11 @@ crosses the wire: minutes at a million datasets, not hours), in this shape:
   outputs, and column usage (3 columns read per input, DIRECT and INDIRECT);
 - raw events (`--events`): START/COMPLETE pairs of those jobs' runs, spread over the last
   90 days, each a realistic OpenLineage payload (two inputs, one output with a schema);
-- 2% of datasets with a freshness SLO (a fifth of them stale).
+- 2% of datasets with a freshness SLO (a fifth of them stale);
+- 2% of datasets (owned ones) bound to a dataframe contract of their 20 columns, version 1.0
+  published, each with a consumer team, each with its contract status (one in ten failing, with an open incident whose
+  owner team and a consumer team are told); one contract in twenty has an open change request
+  dropping a column, waiting for its dataset's consumer team.
 
 Prints each step's time and the last line is JSON: {"datasets", "events", "jobs", "seconds",
 "database_mb"}. `build(url, …)` does the same for bench/scale.py.
@@ -32,11 +36,30 @@ from pathlib import Path
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "client"))
 from _common import fresh_database, plain_url  # noqa: E402
+from registry_client.compat import check_compatibility  # noqa: E402
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/reg_world_bench"
 NAMESPACES = 50
 COLUMNS = [f"col_{c:02d}" for c in range(20)]
+
+
+def contract_documents() -> tuple[dict, dict, dict]:
+    """A dataframe contract of the world's 20 columns (its name filled in per dataset by SQL),
+    the version 2.0 a change request proposes (the last column dropped), and the checker's
+    report of that change, as the publish gate stores it."""
+    dtypes = {"BIGINT": "int64", "VARCHAR": "str", "NUMERIC": "float64"}
+    columns = [{"name": c, "dtype": dtypes["BIGINT" if i == 0 else "VARCHAR" if i % 3 else "NUMERIC"],
+                "nullable": i != 0, "required": True, "unique": i == 0, "coerce": False, "checks": []}
+               for i, c in enumerate(COLUMNS)]
+    base = {"schema": {"name": "warehouse.tables.table", "domain": "warehouse", "subdomains": ["tables"],
+                       "entity": "table", "version": "1.0", "owner": "team", "schema_type": "dataframe",
+                       "description": "A warehouse table."},
+            "meta": {"tier": "silver", "contract_type": "internal"},
+            "config": {"strict": False, "coerce": False}, "columns": columns}
+    proposed = {**base, "schema": {**base["schema"], "version": "2.0"}, "columns": columns[:-1]}
+    return base, proposed, check_compatibility([base], proposed, "BACKWARD").to_dict()
 
 
 def steps(datasets: int, events: int, jobs: int) -> list[tuple[str, str]]:
@@ -112,7 +135,72 @@ def steps(datasets: int, events: int, jobs: int) -> list[tuple[str, str]]:
                    now() - CASE WHEN id % 250 = 0 THEN interval '2 days' ELSE interval '1 hour' END,
                    now() + interval '1 hour'
               FROM registry_dataset WHERE id % 50 = 0"""),
+        *contract_steps(),
         ("analyze", "ANALYZE"),
+    ]
+
+
+def contract_steps() -> list[tuple[str, str]]:
+    """Contracts, their statuses and incidents, and open change requests (see the module's doc)."""
+    base, proposed, report = (json.dumps(d).replace("'", "''") for d in contract_documents())
+    # Each contract is named after its dataset: warehouse.<schema>.table_<n>.
+    document = ("jsonb_set(jsonb_set(jsonb_set(jsonb_set('{doc}'::jsonb, '{{schema,name}}', to_jsonb('warehouse.' || "
+                "split_part(d.name, '.', 1) || '.' || split_part(d.name, '.', 2))), '{{schema,subdomains}}', "
+                "jsonb_build_array(split_part(d.name, '.', 1))), '{{schema,entity}}', to_jsonb(split_part(d.name, '.', 2))), "
+                "'{{schema,owner}}', to_jsonb(t.slug))")
+    owned, chosen = "FROM registry_dataset d JOIN registry_team t ON t.id = d.owner_team_id", "WHERE d.id % 50 = 2"
+    contract_name = "'warehouse.' || split_part(d.name, '.', 1) || '.' || split_part(d.name, '.', 2)"
+    return [
+        ("contracts", f"""INSERT INTO contracts_app_contract (name, domain, subdomains, entity, schema_type, meta, owner_label,
+                                description, created_at, owner_team_id, compatibility_mode)
+            SELECT {contract_name}, 'warehouse', jsonb_build_array(split_part(d.name, '.', 1)), split_part(d.name, '.', 2),
+                   'dataframe', '{{"tier": "silver", "contract_type": "internal"}}'::jsonb, t.slug, 'A warehouse table.',
+                   now(), d.owner_team_id, 'BACKWARD' {owned} {chosen}"""),
+        ("contract versions", f"""INSERT INTO contracts_app_contractversion (version, document, checksum, published_at,
+                                store_key, uploaded_at, contract_id, upload_error, yaml_text)
+            SELECT '1.0', doc, md5(doc::text), now() - interval '30 days', '', NULL, c.id, '', ''
+              FROM (SELECT {document.format(doc=base)} AS doc {owned} {chosen}) x
+              JOIN contracts_app_contract c ON c.name = x.doc #>> '{{schema,name}}'"""),
+        ("bindings", f"""INSERT INTO contracts_app_datasetbinding (bound_at, contract_id, dataset_id)
+            SELECT now() - interval '30 days', c.id, d.id {owned} JOIN contracts_app_contract c ON c.name = {contract_name}
+             {chosen}"""),
+        # A contract is there for its readers: every bound dataset has a consumer team.
+        ("contract consumers", """INSERT INTO registry_consumer (registered_at, dataset_id, team_id)
+            SELECT now(), d.id, CASE WHEN d.owner_team_id = 1 THEN 2 ELSE 1 END
+              FROM contracts_app_datasetbinding b JOIN registry_dataset d ON d.id = b.dataset_id
+             WHERE NOT EXISTS (SELECT 1 FROM registry_consumer c WHERE c.dataset_id = d.id)"""),
+        ("contract statuses", """INSERT INTO incidents_contractstatus (dataset_id, contract_id, version, status, running, reasons,
+                                checks, facts, evaluated_at)
+            SELECT b.dataset_id, b.contract_id, '1.0', CASE WHEN b.dataset_id % 500 = 2 THEN 'failing' ELSE 'passing' END,
+                   false, CASE WHEN b.dataset_id % 500 = 2 THEN '["col_01: not_null failed"]'::jsonb ELSE '[]'::jsonb END,
+                   '[]'::jsonb, '{}'::jsonb, now() - interval '1 hour'
+              FROM contracts_app_datasetbinding b"""),
+        ("incidents", """INSERT INTO incidents_incident (dataset_id, cause, key, "column", state, summary, evidence, opened_at,
+                                resolution)
+            SELECT b.dataset_id, 'check_failed', 'col_01:not_null', 'col_01', 'open', 'not_null failed on col_01',
+                   '{}'::jsonb, now() - interval '1 hour', ''
+              FROM contracts_app_datasetbinding b WHERE b.dataset_id % 500 = 2"""),
+        ("incident teams", """INSERT INTO incidents_incidentteam (incident_id, team_id, owner, paths)
+            SELECT i.id, d.owner_team_id, true, '[]'::jsonb
+              FROM incidents_incident i JOIN registry_dataset d ON d.id = i.dataset_id
+            UNION ALL
+            SELECT i.id, c.team_id, false, jsonb_build_array(jsonb_build_array(d.namespace || '/' || d.name))
+              FROM incidents_incident i JOIN registry_dataset d ON d.id = i.dataset_id
+              JOIN registry_consumer c ON c.dataset_id = d.id"""),
+        ("open change requests", f"""INSERT INTO change_requests_changerequest (state, proposed_version, proposed_document,
+                                report, summary, opened_by_label, opened_at, deadline_at, remind_at, finished_by_label,
+                                closing_comment, base_version_id, contract_id, owner_team_id, routing_note, touched_columns)
+            SELECT 'open', '2.0', jsonb_set(jsonb_set(v.document, '{{schema,version}}', '"2.0"'), '{{columns}}',
+                   jsonb_path_query_array(v.document, '$.columns[0 to 18]')), '{report}'::jsonb, 'Drop col_19.',
+                   'bench', now() - interval '1 day', now() + interval '6 days', now() + interval '4 days', '', '',
+                   v.id, c.id, c.owner_team_id, '', '["col_19"]'::jsonb
+              FROM contracts_app_contract c JOIN contracts_app_contractversion v ON v.contract_id = c.id
+             WHERE c.id % 20 = 0"""),
+        ("reviews", """INSERT INTO change_requests_teamreview (change_request_id, team_id, status, comment, responded_by_label,
+                                block_overridden_by_label, block_override_reason)
+            SELECT r.id, cons.team_id, 'pending', '', '', '', ''
+              FROM change_requests_changerequest r JOIN contracts_app_datasetbinding b ON b.contract_id = r.contract_id
+              JOIN registry_consumer cons ON cons.dataset_id = b.dataset_id"""),
     ]
 
 
