@@ -14,6 +14,16 @@ if __name__ == "__main__":
     from registry.env import load_local_settings
 
     load_local_settings(base_dir)
+    from django.conf import settings
+    from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
+
+    try:
+        settings.INSTALLED_APPS  # noqa: B018 - reads the settings, which say what is missing
+    except ImproperlyConfigured as exc:
+        # Django would go on without settings and fail later on something else ("Models aren't
+        # loaded yet"); only its help needs none.
+        if len(sys.argv) > 1 and sys.argv[1] not in ("help", "--help", "-h", "version", "--version"):
+            sys.exit(f"The settings are incomplete: {exc}. See docs/configuration.md.")
 
     execute_from_command_line(sys.argv)

@@ -71,6 +71,14 @@ def test_secret_key_is_required_when_debug_is_off():
     assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
 
 
+def test_a_command_without_the_settings_it_needs_says_what_is_missing():
+    clean = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG", "DATABASE_URL", "DJANGO_SETTINGS_MODULE"}}
+    result = subprocess.run([sys.executable, "manage.py", "makemigrations", "--check", "--dry-run"],
+                            cwd=settings.BASE_DIR, env={**clean, "DEBUG": "0"}, capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set when DEBUG is off" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_debug_demo_gets_a_demo_secret_and_utc():
     result = _settings_in_subprocess(DEBUG="1")
     assert result.returncode == 0, result.stderr
