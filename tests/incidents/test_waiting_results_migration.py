@@ -7,21 +7,14 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from lineage.models import QualityCheck
+from tests.migrations import migrate, migrate_to_latest
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 BEFORE = [("incidents", "0002_pending_quality_results"), ("lineage", "0012_raw_events_partitioned_by_event_time")]
-
-
-def migrate(targets) -> MigrationExecutor:
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return MigrationExecutor(connection)  # a fresh loader sees what was just applied
 
 
 def test_results_waiting_before_the_upgrade_wait_in_their_quality_check_rows():
@@ -39,6 +32,6 @@ def test_results_waiting_before_the_upgrade_wait_in_their_quality_check_rows():
         Pending.objects.create(dataset=orders, run_uuid=waiting, event_type="COMPLETE", event_time=now)
         Pending.objects.create(dataset=orders, run_uuid=None, event_type="", event_time=now)
     finally:
-        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+        migrate_to_latest()
 
     assert dict(QualityCheck.objects.values_list("run_uuid", "judged")) == {waiting: False, judged: True, None: False}
