@@ -464,7 +464,7 @@ class UsagePlan:
                     key = self.resolved.get(step.table)
                     if key is not None and step.kind == INDIRECT:
                         evidence.edge(output, _Edge(spelled.get(name.lower(), name), key, step.column, INDIRECT,
-                                                    step.subtype, step.fragment[:MAX_DESCRIPTION]))
+                                                    step.subtype, step_description(step)))
         return evidence
 
     def _sql_output(self, target: TableRef | None) -> DatasetKey | None:
@@ -553,8 +553,10 @@ ABSORBS = "absorbs "
 
 
 def step_description(step: ValueStep) -> str:
-    """A DIRECT edge's description: the expression that carries the values, led by the
-    value changes it provably absorbs ("absorbs nulls: coalesce(amount, 0)"), which
+    """An edge's description: the expression that carries the values (or the clause that
+    uses them), led by the value changes it provably absorbs ("absorbs nulls:
+    coalesce(amount, 0)"; of a join that pads nothing into the result, "absorbs nulls:
+    o.customer_id = c.customer_id": a lost match drops the row), which
     lineage.column_graph reads back (`absorbed_by`)."""
     text = step.fragment
     if step.absorbs:

@@ -117,14 +117,17 @@ class ValueStep(NamedTuple):
     `count(x)` both a new type and new values); for an INDIRECT one, the clause
     through which its values change the result: JOIN (rows matched), GROUP_BY (the
     groups), FILTER (WHERE, HAVING, QUALIFY, an aggregate's FILTER: rows kept),
-    WINDOW (a window's PARTITION BY / ORDER BY), CONDITIONAL (a CASE condition)."""
+    WINDOW (a window's PARTITION BY / ORDER BY), CONDITIONAL (a CASE condition); a JOIN
+    step into a column of a side no outer join pads absorbs NULLs (`_padding`)."""
 
     table: TableRef
     column: str
     kind: str  # DIRECT | INDIRECT
     subtype: str  # DIRECT: IDENTITY, TRANSFORMATION, AGGREGATION; INDIRECT: JOIN, GROUP_BY, …
     fragment: str  # the SQL that justifies the step
-    absorbs: frozenset[str] = frozenset()  # of a DIRECT step: the value changes it provably absorbs
+    # Of a DIRECT step: the value changes it provably absorbs; of an INDIRECT JOIN step,
+    # NULLs when no join pads the result column (a lost match drops the row or keeps it).
+    absorbs: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -307,6 +310,9 @@ class _Ref(NamedTuple):
     absorbs: frozenset = frozenset()
     fragment: str = ""
     use: str = ""
+    # Of an INDIRECT ref: a match lost on the way may leave this output NULL, because it
+    # comes from a side an outer join pads (an inner join only drops the unmatched rows).
+    nulls: bool = False
 
 
 @dataclass
@@ -355,6 +361,7 @@ class _Reader:
         self.steps: list[tuple[str, tuple[ValueStep, ...]]] = []
         self.target: TableRef | None = None
         self.outputs: dict[int, _Outputs] = {}  # id(scope) -> outputs
+        self.padded: dict[int, set[str]] = {}  # id(scope) -> the sources an outer join of it pads
         self.physical: dict[int, int] = {}  # id(table node) -> table index
 
     # the tables
@@ -378,9 +385,11 @@ class _Reader:
     # resolving names through sources
 
     def _pull(self, source: Any, name: str, kind: str, *, strict: bool, how: str = IDENTITY,
-              absorbs: frozenset = frozenset(), fragment: str = "", use: str = "") -> set[_Ref]:
+              absorbs: frozenset = frozenset(), fragment: str = "", use: str = "", padded: bool = False) -> set[_Ref]:
         """The refs behind column `name` of `source` (a table node or a scope), named
-        here. `strict`: a table whose schema is known and lacks the column gives nothing."""
+        here. `strict`: a table whose schema is known and lacks the column gives nothing.
+        `padded`: an outer join here pads the source, so a row it loses (its own filter
+        or join: its INDIRECT refs) leaves the column NULL in the other side's rows."""
         if isinstance(source, exp.Table):
             index = self._index(source)
             if index is None:
@@ -393,13 +402,13 @@ class _Reader:
         if outputs is None:
             return set()
         if name in outputs.named:
-            return {_through(r, kind, how, absorbs, fragment, use) for r in outputs.named[name]}
+            return {_through(_padded(r, padded), kind, how, absorbs, fragment, use) for r in outputs.named[name]}
         refs: set[_Ref] = set()
         for star_source in outputs.stars:
             refs |= self._pull(star_source, name, kind, strict=strict, how=how, absorbs=absorbs, fragment=fragment,
-                               use=use)
+                               use=use, padded=padded)
         if refs:
-            refs |= outputs.steering
+            refs |= {_padded(r, padded) for r in outputs.steering}
         return refs
 
     def _expand(self, source: Any, kind: str) -> list[tuple[str, set[_Ref]]]:
@@ -437,20 +446,32 @@ class _Reader:
             while current is not None:  # a correlated reference names an outer scope's source
                 source = self._sources(current).get(qualifier)
                 if source is not None:
-                    return self._pull(source, name, kind, strict=False, **extra)
+                    return self._pull(source, name, kind, strict=False, **extra,
+                                      padded=qualifier in self.padded.get(id(current), ()))
                 current = current.parent
             return set()
-        selected = [source for _, source in scope.selected_sources.values()]
+        selected = [(alias.lower(), source) for alias, (_, source) in scope.selected_sources.items()]
+        padded = self.padded.get(id(scope), set())
         refs: set[_Ref] = set()
-        for source in selected:
-            refs |= self._pull(source, name, kind, strict=True, **extra)
+        for alias, source in selected:
+            refs |= self._pull(source, name, kind, strict=True, **extra, padded=alias in padded)
         if name in aliases and (not refs or kind != DIRECT):
             refs |= {_Ref(r.table, r.column, INDIRECT, use=use, fragment=fragment) for r in aliases[name]}
         if not refs and name not in aliases:
             # Nothing claims it (unknown schemas, or a correlated name): any source might.
-            for source in selected:
-                refs |= self._pull(source, name, kind, strict=False, **extra)
+            for alias, source in selected:
+                refs |= self._pull(source, name, kind, strict=False, **extra, padded=alias in padded)
         return refs
+
+    def _origins(self, scope: Scope, column: exp.Column) -> set[str] | None:
+        """The sources of `scope` a column may come from (None: it cannot be told)."""
+        qualifier = column.table.lower()
+        if qualifier:
+            return {qualifier} if qualifier in self._sources(scope) else None
+        name = column.name.lower()
+        found = {alias.lower() for alias, (_, source) in scope.selected_sources.items()
+                 if self._pull(source, name, DIRECT, strict=True)}
+        return found or None
 
     def _note(self, refs: set[_Ref], spelled: str) -> None:
         for ref in refs:
@@ -486,8 +507,12 @@ class _Reader:
             return
         for table in (s for s in scope.sources.values() if isinstance(s, exp.Table)):
             self._index(table)
+        padding = _padding(expression)
+        self.padded[id(scope)] = set().union(*padding)
         selected = [source for _, source in scope.selected_sources.values()]
         in_projection: dict[int, tuple[exp.Expr, str]] = {}
+        # The sources each output is computed from (None: some column's source is unknown).
+        origins: dict[str, set[str] | None] = {}
         for projection in expression.selects:
             if isinstance(projection, exp.Star):
                 outputs.stars.extend(selected)
@@ -498,8 +523,12 @@ class _Reader:
                 continue
             name = projection.alias_or_name
             outputs.add(name.lower(), name, set())
+            origins.setdefault(name.lower(), set())
             for column in projection.find_all(exp.Column):
                 in_projection[id(column)] = (projection, name.lower())
+                found = self._origins(scope, column)
+                known = origins[name.lower()]
+                origins[name.lower()] = None if found is None or known is None else known | found
         # The projections first, so that a clause naming a result alias (GROUP BY total,
         # Snowflake's WHERE total > 0) finds what the alias reads.
         columns = [c for c in scope.columns if id(c) not in seen and not isinstance(c.this, exp.Star)]
@@ -515,17 +544,25 @@ class _Reader:
         # A column in a clause changes the scope's results (every output: the rows it
         # keeps, matches or groups), unless it only orders them.
         changing: set[_Ref] = set()
+        matching: dict[int, set[_Ref]] = {}  # a join's position -> the refs its condition reads
         for column in (c for c in columns if id(c) not in in_projection):
             use, clause = _clause_of(column, expression)
             refs = self._resolve(scope, column, INDIRECT, outputs.named, use=use,
                                  fragment=_fragment(clause) if clause is not None else "")
             self._note(refs, column.name)
-            if use in RESULT_CHANGING:
+            if use == JOIN:
+                matching.setdefault(_join_position(column, expression), set()).update(
+                    r for r in refs if r.column != ALL_COLUMNS)
+            elif use in RESULT_CHANGING:
                 changing |= {r for r in refs if r.column != ALL_COLUMNS}
-        if changing:
-            for name in outputs.order:
-                outputs.named[name] |= changing
-            outputs.steering |= changing
+        # A match a join gains or loses changes every result; it leaves NULLs only in the
+        # outputs of a side that this join, or an outer join after it, pads.
+        for name in outputs.order:
+            outputs.named[name] |= changing
+            for position, refs in matching.items():
+                pads = origins.get(name) is None or bool(origins[name] & set().union(*padding[position:]))
+                outputs.named[name] |= {r._replace(nulls=pads) for r in refs}
+        outputs.steering |= changing | {r._replace(nulls=True) for refs in matching.values() for r in refs}
         for join in expression.args.get("joins") or []:
             for identifier in join.args.get("using") or []:
                 name = identifier.name.lower()
@@ -598,8 +635,7 @@ class _Reader:
                 for (table, column), paths in sorted(feeding.items()))))
             steps = [_direct_step(table, column, paths) for (table, column), paths in sorted(feeding.items())]
             for (table, column), paths in sorted(steering.items()):
-                first = min(paths, key=lambda p: (p.use, p.fragment))
-                steps.append(ValueStep(table, column, INDIRECT, first.use, first.fragment))
+                steps.append(_indirect_step(table, column, paths))
             self.steps.append((name, tuple(s for s in steps if s is not None)))
 
     def _reach(self, refs: set[_Ref]) -> None:
@@ -750,6 +786,65 @@ def _through(ref: _Ref, kind: str, how: str, absorbs: frozenset, fragment: str, 
     # The fragment kept is the step that absorbed, else the first that was not a copy.
     keep = ref.fragment if (ref.fragment and (ref.absorbs or not absorbs)) else (fragment or ref.fragment)
     return ref._replace(how=_compose(how, ref.how), absorbs=both, fragment=keep)
+
+
+def _padding(select: exp.Expr) -> list[set[str]]:
+    """For each join of `select`, in order, the sources (lower-case names) it pads with
+    NULLs where a row finds no match: a LEFT join the side it joins, a RIGHT join every
+    source before it, a FULL join both; an inner or cross join none (it drops the row)."""
+    joins = select.args.get("joins") or []
+    first = select.args.get("from_") or select.args.get("from")
+    names = [first.this.alias_or_name.lower() if first is not None else "",
+             *(join.this.alias_or_name.lower() for join in joins)]
+    padding = []
+    for position, join in enumerate(joins, 1):
+        side = (join.side or "").upper()
+        pads = set()
+        if side in ("LEFT", "FULL"):
+            pads.add(names[position])
+        if side in ("RIGHT", "FULL"):
+            pads.update(names[:position])
+        padding.append(pads)
+    return padding
+
+
+def _join_position(column: exp.Column, select: exp.Expr) -> int:
+    """The position of the join whose condition names `column` (0 when it cannot be told:
+    every join from the first then counts)."""
+    node: exp.Expr = column
+    while node.parent is not None and node.parent is not select:
+        node = node.parent
+    joins = select.args.get("joins") or []
+    return next((i for i, join in enumerate(joins) if join is node), 0)
+
+
+def _padded(ref: _Ref, padded: bool) -> _Ref:
+    """A ref of a source an outer join pads: a row that source loses (its INDIRECT refs:
+    a filter, a join of its own) leaves the padded columns NULL in the other side's rows."""
+    return ref._replace(nulls=True) if padded and ref.kind != DIRECT else ref
+
+
+_MAKES_NULLS = (CONDITIONAL, WINDOW)
+
+
+def _indirect_step(table: TableRef, column: str, paths: list[_Ref]) -> ValueStep:
+    """An INDIRECT input's step: the use that leaves most of its change in the result, one
+    that may make NULLs first (a padding join, a CASE condition, a window), with its SQL
+    and that of the first use otherwise (so a value the other names is still seen). A join
+    that pads nothing into this result absorbs the NULLs a lost match would make (the
+    row drops, or is kept as it was): the edge's description says so."""
+    usual = min(paths, key=lambda p: (p.use, p.fragment))
+    making = [p for p in paths if p.use in _MAKES_NULLS or p.nulls]
+    if not making:
+        return ValueStep(table, column, INDIRECT, usual.use, usual.fragment,
+                         frozenset({NULLS}) if usual.use == JOIN else frozenset())
+    first = min(making, key=lambda p: (p.use, p.fragment))
+    # A filter's or a group's rows lost on the padded side of an outer join are NULLs here.
+    use = first.use if first.use in (*_MAKES_NULLS, JOIN) else JOIN
+    fragment = first.fragment if usual.fragment in ("", first.fragment) else f"{first.fragment}; {usual.fragment}"
+    if len(fragment) > MAX_FRAGMENT:
+        fragment = fragment[:MAX_FRAGMENT - 1] + "…"
+    return ValueStep(table, column, INDIRECT, use, fragment)
 
 
 def _direct_step(table: TableRef, column: str, paths: list[_Ref]) -> ValueStep | None:

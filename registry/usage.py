@@ -487,12 +487,15 @@ def carries(effect: str, subtype: str, through_star: bool | None, *, kind: str =
     INDIRECT: a value change through a use that changes results (`RESULT_CHANGING`);
     what reaches the results is their values (a retyped join key matches other rows),
     NULLs only through a use that makes them (`MAKES_NULLS`; `carried` adds the NULLs
-    an outer join's lost matches make). A narrowed column's values stay narrowed
-    through a DIRECT expression, not through an aggregate."""
+    an outer join's lost matches make) — not through a join whose edge absorbs NULLs
+    (lineage.sql_usage: an inner join, or the preserved side of an outer one, drops or
+    keeps the unmatched rows and pads nothing into this column). A narrowed column's
+    values stay narrowed through a DIRECT expression, not through an aggregate."""
     if kind != UsageKind.DIRECT:
         if effect == Effect.REMOVED or subtype.upper() not in RESULT_CHANGING:
             return None
-        if effect == Effect.NULLS and subtype.upper() in MAKES_NULLS or effect == Effect.CHANGED:
+        if effect == Effect.NULLS and subtype.upper() in MAKES_NULLS and Effect.NULLS not in absorbs \
+                or effect == Effect.CHANGED:
             return effect
         return Effect.VALUES
     if effect == Effect.REMOVED:
@@ -508,9 +511,11 @@ def carries(effect: str, subtype: str, through_star: bool | None, *, kind: str =
 def carried(effects: Iterable[str], subtype: str, through_star: bool | None, *, kind: str = UsageKind.DIRECT,
             absorbs: frozenset[str] | set[str] = frozenset()) -> frozenset[str]:
     """Every effect a field edge passes on for `effects` (`carries`), and the NULLs a join
-    makes of a key whose values change (an outer join's rows that no longer match)."""
+    makes of a key whose values change (an outer join's rows that no longer match),
+    unless the edge absorbs them (the join pads nothing into its column)."""
     found = {carries(e, subtype, through_star, kind=kind, absorbs=absorbs) for e in effects} - {None}
-    if kind != UsageKind.DIRECT and subtype.upper() == "JOIN" and found & {Effect.VALUES, Effect.NULLS}:
+    if kind != UsageKind.DIRECT and subtype.upper() == "JOIN" and Effect.NULLS not in absorbs \
+            and found & {Effect.VALUES, Effect.NULLS}:
         found.add(Effect.NULLS)
     return frozenset(found)
 

@@ -278,6 +278,82 @@ def test_a_filter_in_a_select_star_step_reaches_what_is_computed_from_the_rows_i
     assert (edge.kind, edge.subtype, edge.description) == (UsageKind.INDIRECT, "FILTER", "WHERE status = 'paid'")
 
 
+CUSTOMERS_TABLE = (("customer_id", "bigint"), ("region", "text"), ("status", "text"))
+
+
+def customer_regions(teams: dict, join: str, customers: str = CUSTOMERS) -> None:
+    """Warehouse's orders with their customer's region, joined by `join` (Analytics checks
+    both columns with `not_null`)."""
+    model("warehouse", "order_regions",
+          f"select o.order_id, c.region from wh.sales.orders as o {join} {customers} as c "
+          "on c.customer_id = o.customer_id",
+          {ORDERS: ORDERS_TABLE, CUSTOMERS: CUSTOMERS_TABLE}, (("order_id", "bigint"), ("region", "text")))
+    check("analytics", "order_regions.test", "wh.warehouse.order_regions", ("not_null", "order_id"),
+          ("not_null", "region"))
+    consumes(teams["warehouse"], ORDERS, CUSTOMERS)
+    consumes(teams["analytics"], "wh.warehouse.order_regions")
+
+
+def test_an_inner_join_drops_the_rows_a_null_key_no_longer_matches_and_makes_no_null(teams):
+    """A NULL customer id matches no customer: an inner join drops the order, so no
+    column of its result becomes NULL and a `not_null` check behind it cannot fail. The
+    edge says the join absorbs the NULLs; the rows it drops still reach whoever checks
+    more than NULLs (row counts, uniqueness: new values)."""
+    customer_regions(teams, "inner join")
+    edge = FieldEdge.objects.get(input_dataset__name=ORDERS, input_field="customer_id", field="region")
+    assert (edge.kind, edge.subtype, edge.description) == (
+        UsageKind.INDIRECT, "JOIN", "absorbs nulls: c.customer_id = o.customer_id")
+    orders = owned(ORDERS, teams["checkout"])
+    answer = preview_change(orders, ["customer_id"], effect=Effect.NULLS)
+    assert asked(answer) == []
+    assert "analytics/order_regions.test checks region only by not_null, which new values cannot fail" in \
+        told(answer)["analytics"]
+    # The same join seen from the other side: NULL customer ids of customers drop orders too.
+    customers = owned(CUSTOMERS, teams["checkout"])
+    assert asked(preview_change(customers, ["customer_id"], effect=Effect.NULLS)) == []
+    # A check that notices any change (a row count, say) is still asked.
+    check("analytics", "order_regions.test", "wh.warehouse.order_regions", ("unique", "order_id"))
+    assert asked(preview_change(orders, ["customer_id"], effect=Effect.NULLS)) == ["analytics"]
+
+
+def test_a_left_join_pads_the_joined_side_with_nulls_and_keeps_the_other_as_it_was(teams):
+    """orders LEFT JOIN customers: an order whose customer id became NULL is kept, its
+    customer's region NULL. The `not_null` check of the region is asked; order_id, from
+    the side the join keeps, cannot become NULL."""
+    customer_regions(teams, "left join")
+    padded = FieldEdge.objects.get(input_dataset__name=ORDERS, input_field="customer_id", field="region")
+    kept = FieldEdge.objects.get(input_dataset__name=ORDERS, input_field="customer_id", field="order_id")
+    assert (padded.subtype, padded.description) == ("JOIN", "c.customer_id = o.customer_id")
+    assert (kept.subtype, kept.description) == ("JOIN", "absorbs nulls: c.customer_id = o.customer_id")
+    orders = owned(ORDERS, teams["checkout"])
+    answer = preview_change(orders, ["customer_id"], effect=Effect.NULLS)
+    assert asked(answer) == ["analytics"]
+    [hit] = [j for j in answer["affected"][0]["jobs"] if j["job"] == "analytics/order_regions.test"]
+    assert hit["touched"] == ["region"]
+
+
+def test_a_right_join_pads_the_side_before_it(teams):
+    """orders RIGHT JOIN customers: the orders' columns are the padded ones."""
+    customer_regions(teams, "right join")
+    orders = owned(ORDERS, teams["checkout"])
+    answer = preview_change(orders, ["customer_id"], effect=Effect.NULLS)
+    assert asked(answer) == ["analytics"]
+    [hit] = [j for j in answer["affected"][0]["jobs"] if j["job"] == "analytics/order_regions.test"]
+    assert hit["touched"] == ["order_id"]
+
+
+def test_rows_a_filter_drops_on_the_padded_side_of_an_outer_join_are_nulls(teams):
+    """Customers filtered on their status, then left-joined: a customer whose status became
+    NULL is filtered out, and its orders' region is NULL. The filter's NULLs reach the
+    `not_null` check through the join that pads them."""
+    customer_regions(teams, "left join", "(select * from wh.platform.customers where status <> 'closed')")
+    edge = FieldEdge.objects.get(input_dataset__name=CUSTOMERS, input_field="status", field="region")
+    assert (edge.subtype, edge.description) == ("JOIN", "WHERE status <> 'closed'")
+    customers = owned(CUSTOMERS, teams["checkout"])
+    answer = preview_change(customers, ["status"], effect=Effect.NULLS)
+    assert "analytics" in asked(answer)
+
+
 def test_a_window_partition_reaches_the_window_and_only_it(teams):
     model("warehouse", "order_sequence",
           "select order_id, amount, row_number() over (partition by customer_id order by created_at) as nth "
