@@ -526,6 +526,8 @@ class _Reader:
             origins.setdefault(name.lower(), set())
             for column in projection.find_all(exp.Column):
                 in_projection[id(column)] = (projection, name.lower())
+                if _never_null_within(column, projection):
+                    continue  # `coalesce(p.paid, 0)`, `count(p.id)`: a padded NULL does not reach the result
                 found = self._origins(scope, column)
                 known = origins[name.lower()]
                 origins[name.lower()] = None if found is None or known is None else known | found
@@ -754,6 +756,27 @@ def _non_null_literal(node: exp.Expr) -> bool:
         isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal))
 
 
+def _never_null_within(column: exp.Column, projection: exp.Expr) -> bool:
+    """The projection gives no NULL for a NULL `column`: it sits under a `count`, or a
+    `coalesce` with a non-NULL literal after it."""
+    node: exp.Expr = column
+    while node is not projection and node.parent is not None:
+        parent = node.parent
+        if isinstance(parent, exp.Count) or _coalesced(node, parent):
+            return True
+        node = parent
+    return False
+
+
+def _coalesced(node: exp.Expr, parent: exp.Expr) -> bool:
+    """`parent` is a `coalesce` with a non-NULL literal after `node`."""
+    if not isinstance(parent, exp.Coalesce):
+        return False
+    later = parent.expressions if node.arg_key == "this" else \
+        parent.expressions[parent.expressions.index(node) + 1:] if node in parent.expressions else []
+    return any(_non_null_literal(arg) for arg in later)
+
+
 def _absorbs_within(column: exp.Column, projection: exp.Expr) -> frozenset[str]:
     """The value changes of `column` that the expression provably keeps from its result:
     a new type under `cast(… as text)` (every value of every type has a text form, and
@@ -765,11 +788,8 @@ def _absorbs_within(column: exp.Column, projection: exp.Expr) -> frozenset[str]:
         parent = node.parent
         if isinstance(parent, exp.Cast) and node.arg_key == "this" and _is_text(parent.args.get("to")):
             found.add(RETYPED)
-        elif isinstance(parent, exp.Coalesce):
-            later = parent.expressions if node.arg_key == "this" else \
-                parent.expressions[parent.expressions.index(node) + 1:] if node in parent.expressions else []
-            if any(_non_null_literal(arg) for arg in later):
-                found.add(NULLS)
+        elif _coalesced(node, parent):
+            found.add(NULLS)
         elif isinstance(parent, exp.Count) and not parent.args.get("distinct"):
             found.update((RETYPED, VALUES))
         node = parent

@@ -342,6 +342,26 @@ def test_a_right_join_pads_the_side_before_it(teams):
     assert hit["touched"] == ["order_id"]
 
 
+def test_a_padded_column_under_coalesce_or_count_gives_no_null(teams):
+    """`coalesce(c.region, 'unknown')` and `count(c.customer_id)` of a left-joined side are
+    never NULL: the padding's NULLs stop there, though the key's change still reaches them."""
+    model("warehouse", "order_regions",
+          "select o.order_id, coalesce(c.region, 'unknown') as region, count(c.customer_id) as customers "
+          "from wh.sales.orders as o left join wh.platform.customers as c on c.customer_id = o.customer_id "
+          "group by o.order_id, c.region",
+          {ORDERS: ORDERS_TABLE, CUSTOMERS: CUSTOMERS_TABLE},
+          (("order_id", "bigint"), ("region", "text"), ("customers", "bigint")))
+    check("analytics", "order_regions.test", "wh.warehouse.order_regions", ("not_null", "region"),
+          ("not_null", "customers"))
+    consumes(teams["warehouse"], ORDERS, CUSTOMERS)
+    consumes(teams["analytics"], "wh.warehouse.order_regions")
+    for field in ("region", "customers"):
+        edge = FieldEdge.objects.get(input_dataset__name=ORDERS, input_field="customer_id", field=field)
+        assert edge.description == "absorbs nulls: c.customer_id = o.customer_id"
+    orders = owned(ORDERS, teams["checkout"])
+    assert asked(preview_change(orders, ["customer_id"], effect=Effect.NULLS)) == []
+
+
 def test_rows_a_filter_drops_on_the_padded_side_of_an_outer_join_are_nulls(teams):
     """Customers filtered on their status, then left-joined: a customer whose status became
     NULL is filtered out, and its orders' region is NULL. The filter's NULLs reach the
