@@ -508,7 +508,9 @@ class _Reader:
         for table in (s for s in scope.sources.values() if isinstance(s, exp.Table)):
             self._index(table)
         padding = _padding(expression)
-        self.padded[id(scope)] = set().union(*padding)
+        # Joins whose sides cannot be named (a parenthesised join, an unnamed source): every
+        # source counts as padded.
+        self.padded[id(scope)] = set().union(*padding) if padding is not None else set(self._sources(scope))
         selected = [source for _, source in scope.selected_sources.values()]
         in_projection: dict[int, tuple[exp.Expr, str]] = {}
         # The sources each output is computed from (None: some column's source is unknown).
@@ -562,7 +564,8 @@ class _Reader:
         for name in outputs.order:
             outputs.named[name] |= changing
             for position, refs in matching.items():
-                pads = origins.get(name) is None or bool(origins[name] & set().union(*padding[position:]))
+                pads = padding is None or origins.get(name) is None or bool(
+                    origins[name] & set().union(*padding[position:]))
                 outputs.named[name] |= {r._replace(nulls=pads) for r in refs}
         outputs.steering |= changing | {r._replace(nulls=True) for refs in matching.values() for r in refs}
         for join in expression.args.get("joins") or []:
@@ -808,14 +811,17 @@ def _through(ref: _Ref, kind: str, how: str, absorbs: frozenset, fragment: str, 
     return ref._replace(how=_compose(how, ref.how), absorbs=both, fragment=keep)
 
 
-def _padding(select: exp.Expr) -> list[set[str]]:
+def _padding(select: exp.Expr) -> list[set[str]] | None:
     """For each join of `select`, in order, the sources (lower-case names) it pads with
     NULLs where a row finds no match: a LEFT join the side it joins, a RIGHT join every
-    source before it, a FULL join both; an inner or cross join none (it drops the row)."""
+    source before it, a FULL join both; an inner or cross join none (it drops the row).
+    None when a source has no name of its own (`a JOIN (b LEFT JOIN c …)`): it cannot be told."""
     joins = select.args.get("joins") or []
     first = select.args.get("from_") or select.args.get("from")
     names = [first.this.alias_or_name.lower() if first is not None else "",
              *(join.this.alias_or_name.lower() for join in joins)]
+    if joins and (not all(names) or len(set(names)) != len(names)):
+        return None
     padding = []
     for position, join in enumerate(joins, 1):
         side = (join.side or "").upper()

@@ -39,3 +39,34 @@ def test_steps_compose_an_aggregate_of_an_expression_is_an_aggregation():
     assert found["top"] == [FieldInput(ORDERS, "amount", "AGGREGATION", False)]
     found = fields("with s as (select sum(amount) as total from raw.orders) select total from s")
     assert found["total"] == [FieldInput(ORDERS, "amount", "AGGREGATION", False)]
+
+
+def joins(query: str) -> dict[tuple[str, str], tuple[str, frozenset]]:
+    """(result column, input column) -> (the join step's SQL, what it absorbs), for join steps."""
+    tables = {TableRef(("a",)): ("id", "k", "x"), TableRef(("b",)): ("k", "y"), TableRef(("c",)): ("k", "z")}
+    return {(name, f"{step.table.name}.{step.column}"): (step.fragment, step.absorbs)
+            for name, steps in sql_reading(query, "postgres", tables).steps for step in steps if step.subtype == "JOIN"}
+
+
+def test_a_join_step_absorbs_nulls_into_the_columns_no_outer_join_pads():
+    found = joins("select a.id, b.y from a join b on b.k = a.k")
+    assert found[("id", "b.k")] == ("b.k = a.k", frozenset({"nulls"}))
+    assert found[("y", "a.k")] == ("b.k = a.k", frozenset({"nulls"}))
+    found = joins("select a.id, b.y, c.z from a left join b on b.k = a.k join c on c.k = a.k")
+    assert found[("id", "b.k")][1] == frozenset({"nulls"})  # the side a LEFT join keeps
+    assert found[("y", "a.k")][1] == frozenset()  # the side it pads
+    assert found[("z", "b.k")][1] == frozenset({"nulls"})  # an inner join after it pads nothing
+    found = joins("select a.id, c.z from a join b on b.k = a.k full join c on c.k = b.k")
+    assert found[("id", "a.k")][1] == frozenset()  # a FULL join later pads every source before it
+    assert found[("z", "a.k")][1] == frozenset()
+
+
+def test_a_join_whose_sides_cannot_be_named_pads_every_column():
+    found = joins("select a.id, c.z from a join (b left join c on c.k = b.k) on b.k = a.k")
+    assert found and all(absorbs == frozenset() for _, absorbs in found.values())
+
+
+def test_rows_lost_on_the_padded_side_are_a_join_step_with_the_sql_that_loses_them():
+    found = joins("with p as (select k, y from b where y > 0) select a.id, p.y from a left join p on p.k = a.k")
+    assert found[("y", "b.y")] == ("WHERE y > 0", frozenset())
+    assert ("id", "b.y") not in found  # for the kept side it is a filter, as before
