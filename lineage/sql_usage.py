@@ -513,8 +513,10 @@ class _Reader:
         self.padded[id(scope)] = set().union(*padding) if padding is not None else set(self._sources(scope))
         selected = [source for _, source in scope.selected_sources.values()]
         in_projection: dict[int, tuple[exp.Expr, str]] = {}
-        # The sources each output is computed from (None: some column's source is unknown).
+        # The sources each output is computed from (None: some column's source is unknown),
+        # which only an outer join asks.
         origins: dict[str, set[str] | None] = {}
+        outer = padding is not None and any(padding)
         for projection in expression.selects:
             if isinstance(projection, exp.Star):
                 outputs.stars.extend(selected)
@@ -528,8 +530,8 @@ class _Reader:
             origins.setdefault(name.lower(), set())
             for column in projection.find_all(exp.Column):
                 in_projection[id(column)] = (projection, name.lower())
-                if _never_null_within(column, projection):
-                    continue  # `coalesce(p.paid, 0)`, `count(p.id)`: a padded NULL does not reach the result
+                if not outer or _never_null_within(column, projection):
+                    continue  # no outer join; or `coalesce(p.paid, 0)`, `count(p.id)`: no padded NULL gets through
                 found = self._origins(scope, column)
                 known = origins[name.lower()]
                 origins[name.lower()] = None if found is None or known is None else known | found
