@@ -27,7 +27,7 @@ from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
-from lineage.column_usage import absorbed_by
+from lineage.column_usage import KEYED, absorbed_by, is_keyed
 from lineage.graph import GraphError, NodeNotFound
 from lineage.models import DatasetSchema, FieldEdge, Job
 from registry.db import prepared_cursor
@@ -260,9 +260,10 @@ def fed_steps(sources: dict[int, dict[str, set[str]] | None], now=None) -> list[
 
 
 def _shown(description: str) -> str:
-    """The SQL of an edge's description, without the absorbed changes it leads with."""
-    if absorbed_by(description):
-        return description.partition(": ")[2]
+    """The SQL of an edge's description, without the absorbed changes or the one row per
+    value it leads with."""
+    if absorbed_by(description) or is_keyed(description):
+        return description.partition(": ")[2] if description != KEYED else ""
     return description
 
 
@@ -370,6 +371,30 @@ def _checks_of(keys: set[tuple[int, str, str, str]], now=None) -> dict[tuple[int
     return found
 
 
+def _noticed_by(assertion: str, one_row_per_value: bool) -> frozenset[str]:
+    """What an assertion of a column can notice; `unique` nothing when the column holds one
+    row per value by construction (`_keyed_columns`), whatever values reach it."""
+    return frozenset() if assertion == "unique" and one_row_per_value else NOTICES[assertion]
+
+
+def _keyed_columns(dataset_ids: set[int], now=None) -> set[tuple[int, str]]:
+    """The columns of `dataset_ids` that hold one row per value whatever their values: one
+    job writes the dataset (every current field edge into it is that job's), its SQL groups
+    by the column alone and its producer says it writes the dataset whole on every run
+    (lineage.column_usage.is_keyed). One query."""
+    if not dataset_ids:
+        return set()
+    writers: dict[int, set[int]] = {}
+    marked: set[tuple[int, str]] = set()
+    for dataset_id, field_, job_id, kind, description in (
+            FieldEdge.objects.current(now).filter(dataset_id__in=sorted(dataset_ids))
+            .values_list("dataset_id", "field", "job_id", "kind", "description")):
+        writers.setdefault(dataset_id, set()).add(job_id)
+        if kind == UsageKind.DIRECT and is_keyed(description or ""):
+            marked.add((dataset_id, field_))
+    return {(d, f) for d, f in marked if len(writers[d]) == 1}
+
+
 def passing_jobs(touched: dict[int, dict[str, set[str]]], now=None) -> dict[tuple[int, str, str, str], str]:
     """For registry.hooks.column_passers: the jobs that read a column whose values changed
     with its type kept — NULLs allowed, an enum narrowed, precision lost — and that
@@ -384,7 +409,11 @@ def passing_jobs(touched: dict[int, dict[str, set[str]]], now=None) -> dict[tupl
     - a check whose every assertion of the column cannot fail on the change (`NOTICES`:
       a `not_null` of values that were narrowed, an `accepted_values` of NULLs).
 
-    Returns {(dataset id, column, job namespace, job name): how}. Three queries."""
+    A `unique` assertion of a column that holds one row per value by construction (its
+    job groups by it alone and writes the dataset whole: `_keyed_columns`) cannot fail.
+
+    Returns {(dataset id, column, job namespace, job name): how}. Three queries, four when
+    a check asserts `unique`."""
     wanted = {(d, c): set(e) for d, columns in touched.items() for c, e in (columns or {}).items()
               if e and not (set(e) - {Effect.NULLS, Effect.VALUES, Effect.NARROWED})}
     if not wanted:
@@ -404,11 +433,16 @@ def passing_jobs(touched: dict[int, dict[str, set[str]]], now=None) -> dict[tupl
     checked = set(ColumnRead.objects.current(now).filter(read_condition, source=UsageSource.QUALITY_CHECK)
                   .values_list("dataset_id", "column", "job_namespace", "job_name"))
     found = {}
-    for key, assertions in _checks_of(checked - set(uses), now).items():
+    checks = _checks_of(checked - set(uses), now)
+    keyed = _keyed_columns({k[0] for k, a in checks.items() if a and "unique" in a}, now)
+    for key, assertions in checks.items():
         effects = wanted[(key[0], key[1])]
-        if assertions and all(a in NOTICES and not (effects & NOTICES[a]) for a in assertions):
+        one_row = (key[0], key[1]) in keyed
+        if assertions and all(a in NOTICES and not (effects & _noticed_by(a, one_row)) for a in assertions):
             said = " or ".join(_SAID[e] for e in sorted(effects))
-            found[key] = f"checks {key[1]} only by {', '.join(assertions)}, which {said} cannot fail"
+            found[key] = f"checks {key[1]} only by {', '.join(assertions)}, which {said} cannot fail" + (
+                f" ({key[1]} holds one row per value: the job writing it groups by it alone)"
+                if one_row and "unique" in assertions else "")
     for key, edges in uses.items():
         if key in checked:
             continue

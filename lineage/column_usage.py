@@ -448,14 +448,17 @@ class UsagePlan:
         if output is not None:
             spelled = {c.lower(): c for c in schemas.get(output, {})}
             steps = {(name, step.table, step.column, step.kind): step for name, found in reading.steps for step in found}
+            keyed = reading.keyed if self._rebuilt_whole(output) else frozenset()
             for name, inputs in reading.fields:
                 for found in inputs:
                     key = self.resolved.get(found.table)
                     if key is not None:
                         step = steps.get((name, found.table, found.column, DIRECT))
+                        text = step_description(step) if step else ""
+                        if name in keyed and not (step and step.absorbs):
+                            text = keyed_description(text)
                         evidence.edge(output, _Edge(spelled.get(name.lower(), name), key, found.column, DIRECT,
-                                                    found.subtype, step_description(step) if step else "",
-                                                    through_star=found.through_star))
+                                                    found.subtype, text, through_star=found.through_star))
             # The INDIRECT uses that change results (a join key, a group key, a filter, a
             # window's partition, a CASE condition): an edge to each result they change,
             # its clause as the subtype and the clause's SQL as the description.
@@ -466,6 +469,16 @@ class UsagePlan:
                         evidence.edge(output, _Edge(spelled.get(name.lower(), name), key, step.column, INDIRECT,
                                                     step.subtype, step_description(step)))
         return evidence
+
+    def _rebuilt_whole(self, output: DatasetKey) -> bool:
+        """The job writes `output` whole on every run, as its `dbt_model` facet says (a table
+        or a view; an incremental model or a snapshot adds rows to those already there)."""
+        for obj in self.parsed.outputs:
+            if (obj["namespace"], obj["name"]) == output:
+                facet = (obj.get("facets") or {}).get("dbt_model")
+                config = facet.get("config") if isinstance(facet, dict) else None
+                return isinstance(config, dict) and config.get("materialized") in REBUILT_WHOLE
+        return False
 
     def _sql_output(self, target: TableRef | None) -> DatasetKey | None:
         """The output the query's result goes to: the table it writes, else the event's one output."""
@@ -562,6 +575,21 @@ def step_description(step: ValueStep) -> str:
     if step.absorbs:
         text = f"{ABSORBS}{','.join(sorted(step.absorbs))}: {text}"
     return text[:MAX_DESCRIPTION]
+
+
+# dbt materializations written whole on every run (dbt-ol's `dbt_model` facet).
+REBUILT_WHOLE = frozenset({"table", "view", "materialized_view"})
+KEYED = "one row per value"
+
+
+def keyed_description(text: str) -> str:
+    """A DIRECT edge's description into a column its job's output holds one row per value
+    of (it groups by that column alone and writes the output whole: `is_keyed`)."""
+    return (f"{KEYED}: {text}" if text else KEYED)[:MAX_DESCRIPTION]
+
+
+def is_keyed(description: str) -> bool:
+    return description == KEYED or description.startswith(f"{KEYED}: ")
 
 
 def absorbed_by(description: str) -> frozenset[str]:

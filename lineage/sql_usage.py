@@ -143,6 +143,9 @@ class SqlReading:
     # Each result column and how input values reach it beyond an unchanged copy:
     # DIRECT steps with their expression, INDIRECT ones with their clause (ValueStep).
     steps: tuple[tuple[str, tuple[ValueStep, ...]], ...] = ()
+    # Result columns that hold one row per value: the query groups by that column alone
+    # (`select customer_id, … group by customer_id`), so no two rows share a value.
+    keyed: frozenset[str] = frozenset()
 
 
 def dialect_for(dialect: str | None, namespace: str | None = None) -> str | None:
@@ -363,6 +366,7 @@ class _Reader:
         self.outputs: dict[int, _Outputs] = {}  # id(scope) -> outputs
         self.padded: dict[int, set[str]] = {}  # id(scope) -> the sources an outer join of it pads
         self.physical: dict[int, int] = {}  # id(table node) -> table index
+        self.keyed: set[str] = set()
 
     # the tables
 
@@ -623,6 +627,8 @@ class _Reader:
             results.extend(self._expand(source, DIRECT))
         if target_columns and len(target_columns) == len(results):
             results = [(name, refs) for name, (_, refs) in zip(target_columns, results, strict=True)]
+        elif isinstance(root.expression, exp.Select) and not isinstance(statement, exp.Insert | exp.Merge):
+            self.keyed |= _keyed(root.expression)  # an INSERT appends: its rows meet older ones
         for name, refs in results:
             self._reach(refs)
             if name == ALL_COLUMNS:
@@ -681,6 +687,7 @@ class _Reader:
             fields=tuple(self.fields),
             target=self.target,
             steps=tuple(self.steps),
+            keyed=frozenset(self.keyed),
         )
 
 
@@ -811,6 +818,27 @@ def _through(ref: _Ref, kind: str, how: str, absorbs: frozenset, fragment: str, 
     # The fragment kept is the step that absorbed, else the first that was not a copy.
     keep = ref.fragment if (ref.fragment and (ref.absorbs or not absorbs)) else (fragment or ref.fragment)
     return ref._replace(how=_compose(how, ref.how), absorbs=both, fragment=keep)
+
+
+def _keyed(select: exp.Expr) -> set[str]:
+    """The result names of `select` that hold one row per value: its GROUP BY has one
+    expression (no ROLLUP, CUBE or GROUPING SETS) and the projection is that expression,
+    spelled the same or named by position. (A GROUP BY naming a result alias is left
+    out: where an input column has the same name, PostgreSQL groups by the input.)"""
+    group = select.args.get("group")
+    if group is None or len(group.expressions) != 1 or any(group.args.get(k) for k in ("rollup", "cube",
+                                                                                        "grouping_sets")):
+        return set()
+    key = group.expressions[0]
+    projections = list(select.expressions)
+    if isinstance(key, exp.Rollup | exp.Cube | exp.GroupingSets):
+        return set()
+    if isinstance(key, exp.Literal) and key.is_int:
+        position = int(key.name)
+        chosen = [projections[position - 1]] if 0 < position <= len(projections) else []
+    else:
+        chosen = [p for p in projections if (p.this if isinstance(p, exp.Alias) else p).sql() == key.sql()]
+    return {p.alias_or_name for p in chosen if p.alias_or_name and not isinstance(p, exp.Star)}
 
 
 def _padding(select: exp.Expr) -> list[set[str]] | None:

@@ -374,6 +374,66 @@ def test_rows_a_filter_drops_on_the_padded_side_of_an_outer_join_are_nulls(teams
     assert "analytics" in asked(answer)
 
 
+def dbt_model(team: str, name: str, query: str, inputs: dict[str, tuple], output_columns: tuple,
+              materialized: str) -> None:
+    """`model`, as dbt-ol reports a dbt model: its output carries the `dbt_model` facet."""
+    output = table(f"wh.{team}.{name}", *output_columns)
+    output["facets"]["dbt_model"] = {
+        "_producer": PRODUCER, "_schemaURL": "https://github.com/OpenLineage/OpenLineage/tree/main/integration/"
+        "common/openlineage/schema/dbt-model-dataset-facet.json", "config": {"materialized": materialized}}
+    store_event(run_event("COMPLETE", job=name, job_namespace=team,
+                          inputs=[table(n, *cols) for n, cols in inputs.items()], outputs=[output],
+                          job_facets={"sql": sql_facet(query, "postgres")}))
+
+
+def revenue_by_customer(teams, materialized: str) -> Dataset:
+    """Warehouse's model grouped by customer id alone, checked `unique` and `not_null` on it
+    by Analytics; the orders' customer ids are what changes."""
+    dbt_model("warehouse", "revenue_by_customer",
+              "select customer_id, sum(amount) as revenue from wh.sales.orders group by customer_id",
+              {ORDERS: ORDERS_TABLE}, (("customer_id", "bigint"), ("revenue", "numeric")), materialized)
+    check("analytics", "revenue_by_customer.test", "wh.warehouse.revenue_by_customer", ("unique", "customer_id"),
+          ("not_null", "customer_id"))
+    consumes(teams["warehouse"], ORDERS)
+    consumes(teams["analytics"], "wh.warehouse.revenue_by_customer")
+    return owned(ORDERS, teams["checkout"])
+
+
+def test_a_unique_check_of_the_one_key_a_rebuilt_model_groups_by_cannot_fail(teams):
+    """Customer ids rounded to hundreds merge customers: the model still has one row per
+    id, since it groups by it alone and dbt writes it whole on every run. Analytics'
+    `unique` check cannot fail; its `not_null` check notices NULLs."""
+    orders = revenue_by_customer(teams, "table")
+    edge = FieldEdge.objects.get(input_dataset__name=ORDERS, input_field="customer_id", field="customer_id",
+                                 kind=UsageKind.DIRECT)
+    assert edge.description == "one row per value"
+    answer = preview_change(orders, ["customer_id"], effect=Effect.VALUES)
+    assert asked(answer) == []
+    assert ("analytics/revenue_by_customer.test checks customer_id only by not_null, unique, which new values "
+            "cannot fail (customer_id holds one row per value: the job writing it groups by it alone)") in \
+        told(answer)["analytics"]
+    assert asked(preview_change(orders, ["customer_id"], effect=Effect.NULLS)) == ["analytics"]
+
+
+def test_an_incremental_model_adds_rows_to_those_already_there_and_its_unique_check_is_asked(teams):
+    orders = revenue_by_customer(teams, "incremental")
+    edge = FieldEdge.objects.get(input_dataset__name=ORDERS, input_field="customer_id", field="customer_id",
+                                 kind=UsageKind.DIRECT)
+    assert edge.description == ""
+    assert asked(preview_change(orders, ["customer_id"], effect=Effect.VALUES)) == ["analytics"]
+
+
+def test_a_model_another_job_also_writes_may_repeat_a_key_and_its_unique_check_is_asked(teams):
+    orders = revenue_by_customer(teams, "table")
+    store_event(run_event("COMPLETE", job="backfill", job_namespace="warehouse",
+                          inputs=[table(ORDERS, *ORDERS_TABLE)],
+                          outputs=[table("wh.warehouse.revenue_by_customer", ("customer_id", "bigint"))],
+                          job_facets={"sql": sql_facet("select customer_id from wh.sales.orders", "postgres")}))
+    assert FieldEdge.objects.filter(field="customer_id", kind=UsageKind.DIRECT, description="one row per value",
+                                    job__name="revenue_by_customer").exists()
+    assert asked(preview_change(orders, ["customer_id"], effect=Effect.VALUES)) == ["analytics"]
+
+
 def test_a_window_partition_reaches_the_window_and_only_it(teams):
     model("warehouse", "order_sequence",
           "select order_id, amount, row_number() over (partition by customer_id order by created_at) as nth "

@@ -70,3 +70,18 @@ def test_rows_lost_on_the_padded_side_are_a_join_step_with_the_sql_that_loses_th
     found = joins("with p as (select k, y from b where y > 0) select a.id, p.y from a left join p on p.k = a.k")
     assert found[("y", "b.y")] == ("WHERE y > 0", frozenset())
     assert ("id", "b.y") not in found  # for the kept side it is a filter, as before
+
+
+def test_a_query_grouped_by_one_expression_holds_one_row_per_value_of_it():
+    def keyed(query: str) -> set[str]:
+        return set(sql_reading(query, "postgres", SCHEMAS).keyed)
+
+    assert keyed("select customer_id, sum(amount) as total from raw.orders group by customer_id") == {"customer_id"}
+    assert keyed("select status as s, count(*) as n from raw.orders group by 1") == {"s"}
+    assert keyed("select customer_id, status, sum(amount) as total from raw.orders group by 1, 2") == set()
+    assert keyed("select customer_id from raw.orders group by rollup (customer_id)") == set()
+    # Grouped inside, joined outside: a key may repeat.
+    assert keyed("with g as (select customer_id from raw.orders group by customer_id) "
+                 "select g.customer_id from g join raw.orders as o on o.id = g.customer_id") == set()
+    # An INSERT appends its groups to the rows already there.
+    assert keyed("insert into raw.totals select customer_id, sum(amount) from raw.orders group by customer_id") == set()
