@@ -27,7 +27,7 @@ from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
-from lineage.column_usage import KEYED, absorbed_by, is_keyed
+from lineage.column_usage import DROPS, KEYED, absorbed_by, drops_rows, is_keyed
 from lineage.graph import GraphError, NodeNotFound
 from lineage.models import DatasetSchema, FieldEdge, Job
 from registry.db import prepared_cursor
@@ -250,7 +250,8 @@ def fed_steps(sources: dict[int, dict[str, set[str]] | None], now=None) -> list[
         columns = sources[input_id]
         effects = Effect.ALL if columns is None else columns.get(input_field, ())
         absorbs = absorbed_by(description or "")
-        found = carried(effects, subtype or "", through_star, kind=kind, absorbs=absorbs)
+        found = carried(effects, subtype or "", through_star, kind=kind, absorbs=absorbs,
+                        drops=drops_rows(description or ""))
         if found:
             steps.append(FlowStep(input_id, input_field, dataset_id, field_, f"{ns}/{name}", kind, subtype or "",
                                   _shown(description or ""), found))
@@ -262,8 +263,12 @@ def fed_steps(sources: dict[int, dict[str, set[str]] | None], now=None) -> list[
 def _shown(description: str) -> str:
     """The SQL of an edge's description, without the absorbed changes or the one row per
     value it leads with."""
-    if absorbed_by(description) or is_keyed(description):
-        return description.partition(": ")[2] if description != KEYED else ""
+    if absorbed_by(description):
+        description = description.partition(": ")[2]
+    if description in (KEYED, DROPS):
+        return ""
+    if is_keyed(description) or drops_rows(description):
+        return description.partition(": ")[2]
     return description
 
 
@@ -339,7 +344,8 @@ NOTICES = {
     "accepted_values": frozenset({Effect.VALUES}),
     "relationships": frozenset({Effect.VALUES, Effect.NARROWED}),
 }
-_SAID = {Effect.NULLS: "NULLs", Effect.VALUES: "new values", Effect.NARROWED: "narrowed values"}
+_SAID = {Effect.NULLS: "NULLs", Effect.VALUES: "new values", Effect.NARROWED: "narrowed values",
+         Effect.DROPPED: "dropped rows"}
 
 
 def _checks_of(keys: set[tuple[int, str, str, str]], now=None) -> dict[tuple[int, str, str, str], list[str] | None]:
@@ -415,7 +421,7 @@ def passing_jobs(touched: dict[int, dict[str, set[str]]], now=None) -> dict[tupl
     Returns {(dataset id, column, job namespace, job name): how}. Three queries, four when
     a check asserts `unique`."""
     wanted = {(d, c): set(e) for d, columns in touched.items() for c, e in (columns or {}).items()
-              if e and not (set(e) - {Effect.NULLS, Effect.VALUES, Effect.NARROWED})}
+              if e and not (set(e) - {Effect.NULLS, Effect.VALUES, Effect.NARROWED, Effect.DROPPED})}
     if not wanted:
         return {}
     condition = Q()
@@ -446,8 +452,12 @@ def passing_jobs(touched: dict[int, dict[str, set[str]]], now=None) -> dict[tupl
     for key, edges in uses.items():
         if key in checked:
             continue
-        if wanted[(key[0], key[1])] & {Effect.VALUES, Effect.NARROWED} and any(
-                depends_on_values(text) for _, _, text, _ in edges):
+        effects = wanted[(key[0], key[1])]
+        if effects & {Effect.VALUES, Effect.NARROWED} and any(depends_on_values(text) for _, _, text, _ in edges):
+            continue
+        # Rows dropped leave every row's values as they were, but an aggregate of fewer
+        # rows may be the 0 something is divided by.
+        if Effect.DROPPED in effects and any(depends_on_values(text) == "divides" for _, _, text, _ in edges):
             continue
         ways = sorted({f"{'its values' if kind == UsageKind.DIRECT else (subtype or kind).lower().replace('_', ' ') + ' key'}"
                        f" into {output}" + (f" (`{_shown(text)}`)" if _shown(text) else "")

@@ -570,11 +570,26 @@ def step_description(step: ValueStep) -> str:
     uses them), led by the value changes it provably absorbs ("absorbs nulls:
     coalesce(amount, 0)"; of a join that pads nothing into the result, "absorbs nulls:
     o.customer_id = c.customer_id": a lost match drops the row), which
-    lineage.column_graph reads back (`absorbed_by`)."""
+    lineage.column_graph reads back (`absorbed_by`); an INDIRECT one whose input's NULLs
+    only drop rows says so after it ("drops rows: WHERE status <> 'cancelled'", `drops_rows`)."""
     text = step.fragment
+    if step.drops:
+        text = f"{DROPS}: {text}" if text else DROPS
     if step.absorbs:
         text = f"{ABSORBS}{','.join(sorted(step.absorbs))}: {text}"
     return text[:MAX_DESCRIPTION]
+
+
+# An INDIRECT edge whose input's NULLs only drop rows of its output, the rows left as
+# they were ("drops rows: WHERE status <> 'cancelled'"; lineage.sql_usage.ValueStep.drops).
+DROPS = "drops rows"
+
+
+def drops_rows(description: str) -> bool:
+    """The edge's description says its input's NULLs only drop rows (`step_description`)."""
+    if description.startswith(ABSORBS):
+        description = description.partition(": ")[2]
+    return description == DROPS or description.startswith(f"{DROPS}: ")
 
 
 # dbt materializations written whole on every run (dbt-ol's `dbt_model` facet).

@@ -128,6 +128,9 @@ class ValueStep(NamedTuple):
     # Of a DIRECT step: the value changes it provably absorbs; of an INDIRECT JOIN step,
     # NULLs when no join pads the result column (a lost match drops the row or keeps it).
     absorbs: frozenset[str] = frozenset()
+    # Of an INDIRECT step: a NULL in the input only drops rows of the result, the rows
+    # left unchanged (a null-rejecting filter or join, nothing after it but rows).
+    drops: bool = False
 
 
 @dataclass(frozen=True)
@@ -316,6 +319,10 @@ class _Ref(NamedTuple):
     # Of an INDIRECT ref: a match lost on the way may leave this output NULL, because it
     # comes from a side an outer join pads (an inner join only drops the unmatched rows).
     nulls: bool = False
+    # Of an INDIRECT ref: a NULL in the input only drops rows of this output, the rows
+    # left as they were (a null-rejecting filter or inner join, nothing after it that
+    # aggregates, limits or anti-joins the rows).
+    drops: bool = False
 
 
 @dataclass
@@ -329,6 +336,8 @@ class _Outputs:
     # INDIRECT uses that change every result of the scope (join keys, filters, group keys),
     # star outputs included: added to whatever is pulled from it.
     steering: set = field(default_factory=set)
+    # An EXCEPT: a row its second branch loses is a row the result gains.
+    no_drops: bool = False
 
     def add(self, name: str, spelled: str, refs: set[_Ref]) -> None:
         if name not in self.named:
@@ -389,7 +398,8 @@ class _Reader:
     # resolving names through sources
 
     def _pull(self, source: Any, name: str, kind: str, *, strict: bool, how: str = IDENTITY,
-              absorbs: frozenset = frozenset(), fragment: str = "", use: str = "", padded: bool = False) -> set[_Ref]:
+              absorbs: frozenset = frozenset(), fragment: str = "", use: str = "", padded: bool = False,
+              drops: bool = False) -> set[_Ref]:
         """The refs behind column `name` of `source` (a table node or a scope), named
         here. `strict`: a table whose schema is known and lacks the column gives nothing.
         `padded`: an outer join here pads the source, so a row it loses (its own filter
@@ -401,19 +411,22 @@ class _Reader:
             schema = self._schema(index)
             if strict and schema is not None and name not in schema:
                 return set()
-            return {_Ref(index, name, kind, how, False, absorbs if kind == DIRECT else frozenset(), fragment, use)}
+            return {_Ref(index, name, kind, how, False, absorbs if kind == DIRECT else frozenset(), fragment, use,
+                         drops=drops and kind != DIRECT)}
         outputs = self.outputs.get(id(source))
         if outputs is None:
             return set()
         if name in outputs.named:
-            return {_through(_padded(r, padded), kind, how, absorbs, fragment, use) for r in outputs.named[name]}
-        refs: set[_Ref] = set()
-        for star_source in outputs.stars:
-            refs |= self._pull(star_source, name, kind, strict=strict, how=how, absorbs=absorbs, fragment=fragment,
-                               use=use, padded=padded)
-        if refs:
-            refs |= {_padded(r, padded) for r in outputs.steering}
-        return refs
+            refs = {_through(_padded(r, padded), kind, how, absorbs, fragment, use, drops)
+                    for r in outputs.named[name]}
+        else:
+            refs = set()
+            for star_source in outputs.stars:
+                refs |= self._pull(star_source, name, kind, strict=strict, how=how, absorbs=absorbs, fragment=fragment,
+                                   use=use, padded=padded, drops=drops)
+            if refs:
+                refs |= {_padded(r, padded) for r in outputs.steering}
+        return _undropped(refs) if outputs.no_drops else refs
 
     def _expand(self, source: Any, kind: str) -> list[tuple[str, set[_Ref]]]:
         """The columns a `SELECT *` over `source` yields, each with the refs behind it,
@@ -433,7 +446,7 @@ class _Reader:
                  for name in outputs.order]
         for star_source in outputs.stars:
             found.extend((name, refs | outputs.steering) for name, refs in self._expand(star_source, kind))
-        return found
+        return [(name, _undropped(refs)) for name, refs in found] if outputs.no_drops else found
 
     @staticmethod
     def _sources(scope: Scope) -> dict[str, Any]:
@@ -441,10 +454,10 @@ class _Reader:
 
     def _resolve(self, scope: Scope, column: exp.Column, kind: str, aliases: dict[str, set[_Ref]],
                  how: str = IDENTITY, absorbs: frozenset = frozenset(), fragment: str = "",
-                 use: str = "") -> set[_Ref]:
+                 use: str = "", drops: bool = False) -> set[_Ref]:
         name = column.name.lower()
         qualifier = column.table.lower()
-        extra = {"how": how, "absorbs": absorbs, "fragment": fragment, "use": use}
+        extra = {"how": how, "absorbs": absorbs, "fragment": fragment, "use": use, "drops": drops}
         if qualifier:
             current: Scope | None = scope
             while current is not None:  # a correlated reference names an outer scope's source
@@ -505,6 +518,9 @@ class _Reader:
                     outputs.add(name, first.spelled[name], refs)
             else:
                 outputs.stars.extend(getattr(scope, "set_operation_scopes", []))
+            if isinstance(expression, exp.Except):
+                outputs.no_drops = True
+                outputs.named = {name: _undropped(refs) for name, refs in outputs.named.items()}
             self._rename(scope, outputs)
             return
         if not isinstance(expression, exp.Select):
@@ -521,6 +537,11 @@ class _Reader:
         # which only an outer join asks.
         origins: dict[str, set[str] | None] = {}
         outer = padding is not None and any(padding)
+        # Rows dropped before these clauses stay dropped, and the rows left unchanged,
+        # unless the scope keeps a number of rows, or filters groups or windows.
+        monotone = not any(expression.args.get(k) for k in ("limit", "offset", "fetch", "having", "qualify")) and \
+            not (isinstance(expression.args.get("distinct"), exp.Distinct) and expression.args["distinct"].args.get("on"))
+        per_row: dict[str, bool] = {}  # an output computed from one row (no aggregate, no window)
         for projection in expression.selects:
             if isinstance(projection, exp.Star):
                 outputs.stars.extend(selected)
@@ -532,6 +553,8 @@ class _Reader:
             name = projection.alias_or_name
             outputs.add(name.lower(), name, set())
             origins.setdefault(name.lower(), set())
+            per_row[name.lower()] = monotone and per_row.get(name.lower(), True) and \
+                projection.find(exp.AggFunc, exp.Window) is None
             for column in projection.find_all(exp.Column):
                 in_projection[id(column)] = (projection, name.lower())
                 if not outer or _never_null_within(column, projection):
@@ -550,16 +573,24 @@ class _Reader:
             refs = self._resolve(scope, column, kind, {}, how, _absorbs_within(column, projection) if kind == DIRECT
                                  else frozenset(), _fragment(projection) if how != IDENTITY or use else "", use)
             self._note(refs, column.name)
-            outputs.named[name] |= refs
+            outputs.named[name] |= refs if per_row[name] else _undropped(refs)
         # A column in a clause changes the scope's results (every output: the rows it
         # keeps, matches or groups), unless it only orders them.
         changing: set[_Ref] = set()
         matching: dict[int, set[_Ref]] = {}  # a join's position -> the refs its condition reads
+        # A clause reading a padded side (but the join that pads it) may keep a row because
+        # it lost its match (`where p.id is null`): rows a join drops may then be rows gained.
+        anti = padding is None
         for column in (c for c in columns if id(c) not in in_projection):
             use, clause = _clause_of(column, expression)
+            drops = use in (FILTER, JOIN) and clause is not None and _null_rejecting(column, clause)
             refs = self._resolve(scope, column, INDIRECT, outputs.named, use=use,
-                                 fragment=_fragment(clause) if clause is not None else "")
+                                 fragment=_fragment(clause) if clause is not None else "", drops=drops)
             self._note(refs, column.name)
+            if outer and not anti:
+                found = self._origins(scope, column)
+                own = padding[_join_position(column, expression)] if use == JOIN else set()
+                anti = found is None or bool((found - own) & set().union(*padding))
             if use == JOIN:
                 matching.setdefault(_join_position(column, expression), set()).update(
                     r for r in refs if r.column != ALL_COLUMNS)
@@ -568,12 +599,17 @@ class _Reader:
         # A match a join gains or loses changes every result; it leaves NULLs only in the
         # outputs of a side that this join, or an outer join after it, pads.
         for name in outputs.order:
-            outputs.named[name] |= changing
+            kept = per_row.get(name, False)
+            outputs.named[name] |= changing if kept else _undropped(changing)
             for position, refs in matching.items():
                 pads = padding is None or origins.get(name) is None or bool(
                     origins[name] & set().union(*padding[position:]))
-                outputs.named[name] |= {r._replace(nulls=pads) for r in refs}
-        outputs.steering |= changing | {r._replace(nulls=True) for refs in matching.values() for r in refs}
+                outputs.named[name] |= {r._replace(nulls=pads, drops=r.drops and kept and not pads and not anti)
+                                        for r in refs}
+        # A star passes whole rows on: rows a filter dropped stay dropped (unless the scope
+        # aggregates, limits or filters groups); a join's sides are not told apart.
+        outputs.steering |= (changing if monotone and not expression.args.get("group") else _undropped(changing)) | {
+            r._replace(nulls=True, drops=False) for refs in matching.values() for r in refs}
         for join in expression.args.get("joins") or []:
             for identifier in join.args.get("using") or []:
                 name = identifier.name.lower()
@@ -808,10 +844,13 @@ def _absorbs_within(column: exp.Column, projection: exp.Expr) -> frozenset[str]:
     return frozenset(found)
 
 
-def _through(ref: _Ref, kind: str, how: str, absorbs: frozenset, fragment: str, use: str) -> _Ref:
-    """`ref` seen through one more step (kind, how, what it absorbs, its SQL, its clause)."""
+def _through(ref: _Ref, kind: str, how: str, absorbs: frozenset, fragment: str, use: str,
+             drops: bool = False) -> _Ref:
+    """`ref` seen through one more step (kind, how, what it absorbs, its SQL, its clause,
+    whether a NULL there only drops rows)."""
     if ref.kind == DIRECT and kind != DIRECT:
-        return ref._replace(kind=INDIRECT, how=_compose(how, ref.how), use=use, fragment=fragment, absorbs=frozenset())
+        return ref._replace(kind=INDIRECT, how=_compose(how, ref.how), use=use, fragment=fragment, absorbs=frozenset(),
+                            drops=drops)
     if ref.kind != DIRECT:
         return ref._replace(how=_compose(how, ref.how))
     both = ref.absorbs | absorbs
@@ -877,7 +916,34 @@ def _join_position(column: exp.Column, select: exp.Expr) -> int:
 def _padded(ref: _Ref, padded: bool) -> _Ref:
     """A ref of a source an outer join pads: a row that source loses (its INDIRECT refs:
     a filter, a join of its own) leaves the padded columns NULL in the other side's rows."""
-    return ref._replace(nulls=True) if padded and ref.kind != DIRECT else ref
+    return ref._replace(nulls=True, drops=False) if padded and ref.kind != DIRECT else ref
+
+
+def _undropped(refs: set[_Ref]) -> set[_Ref]:
+    """Refs past a step after which rows dropped upstream change values (an aggregate, a
+    window, a LIMIT, an EXCEPT's second branch), not only the number of rows."""
+    return {r._replace(drops=False) if r.drops else r for r in refs}
+
+
+# What a NULL goes through and still gives NULL, never TRUE: a WHERE or an ON built of
+# these drops the row (Kleene logic: AND, OR and NOT of unknowns never make TRUE).
+_STRICT = ("EQ", "NEQ", "GT", "GTE", "LT", "LTE", "Like", "ILike", "In", "Between", "And", "Or", "Not", "Paren",
+           "Neg", "Add", "Sub", "Mul", "Div", "Cast", "Lower", "Upper", "Where")
+
+
+def _null_rejecting(column: exp.Column, clause: exp.Expr) -> bool:
+    """A NULL in `column` makes `clause` (a WHERE, a join's ON condition) drop the row:
+    every step from the column up to it passes NULL on (no IS NULL, COALESCE, CASE, IS
+    DISTINCT FROM or function that may turn a NULL into a value)."""
+    node: exp.Expr = column
+    while node is not clause:
+        parent = node.parent
+        if parent is None or type(parent).__name__ not in _STRICT:
+            return False
+        if isinstance(parent, exp.In) and node.arg_key != "this":
+            return False  # a column in the list: `x IN (a, NULL)` is not FALSE
+        node = parent
+    return True
 
 
 _MAKES_NULLS = (CONDITIONAL, WINDOW)
@@ -893,7 +959,8 @@ def _indirect_step(table: TableRef, column: str, paths: list[_Ref]) -> ValueStep
     making = [p for p in paths if p.use in _MAKES_NULLS or p.nulls]
     if not making:
         return ValueStep(table, column, INDIRECT, usual.use, usual.fragment,
-                         frozenset({NULLS}) if usual.use == JOIN else frozenset())
+                         frozenset({NULLS}) if usual.use == JOIN else frozenset(),
+                         usual.use in (FILTER, JOIN) and all(p.drops for p in paths))
     first = min(making, key=lambda p: (p.use, p.fragment))
     # A filter's or a group's rows lost on the padded side of an outer join are NULLs here.
     use = first.use if first.use in (*_MAKES_NULLS, JOIN) else JOIN

@@ -440,7 +440,13 @@ class Effect:
     where the use can make them: a join (an outer join's rows that no longer match), a
     CASE condition (no branch taken), a window (no frame). A deterministic expression
     of narrowed values gives values it could give before: NARROWED goes on along DIRECT
-    edges, except through an aggregate (a sum of other rows is a new value)."""
+    edges, except through an aggregate (a sum of other rows is a new value).
+
+    DROPPED is what NULLs do through a filter or join that rejects them (lineage.sql_usage:
+    a NULL makes the WHERE or the ON unknown) when nothing after it aggregates, limits or
+    anti-joins the rows: the output loses rows and every row left is as it was. It is
+    never a source's effect, and goes one step only: whatever reads such a column gets
+    new values (an aggregate of fewer rows, a join that matches fewer)."""
 
     REMOVED = "removed"
     CHANGED = "changed"
@@ -448,8 +454,9 @@ class Effect:
     NULLS = "nulls"
     VALUES = "values"
     NARROWED = "narrowed"
+    DROPPED = "dropped"
     ALL = frozenset({REMOVED, CHANGED})
-    VALUE_CHANGES = frozenset({CHANGED, RETYPED, NULLS, VALUES, NARROWED})
+    VALUE_CHANGES = frozenset({CHANGED, RETYPED, NULLS, VALUES, NARROWED, DROPPED})
 
     @staticmethod
     def of_change(kind: str) -> str:
@@ -479,7 +486,7 @@ MAKES_NULLS = frozenset({"JOIN", "CONDITIONAL", "WINDOW"})
 
 
 def carries(effect: str, subtype: str, through_star: bool | None, *, kind: str = UsageKind.DIRECT,
-            absorbs: frozenset[str] | set[str] = frozenset()) -> str | None:
+            absorbs: frozenset[str] | set[str] = frozenset(), drops: bool = False) -> str | None:
     """The effect a field edge passes on for `effect` (None: it stops there).
 
     DIRECT: a removal only through `SELECT *` (or, when no source says how the edge was
@@ -494,6 +501,9 @@ def carries(effect: str, subtype: str, through_star: bool | None, *, kind: str =
     if kind != UsageKind.DIRECT:
         if effect == Effect.REMOVED or subtype.upper() not in RESULT_CHANGING:
             return None
+        if effect == Effect.NULLS and drops and subtype.upper() in ("FILTER", "JOIN") \
+                and (subtype.upper() != "JOIN" or Effect.NULLS in absorbs):
+            return Effect.DROPPED
         if effect == Effect.NULLS and subtype.upper() in MAKES_NULLS and Effect.NULLS not in absorbs \
                 or effect == Effect.CHANGED:
             return effect
@@ -501,6 +511,8 @@ def carries(effect: str, subtype: str, through_star: bool | None, *, kind: str =
     if effect == Effect.REMOVED:
         carried = through_star is True or (through_star is None and subtype.upper() in ("", "IDENTITY"))
         return effect if carried else None
+    if effect == Effect.DROPPED:
+        return Effect.VALUES  # the next job's results from fewer rows: an aggregate, a count, a join
     if effect in absorbs or effect == Effect.NARROWED and Effect.VALUES in absorbs:
         return None
     if effect == Effect.NARROWED and subtype.upper() == "AGGREGATION":
@@ -509,11 +521,11 @@ def carries(effect: str, subtype: str, through_star: bool | None, *, kind: str =
 
 
 def carried(effects: Iterable[str], subtype: str, through_star: bool | None, *, kind: str = UsageKind.DIRECT,
-            absorbs: frozenset[str] | set[str] = frozenset()) -> frozenset[str]:
+            absorbs: frozenset[str] | set[str] = frozenset(), drops: bool = False) -> frozenset[str]:
     """Every effect a field edge passes on for `effects` (`carries`), and the NULLs a join
     makes of a key whose values change (an outer join's rows that no longer match),
     unless the edge absorbs them (the join pads nothing into its column)."""
-    found = {carries(e, subtype, through_star, kind=kind, absorbs=absorbs) for e in effects} - {None}
+    found = {carries(e, subtype, through_star, kind=kind, absorbs=absorbs, drops=drops) for e in effects} - {None}
     if kind != UsageKind.DIRECT and subtype.upper() == "JOIN" and Effect.NULLS not in absorbs \
             and found & {Effect.VALUES, Effect.NULLS}:
         found.add(Effect.NULLS)

@@ -10,6 +10,7 @@ and the routing is the product's own preview (change_requests.impact.preview_cha
 from __future__ import annotations
 
 import pytest
+from django.db.models import F
 
 from change_requests.impact import preview_change
 from lineage.ingest import store_event
@@ -302,11 +303,11 @@ def test_an_inner_join_drops_the_rows_a_null_key_no_longer_matches_and_makes_no_
     customer_regions(teams, "inner join")
     edge = FieldEdge.objects.get(input_dataset__name=ORDERS, input_field="customer_id", field="region")
     assert (edge.kind, edge.subtype, edge.description) == (
-        UsageKind.INDIRECT, "JOIN", "absorbs nulls: c.customer_id = o.customer_id")
+        UsageKind.INDIRECT, "JOIN", "absorbs nulls: drops rows: c.customer_id = o.customer_id")
     orders = owned(ORDERS, teams["checkout"])
     answer = preview_change(orders, ["customer_id"], effect=Effect.NULLS)
     assert asked(answer) == []
-    assert "analytics/order_regions.test checks region only by not_null, which new values cannot fail" in \
+    assert "analytics/order_regions.test checks region only by not_null, which dropped rows cannot fail" in \
         told(answer)["analytics"]
     # The same join seen from the other side: NULL customer ids of customers drop orders too.
     customers = owned(CUSTOMERS, teams["checkout"])
@@ -324,7 +325,7 @@ def test_a_left_join_pads_the_joined_side_with_nulls_and_keeps_the_other_as_it_w
     padded = FieldEdge.objects.get(input_dataset__name=ORDERS, input_field="customer_id", field="region")
     kept = FieldEdge.objects.get(input_dataset__name=ORDERS, input_field="customer_id", field="order_id")
     assert (padded.subtype, padded.description) == ("JOIN", "c.customer_id = o.customer_id")
-    assert (kept.subtype, kept.description) == ("JOIN", "absorbs nulls: c.customer_id = o.customer_id")
+    assert (kept.subtype, kept.description) == ("JOIN", "absorbs nulls: drops rows: c.customer_id = o.customer_id")
     orders = owned(ORDERS, teams["checkout"])
     answer = preview_change(orders, ["customer_id"], effect=Effect.NULLS)
     assert asked(answer) == ["analytics"]
@@ -432,6 +433,44 @@ def test_a_model_another_job_also_writes_may_repeat_a_key_and_its_unique_check_i
     assert FieldEdge.objects.filter(field="customer_id", kind=UsageKind.DIRECT, description="one row per value",
                                     job__name="revenue_by_customer").exists()
     assert asked(preview_change(orders, ["customer_id"], effect=Effect.VALUES)) == ["analytics"]
+
+
+def test_nulls_a_filter_rejects_only_drop_rows_which_no_column_check_can_fail(teams):
+    """Warehouse keeps the orders that are not cancelled: an order whose status became NULL
+    is dropped, and every order left is as it was. Analytics' `unique` and `not_null`
+    checks of the kept orders cannot fail; what is computed from fewer rows downstream
+    (a sum, a count) is new values, which a check of it still notices."""
+    model("warehouse", "open_orders", "select order_id, amount from wh.sales.orders where status <> 'cancelled'",
+          {ORDERS: ORDERS_TABLE}, (("order_id", "bigint"), ("amount", "numeric")))
+    check("analytics", "open_orders.test", "wh.warehouse.open_orders", ("unique", "order_id"), ("not_null", "amount"))
+    model("analytics", "open_total", "select sum(amount) as total from wh.warehouse.open_orders",
+          {"wh.warehouse.open_orders": (("order_id", "bigint"), ("amount", "numeric"))}, (("total", "numeric"),))
+    check("analytics", "open_total.test", "wh.analytics.open_total", ("accepted_values", "total"))
+    edge = FieldEdge.objects.get(input_field="status", field="order_id")
+    assert (edge.subtype, edge.description) == ("FILTER", "drops rows: WHERE status <> 'cancelled'")
+    orders = owned(ORDERS, teams["checkout"])
+    owned("wh.analytics.open_total", teams["analytics"])
+    consumes(teams["warehouse"], ORDERS)
+    consumes(teams["analytics"], "wh.warehouse.open_orders")
+    answer = preview_change(orders, ["status"], effect=Effect.NULLS)
+    assert asked(answer) == ["analytics"]
+    touched = {j["job"]: j["touched"] for j in answer["affected"][0]["jobs"]}
+    assert touched["analytics/open_total.test"] == ["total"]  # the sum of fewer rows is a new value
+    assert touched["analytics/open_orders.test"] == []
+    # A filter that keeps NULLs (`status is null or …`) gains rows: new values for the checks.
+    from datetime import timedelta
+
+    from lineage.ingest import RECENT_USAGE
+
+    # The job's edges are due to be written again (as they are once USAGE_REFRESH has passed).
+    RECENT_USAGE.clear()
+    FieldEdge.objects.update(last_seen_at=F("last_seen_at") - timedelta(days=1))
+    model("warehouse", "open_orders", "select order_id, amount from wh.sales.orders "
+          "where status is null or status <> 'cancelled'",
+          {ORDERS: ORDERS_TABLE}, (("order_id", "bigint"), ("amount", "numeric")))
+    answer = preview_change(orders, ["status"], effect=Effect.NULLS)
+    touched = {j["job"]: j["touched"] for j in answer["affected"][0]["jobs"]}
+    assert touched["analytics/open_orders.test"] == ["order_id"]
 
 
 def test_a_window_partition_reaches_the_window_and_only_it(teams):

@@ -85,3 +85,33 @@ def test_a_query_grouped_by_one_expression_holds_one_row_per_value_of_it():
                  "select g.customer_id from g join raw.orders as o on o.id = g.customer_id") == set()
     # An INSERT appends its groups to the rows already there.
     assert keyed("insert into raw.totals select customer_id, sum(amount) from raw.orders group by customer_id") == set()
+
+
+def drops(query: str) -> dict[tuple[str, str], bool]:
+    """(result column, input column) -> whether the input's NULLs only drop rows there."""
+    tables = {TableRef(("a",)): ("id", "k", "status"), TableRef(("b",)): ("k", "y")}
+    return {(name, f"{step.table.name}.{step.column}"): step.drops
+            for name, steps in sql_reading(query, "postgres", tables).steps for step in steps if step.kind == "INDIRECT"}
+
+
+def test_nulls_a_filter_or_inner_join_rejects_only_drop_rows():
+    assert drops("select id from a where status <> 'cancelled'") == {("id", "a.status"): True}
+    assert drops("select id from a where not status in ('x', 'y') or id > 3")[("id", "a.status")] is True
+    assert drops("select a.id from a join b on b.k = a.k")[("id", "b.k")] is True
+    # The preserved side of an outer join loses duplicate matches, never gains a row.
+    assert drops("select a.id, b.y from a left join b on b.k = a.k")[("id", "b.k")] is True
+    assert drops("select a.id, b.y from a left join b on b.k = a.k")[("y", "b.k")] is False  # padded
+
+
+def test_nulls_that_a_filter_keeps_or_that_reach_an_aggregate_or_a_limit_change_values():
+    assert drops("select id from a where status is null")[("id", "a.status")] is False
+    assert drops("select id from a where coalesce(status, '') <> 'x'")[("id", "a.status")] is False
+    assert drops("select count(id) as n from a where status <> 'x'")[("n", "a.status")] is False
+    assert drops("select id from a where status <> 'x' limit 10")[("id", "a.status")] is False
+    # An anti-join keeps the rows whose match was lost: they are rows gained.
+    assert drops("select a.id from a left join b on b.k = a.k where b.y is null")[("id", "b.k")] is False
+    # Rows a CTE drops are dropped from what selects them whole, not from what aggregates them.
+    assert drops("with s as (select * from a where status <> 'x') select id from s")[("id", "a.status")] is True
+    assert drops("with s as (select * from a where status <> 'x') select max(id) as top from s")[
+        ("top", "a.status")] is False
+    assert drops("select id from a where status <> 'x' except select k from b")[("id", "a.status")] is False
