@@ -63,6 +63,9 @@ JOIN, GROUP_BY, FILTER, WINDOW, CONDITIONAL, SORT = "JOIN", "GROUP_BY", "FILTER"
 RESULT_CHANGING = frozenset({JOIN, GROUP_BY, FILTER, WINDOW, CONDITIONAL})
 # The value changes a step can absorb (registry.usage.Effect's values).
 RETYPED, NULLS, VALUES = "retyped", "nulls", "values"
+# A step whose result's type does not follow its input's (a comparison is a boolean): a
+# new type reaches it as new values at most (registry.usage.KEEPS_ITS_TYPE).
+TYPE = "type"
 MAX_FRAGMENT = 400
 
 # OpenLineage's `dialect` values (and dataset namespace schemes) that sqlglot names otherwise.
@@ -829,7 +832,8 @@ def _absorbs_within(column: exp.Column, projection: exp.Expr) -> frozenset[str]:
     """The value changes of `column` that the expression provably keeps from its result:
     a new type under `cast(… as text)` (every value of every type has a text form, and
     an unbounded text type keeps it whole); NULLs under `coalesce(…, <a literal>)`;
-    a new type and new values under `count(…)` (which counts non-NULL values only)."""
+    a new type and new values under `count(…)` (which counts non-NULL values only); the
+    type (TYPE) under a comparison, whose result is a boolean whatever it compares."""
     found: set[str] = set()
     node: exp.Expr = column
     while node is not projection and node.parent is not None:
@@ -840,6 +844,8 @@ def _absorbs_within(column: exp.Column, projection: exp.Expr) -> frozenset[str]:
             found.add(NULLS)
         elif isinstance(parent, exp.Count) and not parent.args.get("distinct"):
             found.update((RETYPED, VALUES))
+        elif isinstance(parent, exp.Predicate):
+            found.add(TYPE)
         node = parent
     return frozenset(found)
 

@@ -483,6 +483,9 @@ RESULT_CHANGING = frozenset({"JOIN", "GROUP_BY", "FILTER", "WINDOW", "CONDITIONA
 # The INDIRECT uses whose results may hold NULLs where the key or condition does not
 # match: an outer join's other side, a CASE with no branch taken, a window with no frame.
 MAKES_NULLS = frozenset({"JOIN", "CONDITIONAL", "WINDOW"})
+# What a DIRECT edge's description says when its result's type does not follow its
+# input's (a comparison: lineage.sql_usage.TYPE): a new type reaches it as new values.
+KEEPS_ITS_TYPE = "type"
 
 
 def carries(effect: str, subtype: str, through_star: bool | None, *, kind: str = UsageKind.DIRECT,
@@ -490,7 +493,8 @@ def carries(effect: str, subtype: str, through_star: bool | None, *, kind: str =
     """The effect a field edge passes on for `effect` (None: it stops there).
 
     DIRECT: a removal only through `SELECT *` (or, when no source says how the edge was
-    made, an identity); a value change unless the edge's SQL absorbs it (`absorbs`).
+    made, an identity); a value change unless the edge's SQL absorbs it (`absorbs`); a new
+    type as new values through an expression whose type is its own (`KEEPS_ITS_TYPE`).
     INDIRECT: a value change through a use that changes results (`RESULT_CHANGING`);
     what reaches the results is their values (a retyped join key matches other rows),
     NULLs only through a use that makes them (`MAKES_NULLS`; `carried` adds the NULLs
@@ -513,6 +517,8 @@ def carries(effect: str, subtype: str, through_star: bool | None, *, kind: str =
         return effect if carried else None
     if effect == Effect.DROPPED:
         return Effect.VALUES  # the next job's results from fewer rows: an aggregate, a count, a join
+    if effect == Effect.RETYPED and KEEPS_ITS_TYPE in absorbs:
+        return Effect.VALUES  # `status = 'paid'` is a boolean whatever status is; its truth may differ
     if effect in absorbs or effect == Effect.NARROWED and Effect.VALUES in absorbs:
         return None
     if effect == Effect.NARROWED and subtype.upper() == "AGGREGATION":

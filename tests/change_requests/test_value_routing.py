@@ -473,6 +473,28 @@ def test_nulls_a_filter_rejects_only_drop_rows_which_no_column_check_can_fail(te
     assert touched["analytics/open_orders.test"] == ["order_id"]
 
 
+def test_a_comparison_is_a_boolean_whatever_it_compares_so_a_new_type_reaches_it_as_new_values(teams):
+    """Warehouse flags the customers with a paid order (`bool_or(status = 'paid')`). A new
+    type of status may fail that comparison (Warehouse reads it and is asked), but the flag
+    stays a boolean: what reaches Analytics' `not_null` check of it is new values at most."""
+    from registry.usage import carried
+
+    model("warehouse", "paying_customers",
+          "select customer_id, bool_or(status = 'paid') as has_paid from wh.sales.orders group by customer_id",
+          {ORDERS: ORDERS_TABLE}, (("customer_id", "bigint"), ("has_paid", "boolean")))
+    check("analytics", "paying_customers.test", "wh.warehouse.paying_customers", ("not_null", "has_paid"))
+    edge = FieldEdge.objects.get(input_field="status", field="has_paid", kind=UsageKind.DIRECT)
+    assert edge.description == "absorbs type: LOGICAL_OR(status = 'paid') AS has_paid"
+    assert carried({Effect.RETYPED}, "AGGREGATION", None, absorbs={"type"}) == {Effect.VALUES}
+    orders = owned(ORDERS, teams["checkout"])
+    consumes(teams["warehouse"], ORDERS)
+    consumes(teams["analytics"], "wh.warehouse.paying_customers")
+    answer = preview_change(orders, ["status"], effect=Effect.RETYPED)
+    assert asked(answer) == ["warehouse"]
+    assert "analytics/paying_customers.test checks has_paid only by not_null, which new values cannot fail" in \
+        told(answer)["analytics"]
+
+
 def test_a_window_partition_reaches_the_window_and_only_it(teams):
     model("warehouse", "order_sequence",
           "select order_id, amount, row_number() over (partition by customer_id order by created_at) as nth "
