@@ -138,7 +138,9 @@ def measure(url: str, size: int, samples: int, rng: random.Random) -> dict:
     record("lineage_5hop_api", lambda: marquez_graph(rng.choice(node_ids), depth=5, direction="downstream"),
            check=lambda r: len(r["graph"]) > 1)
     sql = full_neighbourhood_sql("dataset", "downstream")
-    with psycopg.connect(plain_url(url), autocommit=True) as raw:
+    # JIT off, as the app's connections have it (registry.settings): with it on, compiling
+    # this statement cost ten times what running it does.
+    with psycopg.connect(plain_url(url), autocommit=True, options="-c jit=off") as raw:
         def raw_walk():
             _, splits = parse_node_id(rng.choice(node_ids))
             return raw.execute(sql, {"namespaces": [s[0] for s in splits], "names": [s[1] for s in splits], "depth": 5},
