@@ -331,9 +331,11 @@ def drift_metrics() -> list[tuple[dict[str, str], int]]:
     """(labels, drift findings in the latest check) per bound dataset that has been checked.
 
     Three queries, each as long as the bindings, not as the checks' history: each binding's
-    latest check id (a probe of drift_dataset_recent_idx), those checks by id, and the
-    datasets' names by id (Dataset.labels_of)."""
-    latest = SchemaDriftCheck.objects.filter(dataset=OuterRef("dataset_id")).order_by("-id").values("pk")[:1]
+    latest check id, the dataset page's latest (a probe of drift_dataset_checked_idx: ordered
+    by id alone, PostgreSQL may walk the primary key backwards past other datasets' checks),
+    those checks by id, and the datasets' names by id (Dataset.labels_of)."""
+    latest = (SchemaDriftCheck.objects.filter(dataset=OuterRef("dataset_id")).order_by("-checked_at", "-id")
+              .values("pk")[:1])
     ids = [pk for pk in DatasetBinding.objects.annotate(check_id=Subquery(latest)).values_list("check_id", flat=True)
            if pk is not None]
     rows = list(SchemaDriftCheck.objects.filter(pk__in=ids).values_list(
