@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from django.db import models
+from django.db import connections, models
 from django.db.models import (
     BigIntegerField,
     Count,
@@ -47,6 +47,7 @@ class DatasetQuerySet(models.QuerySet):
         dataset table, a scan of every dataset for the few that have an SLO; a list is
         looked up in the primary key's index."""
         pks = list(pks)
+        batch = min(batch, connections[self.db].features.max_query_params or batch)  # SQLite (the demo): 999
         found: dict[int, tuple[str, str, str]] = {}
         for start in range(0, len(pks), batch):
             rows = self.filter(pk__in=pks[start:start + batch]).values_list(
