@@ -62,7 +62,7 @@ def _jobs_maybe_of(team_ids: list[int]) -> list[int]:
 
 
 def _teams_jobs(team_ids: list[int]) -> list[Job]:
-    """The jobs of `team_ids`, each with `team_id` (decided as everywhere: its rules, its
+    """The jobs of `team_ids`, each with `decided_team_id` (as everywhere: its rules, its
     namespace's team, its latest run's token team) and `by_token` (only the token decides it).
     Two queries: the candidates (`_jobs_maybe_of`), then their facts, by id."""
     candidates = _jobs_maybe_of(team_ids)
@@ -71,10 +71,10 @@ def _teams_jobs(team_ids: list[int]) -> list[Job]:
     jobs = list(Job.objects.filter(pk__in=candidates)
                 .annotate(**owner_annotations(), last_token_team_id=_latest_token_team()).order_by())
     for job in jobs:
-        job.team_id = next((t for t in (job.job_team_id, job.namespace_team_id, job.last_token_team_id)
+        job.decided_team_id = next((t for t in (job.job_team_id, job.namespace_team_id, job.last_token_team_id)
                             if t is not None), None)
         job.by_token = job.job_team_id is None and job.namespace_team_id is None
-    return [job for job in jobs if job.team_id in team_ids]
+    return [job for job in jobs if job.decided_team_id in team_ids]
 
 
 def _unowned_outputs(jobs: list[Job], teams: dict) -> list[InboxItem]:
@@ -93,13 +93,13 @@ def _unowned_outputs(jobs: list[Job], teams: dict) -> list[InboxItem]:
     items, seen = [], set()
     for job_id, dataset_id, namespace, name in edges:
         job = by_pk[job_id]
-        key = f"unowned_output:{dataset_id}:{job.team_id}"
+        key = f"unowned_output:{dataset_id}:{job.decided_team_id}"
         if key in seen:
             continue
         seen.add(key)
-        team = teams.get(job.team_id)
+        team = teams.get(job.decided_team_id)
         items.append(InboxItem(
-            kind="unowned_output", key=key, team_id=job.team_id,
+            kind="unowned_output", key=key, team_id=job.decided_team_id,
             title=f"{name} has no owner, and {team.name if team else 'your team'}'s job {job.name} writes it",
             detail="Claim it for the team that writes it, so consumers can register and changes reach them.",
             url=Dataset(pk=dataset_id, namespace=namespace, name=name).get_absolute_url()))
@@ -124,9 +124,9 @@ def _unregistered_readers(team_ids: list[int]) -> list[InboxItem]:
 def _unattributed_jobs(jobs: list[Job], teams: dict) -> list[InboxItem]:
     items = []
     for job in sorted((j for j in jobs if j.by_token), key=lambda j: (j.namespace, j.name)):
-        team = teams.get(job.team_id)
+        team = teams.get(job.decided_team_id)
         items.append(InboxItem(
-            kind="unattributed_job", key=f"unattributed_job:{job.pk}", team_id=job.team_id,
+            kind="unattributed_job", key=f"unattributed_job:{job.pk}", team_id=job.decided_team_id,
             title=f"Is {job.namespace}/{job.name} {team.name if team else 'your team'}'s job? No rule says whose it is",
             detail="Only your team's token posts its events. Say it is yours on its page, so changes to what it "
                    "reads ask your team.",
