@@ -242,28 +242,3 @@ class QualitySLO(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.dataset_id}: checks within {self.within}"
-
-
-class PendingResult(models.Model):
-    """A quality result the ingest stored and the evaluator has not judged yet.
-
-    The ingest writes it in its own transaction (one INSERT: the evaluation's
-    statements stay out of it); the evaluation deletes it in the transaction that
-    records its verdicts. A crash or a broker outage in between leaves it here for
-    the sweep, so no result is lost and none is judged twice."""
-
-    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
-    run_uuid = models.UUIDField(null=True, blank=True)
-    event_type = models.CharField(max_length=20, blank=True)
-    event_time = models.DateTimeField()
-    job_name = models.CharField(max_length=500, blank=True)
-    assertions = models.JSONField(default=list, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
-    attempts = models.PositiveIntegerField(default=0, help_text="Evaluations that failed on it.")
-    last_error = models.TextField(blank=True)
-
-    class Meta:
-        ordering = ["id"]
-
-    def __str__(self) -> str:
-        return f"#{self.dataset_id} {self.event_type or 'dataset event'} at {self.event_time:%Y-%m-%d %H:%M:%S}"

@@ -3,20 +3,23 @@
 Judging a result takes several statements (the dataset's lock, its check results,
 the binding and versions, the status row, the open incidents, the quality SLO).
 Inside the ingest's transaction they cost every dbt test event most of its
-throughput. So the ingest only records the result (`queue`: one INSERT into
-`PendingResult`, in its own transaction), and after commit hands the dataset to
+throughput. So the ingest only stores the result, as it always does (lineage's
+`QualityCheck` row, written "not judged"), and after commit hands the dataset to
 the evaluator: a Celery task with a broker, published by a thread of the
 process's own so that the ingest does not wait for the broker either (the
 datasets waiting for it go in one task); without a broker, the same process
-judges them at once.
+judges them at once. The ingest pays no statement of its own for this: the row it
+writes anyway is the queue.
 
-`evaluate_pending` judges a dataset's waiting results oldest first and deletes
-them in the same transaction, under the dataset's advisory lock: two evaluators
-(two workers, a worker and the sweep) take turns, and a result is judged once.
-A crash between the ingest's commit and the evaluation (the process ended before
-its thread published), or a broker that refused the task, leaves the rows; freshness's sweep (beat, or the in-process loop
-without a broker) judges every result older than `SWEEP_AFTER`, through the
-deadline kind registered here.
+`evaluate_pending` judges a dataset's waiting results oldest first and marks them
+judged in the same transaction, under the dataset's advisory lock: two evaluators
+(two workers, a worker and the sweep) take turns, and a result is judged once. A
+result that a later event of the run replaced meanwhile stays waiting, and is
+judged again as it now reads. A crash between the ingest's commit and the
+evaluation (the process ended before its thread published), or a broker that
+refused the task, leaves the rows waiting; freshness's sweep (beat, or the
+in-process loop without a broker) judges every result waiting longer than
+`SWEEP_AFTER`, through the deadline kind registered here.
 """
 
 from __future__ import annotations
@@ -26,16 +29,17 @@ import os
 import threading
 import time
 from datetime import datetime, timedelta
-from uuid import UUID
+from functools import reduce
+from operator import or_
 
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import F
-from django.utils import timezone
+from django.db import transaction
+from django.db.models import F, Q
+from django.db.models.query import QuerySet
 
 from freshness.deadlines import DeadlineKind, deadline_kind
 from incidents.evaluation import lock_dataset, record_quality
-from incidents.models import PendingResult
+from lineage.signals import quality_results_waiting
 
 log = logging.getLogger(__name__)
 
@@ -44,28 +48,21 @@ KIND = "quality_results"
 # The task published after commit normally judges a result within milliseconds;
 # the sweep leaves it that long before it takes over.
 SWEEP_AFTER = timedelta(seconds=10)
-# A result whose evaluation failed this often is left for a person (admin, logs).
+# A result whose evaluation failed this often is left for an operator (its count in `judge_attempts`, the errors in the log).
 MAX_ATTEMPTS = 5
 # Results judged per dataset in one transaction (a backlog drains in several).
 BATCH = 200
 
 
-def queue(dataset_id: int, *, run_uuid: UUID | None, event_type: str, event_time: datetime, assertions: list,
-          job_name: str = "") -> None:
-    """Inside the ingest's transaction: keep the result for the evaluator, and wake
-    it once the result is committed."""
-    values = (dataset_id, run_uuid, event_type or "", event_time, (job_name or "")[:500],
-              [a for a in assertions or [] if isinstance(a, dict)], timezone.now(), 0, "")
-    # The statement without the ORM's save machinery: it is on the ingest's hot path.
-    with connection.cursor() as cursor:
-        cursor.execute(_INSERT, [f.get_db_prep_save(v, connection) for f, v in zip(_FIELDS, values, strict=True)])
+def waiting() -> QuerySet:
+    """The stored quality results not judged yet (less those given up on)."""
+    return quality_results_waiting().filter(judge_attempts__lt=MAX_ATTEMPTS).order_by()
+
+
+def judge_after_commit(dataset_id: int) -> None:
+    """Inside the ingest's transaction, which has stored the result: wake the
+    evaluator once it is committed."""
     transaction.on_commit(lambda: _wake(dataset_id))
-
-
-_FIELDS = [PendingResult._meta.get_field(name) for name in (
-    "dataset", "run_uuid", "event_type", "event_time", "job_name", "assertions", "created_at", "attempts", "last_error")]
-_INSERT = (f"INSERT INTO {PendingResult._meta.db_table} ({', '.join(f.column for f in _FIELDS)}) "
-           f"VALUES ({', '.join(['%s'] * len(_FIELDS))})")
 
 
 def _wake(dataset_id: int) -> None:
@@ -128,36 +125,38 @@ HAND_OVER = HandOver()
 
 def evaluate_pending(dataset_ids: list[int] | None = None, *, before: datetime | None = None,
                      limit: int = 1000) -> int:
-    """Judge the waiting results (of `dataset_ids`; arrived before `before`), each
+    """Judge the waiting results (of `dataset_ids`; stored before `before`), each
     dataset in its own transaction, oldest result first; how many were judged."""
-    waiting = PendingResult.objects.filter(attempts__lt=MAX_ATTEMPTS)
+    rows = waiting()
     if dataset_ids is not None:
-        waiting = waiting.filter(dataset_id__in=dataset_ids)
+        rows = rows.filter(dataset_id__in=dataset_ids)
     if before is not None:
-        waiting = waiting.filter(created_at__lt=before)
-    ids = sorted(set(waiting.values_list("dataset_id", flat=True)[:limit]))
+        rows = rows.filter(checked_at__lt=before)
+    ids = sorted(set(rows.values_list("dataset_id", flat=True)[:limit]))
     judged = 0
     for dataset_id in ids:
         try:
             judged += _evaluate_dataset(dataset_id)
-        except Exception as exc:
+        except Exception:
             log.exception("could not judge the quality results of dataset %s", dataset_id)
-            PendingResult.objects.filter(dataset_id=dataset_id).update(attempts=F("attempts") + 1,
-                                                                        last_error=repr(exc)[:2000])
+            waiting().filter(dataset_id=dataset_id).update(judge_attempts=F("judge_attempts") + 1)
     return judged
 
 
 @transaction.atomic
 def _evaluate_dataset(dataset_id: int) -> int:
-    # The lock first: another evaluator of this dataset commits (and deletes what
-    # it judged) before these rows are read.
+    # The lock first: another evaluator of this dataset commits (and marks what it
+    # judged) before these rows are read.
     lock_dataset(dataset_id)
-    rows = list(PendingResult.objects.filter(dataset_id=dataset_id, attempts__lt=MAX_ATTEMPTS).order_by("id")[:BATCH])
+    rows = list(waiting().filter(dataset_id=dataset_id).order_by("checked_at", "id")
+                .only("run_uuid", "event_type", "event_time", "assertions", "job_name", "checked_at")[:BATCH])
     for row in rows:
         record_quality(dataset_id, run_uuid=row.run_uuid, event_type=row.event_type, event_time=row.event_time,
                        assertions=row.assertions, job_name=row.job_name)
     if rows:
-        PendingResult.objects.filter(pk__in=[row.pk for row in rows]).delete()
+        # Only the writes judged here: a row a later event replaced since waits to be judged as it now reads.
+        quality_results_waiting().filter(reduce(or_, (Q(pk=row.pk, checked_at=row.checked_at) for row in rows))
+                                         ).update(judged=True)
     return len(rows)
 
 
@@ -166,8 +165,7 @@ def _sweep(now: datetime) -> int:
 
 
 def _next_due() -> datetime | None:
-    oldest = (PendingResult.objects.filter(attempts__lt=MAX_ATTEMPTS).order_by("created_at")
-              .values_list("created_at", flat=True).first())
+    oldest = waiting().order_by("checked_at").values_list("checked_at", flat=True).first()
     return oldest + SWEEP_AFTER if oldest else None
 
 

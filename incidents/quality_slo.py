@@ -19,8 +19,8 @@ from django.utils import timezone
 
 from freshness.deadlines import DeadlineKind, deadline_kind, keep
 from incidents.evaluation import AuditAction, record_condition
-from incidents.models import Cause, PendingResult, QualitySLO
-from incidents.pending import evaluate_pending
+from incidents.models import Cause, QualitySLO
+from incidents.pending import evaluate_pending, waiting
 from registry.models import AuditEvent, Dataset, acts_for, is_governance_admin
 
 KIND = "quality"
@@ -56,7 +56,7 @@ def evaluate(now: datetime, dataset_ids: list[int] | None = None) -> int:
     due = QualitySLO.objects.filter(due_at__lte=now)
     if dataset_ids is not None:
         due = due.filter(dataset_id__in=dataset_ids)
-    pending_ids = list(PendingResult.objects.filter(dataset_id__in=due.values("dataset_id"))
+    pending_ids = list(waiting().filter(dataset_id__in=due.values("dataset_id"))
                        .values_list("dataset_id", flat=True).distinct()[:1000])
     if pending_ids:
         evaluate_pending(pending_ids)

@@ -25,11 +25,9 @@ def register_dataset_flag() -> None:
 
 
 @receiver(quality_reported, dispatch_uid="incidents.on_quality_reported")
-def on_quality_reported(sender, *, dataset_id: int, run_uuid, event_type: str, event_time, assertions,
-                        job_name: str = "", **kwargs) -> None:
-    # One INSERT in the ingest's transaction; the result is judged after its commit.
-    pending.queue(dataset_id, run_uuid=run_uuid, event_type=event_type, event_time=event_time,
-                  assertions=assertions, job_name=job_name)
+def on_quality_reported(sender, *, dataset_id: int, **kwargs) -> None:
+    # The ingest stored the result waiting to be judged; it is judged after the commit.
+    pending.judge_after_commit(dataset_id)
 
 
 @receiver(dataset_written, dispatch_uid="incidents.on_dataset_written")

@@ -326,7 +326,7 @@ def record_facets(rows: FacetRows, datasets: dict[DatasetKey, Any], source: Prov
         QualityCheck.objects.bulk_create(
             checks, update_conflicts=True, unique_fields=["dataset", "run_uuid"],
             update_fields=["job_namespace", "job_name", "event_type", "event_time", "metrics", "assertions",
-                           "assertion_count", "failed_count", "checked_at"])
+                           "assertion_count", "failed_count", "checked_at", "judged", "judge_attempts"])
     elif checks:
         QualityCheck.objects.bulk_create(checks)
     for check in checks:

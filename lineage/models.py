@@ -404,6 +404,11 @@ class QualityCheck(models.Model):
     assertion_count = models.PositiveIntegerField(default=0)
     failed_count = models.PositiveIntegerField(default=0, help_text="Assertions with success false.")
     checked_at = models.DateTimeField(default=timezone.now)
+    # The result waits in its own row for the listeners of `quality_reported`
+    # (incidents judges it after the ingest's commit): no second table is written
+    # per event. A later event of the run replaces the row and sets it waiting again.
+    judged = models.BooleanField(default=False, help_text="Judged by the listeners of quality results since its last write.")
+    judge_attempts = models.PositiveSmallIntegerField(default=0, help_text="Judgements of this write that failed.")
 
     objects = QualityCheckQuerySet.as_manager()
 
@@ -411,7 +416,10 @@ class QualityCheck(models.Model):
         ordering = ["-event_time", "-id"]
         constraints = [models.UniqueConstraint(fields=["dataset", "run_uuid"], name="lineage_qualitycheck_run_unique",
                                                violation_error_message="This run's quality checks on this dataset are already recorded.")]
-        indexes = [models.Index(fields=["dataset", "-event_time"], name="lineage_quality_recent_idx")]
+        indexes = [models.Index(fields=["dataset", "-event_time"], name="lineage_quality_recent_idx"),
+                   # Only the few results waiting to be judged: the judge's and the sweep's look-ups.
+                   models.Index(fields=["dataset", "checked_at"], condition=models.Q(judged=False),
+                                name="lineage_quality_waiting_idx")]
 
     def __str__(self) -> str:
         return f"{self.failed_count}/{self.assertion_count} failed on #{self.dataset_id} ({self.job_name})"

@@ -62,3 +62,6 @@ class QualityCheckQuerySet(models.QuerySet):
 
     def failing(self) -> QualityCheckQuerySet:
         return self.filter(failed_count__gt=0)
+
+    def waiting_to_be_judged(self) -> QualityCheckQuerySet:
+        return self.filter(judged=False)

@@ -34,6 +34,8 @@ reads it from them, so that neither lineage nor the other listeners change.
 
 from __future__ import annotations
 
+from django.apps import apps
+from django.db.models import QuerySet
 from django.dispatch import Signal
 
 dataset_written = Signal()
@@ -42,7 +44,10 @@ dataset_written = Signal()
 # or `dataQualityAssertions` facet was stored as a `QualityCheck` (a RunEvent's
 # input or output, or a DatasetEvent), inside the same transaction, after the
 # row is written. It is sent for START and RUNNING events too: a listener decides
-# what a partial run means (`event_type`).
+# what a partial run means (`event_type`). The row is written with `judged`
+# false: a listener that judges results after the commit reads them from the
+# rows still waiting (`quality_results_waiting()`) and marks
+# them judged, rather than keeping a copy of each result in a table of its own.
 #
 # Keyword arguments:
 # - dataset_id: int
@@ -53,6 +58,15 @@ dataset_written = Signal()
 # - assertions: list of the facet's assertion objects (dicts), as sent
 # - metrics: dict | None, the dataQualityMetrics facet's fields
 quality_reported = Signal()
+
+
+def quality_results_waiting() -> QuerySet:
+    """The stored quality results (`QualityCheck` rows) that no listener has marked
+    judged since their last write: a listener judges them, then sets `judged`
+    (only on the rows whose `checked_at` it read: a later write waits again) or
+    counts a failure in `judge_attempts`."""
+    # By name: the listeners that import this module may not import lineage's models.
+    return apps.get_model("lineage", "QualityCheck").objects.waiting_to_be_judged()
 
 
 _dataset_flags: dict[str, str] = {}

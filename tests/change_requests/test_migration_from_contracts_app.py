@@ -9,8 +9,6 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from change_requests.models import (
@@ -21,6 +19,7 @@ from change_requests.models import (
     TeamReview,
 )
 from registry.models import AuditEvent, Team
+from tests.migrations import latest, migrate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,12 +29,6 @@ OLD_LAYOUT = [
     ("change_requests", None),
 ]
 STATES = ["open", "approved", "published", "rejected", "withdrawn"]
-
-
-def migrate(targets) -> MigrationExecutor:
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return MigrationExecutor(connection)  # a fresh loader sees what was just applied
 
 
 def populate_old_layout(apps) -> dict:
@@ -82,10 +75,6 @@ def populate_old_layout(apps) -> dict:
     return {"requests": requests, "reviews": reviews, "notifications": notifications, "policy": policy.pk,
             "readers": readers.pk,
             "content_type": ContentType.objects.get_or_create(app_label="contracts_app", model="changerequest")[0].pk}
-
-
-def latest() -> list[tuple[str, str]]:
-    return MigrationExecutor(connection).loader.graph.leaf_nodes()
 
 
 @pytest.fixture

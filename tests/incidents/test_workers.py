@@ -21,9 +21,10 @@ from django.utils import timezone
 
 from contracts_app.models import DatasetBinding
 from incidents import pending
-from incidents.models import Cause, Incident, IncidentNotification, PendingResult, QualitySLO
+from incidents.models import Cause, Incident, IncidentNotification, QualitySLO
 from incidents.quality_slo import set_quality_slo
 from lineage.ingest import store_event
+from lineage.signals import quality_results_waiting
 from registry.models import Dataset
 from tests.celery_broker import ROOT, database_url, publishing_to, start_celery, stop, wait_for
 
@@ -54,7 +55,7 @@ def test_two_replicas_racing_open_one_incident_per_dataset(dataset, contract):
     outputs = [p.communicate(timeout=120)[0] for p in replicas]
     assert all(p.returncode == 0 for p in replicas), outputs
     assert Incident.objects.count() == len(datasets)
-    assert not PendingResult.objects.exists()
+    assert not quality_results_waiting().exists()
     for incident in Incident.objects.all():
         # The slower replica's evidence joined the open incident's timeline.
         assert [e.kind for e in incident.events.all()] == ["opened", "notified", "seen_again"]
@@ -118,7 +119,7 @@ def test_a_failing_result_is_judged_by_a_worker_after_the_ingests_commit(worker,
     # Committed, and handed over: the ingest itself judged nothing.
     incident = wait_for(lambda: Incident.objects.filter(dataset=dataset, cause=Cause.CHECK_FAILED).first(), timeout=30)
     assert incident is not None and incident.summary.startswith("not_null on order_id failed")
-    assert wait_for(lambda: not PendingResult.objects.exists(), timeout=10)
+    assert wait_for(lambda: not quality_results_waiting().exists(), timeout=10)
     report(dataset, ALL_PASS, at=timezone.now())
     assert wait_for(lambda: Incident.objects.get(pk=incident.pk).state == "resolved", timeout=30)
 
@@ -128,11 +129,11 @@ def test_a_result_left_behind_by_a_crash_after_commit_is_judged_by_the_sweep(wor
     # The ingest commits, then dies before it hands the dataset to a worker.
     monkeypatch.setattr(pending, "_wake", lambda dataset_id: None)
     store_event(dbt_test_event(dataset, FAILING, at=timezone.now()))
-    assert PendingResult.objects.filter(dataset=dataset).count() == 1
+    assert quality_results_waiting().filter(dataset=dataset).count() == 1
     assert not Incident.objects.exists()
     # Beat's freshness sweep takes it over once it has waited SWEEP_AFTER.
     incident = wait_for(lambda: Incident.objects.filter(dataset=dataset, cause=Cause.CHECK_FAILED).first(),
                         timeout=pending.SWEEP_AFTER.total_seconds() + 30)
     assert incident is not None
-    assert not PendingResult.objects.exists()
+    assert not quality_results_waiting().exists()
     assert [e.kind for e in incident.events.all()] == ["opened", "notified"]

@@ -13,7 +13,6 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 from django.db import connection, connections
-from django.db.migrations.executor import MigrationExecutor
 from django.test import override_settings
 from django.utils import timezone
 
@@ -22,15 +21,12 @@ from lineage.ingest import store_event
 from lineage.models import RunEvent
 from lineage.tasks import create_raw_event_partitions
 from registry.models import AuditEvent
+from tests.migrations import migrate, migrate_to_latest
 
 from .conftest import run_event
 
 BEFORE = [("lineage", "0011_field_edges_from_quality_checks")]
 AFTER = [("lineage", "0012_raw_events_partitioned_by_event_time")]
-
-
-def migrate(targets) -> None:
-    MigrationExecutor(connection).migrate(targets)
 
 
 def iso(moment: datetime) -> str:
@@ -101,7 +97,7 @@ def test_the_migration_keeps_every_stored_event_and_retention_then_drops_the_old
         migrate(BEFORE)
         with connection.cursor() as cursor:
             cursor.execute("TRUNCATE lineage_runevent")
-        migrate(AFTER)
+        migrate_to_latest()
     assert "lineage_runevent_legacy" not in names()
 
 
@@ -138,7 +134,7 @@ def test_the_migration_uses_the_keys_and_bound_prepared_as_docs_operations_says(
         migrate(BEFORE)
         with connection.cursor() as cursor:
             cursor.execute("TRUNCATE lineage_runevent")
-        migrate(AFTER)
+        migrate_to_latest()
 
 
 @pytest.mark.django_db

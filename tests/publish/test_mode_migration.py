@@ -4,22 +4,15 @@ them against before (their datasets' modes, or BACKWARD), and only new ones get 
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from contracts_app.models import Contract
 from contracts_app.publishing import compatibility_modes
+from tests.migrations import migrate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 BEFORE = [("contracts_app", "0005_change_requests_move_out")]
 AFTER = [("contracts_app", "0006_contract_compatibility_mode")]
-
-
-def migrate(targets) -> MigrationExecutor:
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return MigrationExecutor(connection)  # a fresh loader sees what was just applied
 
 
 def test_existing_contracts_keep_the_modes_they_were_checked_under():

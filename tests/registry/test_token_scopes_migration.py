@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from registry.models import ApiToken
+from tests.migrations import migrate, migrate_to_latest
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 BEFORE_SCOPES = [("registry", "0006_usage_facts_without_db_constraints")]
-
-
-def migrate(targets) -> MigrationExecutor:
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return MigrationExecutor(connection)  # a fresh loader sees what was just applied
 
 
 def test_existing_tokens_get_the_scopes_of_what_they_could_do():
@@ -28,7 +21,7 @@ def test_existing_tokens_get_the_scopes_of_what_they_could_do():
         OldToken.objects.create(name="airflow", team=team, key_hash="a" * 64, key_prefix="dr_a", can_write_lineage=True)
         OldToken.objects.create(name="dashboards", team=team, key_hash="b" * 64, key_prefix="dr_b", can_write_lineage=False)
     finally:
-        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+        migrate_to_latest()
 
     scopes = dict(ApiToken.objects.values_list("name", "scopes"))
     assert scopes == {"airflow": "read write contracts:publish lineage:write",
