@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('incidents', '0002_pending_quality_results'),
+        ('incidents', '0003_quality_results_wait_in_lineage'),
         ('registry', '0016_reader_input_schemas'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('lineage', '0012_raw_events_partitioned_by_event_time'),
+        ('lineage', '0013_quality_checks_wait_to_be_judged'),
         ('registry', '0016_reader_input_schemas'),
     ]
 
