@@ -52,6 +52,8 @@ class DatasetFreshness(models.Model):
             models.Index(fields=["next_check_at"], name="freshness_next_check_idx",
                          condition=models.Q(next_check_at__isnull=False)),
             models.Index(fields=["status"], name="freshness_status_idx"),
+            # /metrics reads the rows with an SLO each scrape; every written dataset has a row.
+            models.Index(fields=["dataset"], name="freshness_slo_idx", condition=models.Q(max_age__isnull=False)),
         ]
         constraints = [
             models.CheckConstraint(condition=models.Q(max_age__isnull=True) | models.Q(max_age__gt=timedelta(0)),

@@ -48,7 +48,7 @@ KIND = "quality_results"
 # The task published after commit normally judges a result within milliseconds;
 # the sweep leaves it that long before it takes over.
 SWEEP_AFTER = timedelta(seconds=10)
-# A result whose evaluation failed this often is left for a person (admin, logs).
+# A result whose evaluation failed this often is left for an operator (its count in `judge_attempts`, the errors in the log).
 MAX_ATTEMPTS = 5
 # Results judged per dataset in one transaction (a backlog drains in several).
 BATCH = 200
