@@ -37,7 +37,7 @@ The ground truth comes from a real tool, never from our own lineage:
    with the token of the job's team; then, for each change, the product is asked
    for the impact without opening anything (`ask_product`, one adapter: the
    HTTP endpoint POST /api/contracts/<name>/impact/, or in-process
-   change_requests.impact.preview_change). If neither exists yet, the ground
+   change_requests.impact.preview, the function it calls). If neither exists yet, the ground
    truth and today's rule are printed with a note.
    `--one-run`: as an organisation adopting the registry would, instead: the datasets,
    owners and consumers from `import_dbt` (the project's manifest and catalog), an
@@ -54,13 +54,16 @@ Prints a readable summary, then one JSON line (last):
  "dataset_granular_acks", "ratio",
  "false_not_affected", "dataset_granular_missed", "downstream_granular_acks",
  "downstream_granular_missed", "ratio_vs_downstream_granular", "ideal_ratio", "ratio_within_granular",
- "ideal_ratio_within_granular", "floor_acks", "floor_ratio", "product", "timings"}
+ "ideal_ratio_within_granular", "floor_acks", "floor_ratio", "product", "effect_only", "timings"}
 `missed` and `false_not_affected` must be 0; `required_vs_ideal` = required_acks / ideal_acks (the acks
 of a router asking exactly the broken teams), target <= 1.2; `by_kind`: per kind of change (drop,
 rename, type, nulls, enum narrowed, precision) `required` (broken teams), `actual` (asked), `missed`.
 `ratio` = required / dataset-granular acks (the earlier yardstick).
 `--smoke`: no dbt: the captured events and the cached ground truth of the first --smoke-changes
-changes, the product asked in process (seconds; what CI runs).
+changes, the product asked in process (seconds; what CI runs): change_requests.impact.preview with
+the proposed contract document, the function POST /api/contracts/<name>/impact/ calls.
+`effect_only`: the changes whose proposed document the publish gates refuse (no dataframe check
+says "rounded to hundreds"), asked by their effect alone (preview_change).
 `ideal_ratio` is what a router asking exactly the broken teams would score: teams broken
 through a model in between count above the line but were never asked below it.
 `*_within_granular` count only the asked teams that today's rule also asks.
@@ -466,18 +469,21 @@ class Asker:
     """Asks the product for a change's impact. `mode` is "http" (POST
     /api/contracts/<name>/impact/ with the proposed contract document; each dataset
     gets a minimal contract, published and bound, on first use) or "inprocess"
-    (change_requests.impact.preview_change(dataset, touched_columns)). Adapt here
-    when the product's interface settles."""
+    (change_requests.impact.preview(document), the function that endpoint calls, with the
+    same contract and the same proposed document: the bench measures the product's path,
+    retypes type-checked against the consumers' SQL included). Adapt here when the
+    product's interface settles."""
 
     def __init__(self, mode: str, project: dict, registry: dict, port: int | None):
         self.mode, self.project, self.registry, self.port = mode, project, registry, port
         self.published: set[str] = set()
+        self.effect_only: list[str] = []  # changes whose proposed document the gates refuse
         if mode == "inprocess":
             try:
-                from change_requests.impact import preview_change
+                from change_requests.impact import preview
             except ImportError as exc:
-                raise ProductUnavailable(f"change_requests.impact.preview_change is not there yet ({exc})") from None
-            self.preview_change = preview_change
+                raise ProductUnavailable(f"change_requests.impact.preview is not there yet ({exc})") from None
+            self.preview = preview
         elif mode == "http":
             from django.urls import Resolver404, resolve
 
@@ -505,11 +511,19 @@ class Asker:
 
     def ask(self, change: Change) -> dict:
         node = self.node_of(change)
-        if self.mode == "inprocess":
-            return normalized(self.preview_change(self.registry["datasets"][node["relation"]], [change.column],
-                                                  effect=EFFECTS[change.kind]))
         self.ensure_contract(node)
         body = {"document": contract_document(node, version="2.0", change=change)}
+        if self.mode == "inprocess":
+            from change_requests.impact import PreviewError, preview_change
+
+            try:
+                return normalized(self.preview(body["document"], by=self.registry["users"][node["owner_team"]]))
+            except PreviewError as exc:
+                # No dataframe check says "rounded to hundreds" (a number's precision lost):
+                # the gates refuse that document, so the change is asked by its effect alone.
+                self.effect_only.append(f"{change.id}: {'; '.join(exc.errors)[:200]}")
+                return normalized(preview_change(self.registry["datasets"][node["relation"]], [change.column],
+                                                 effect=EFFECTS[change.kind]))
         token = self.registry["user_tokens"][node["owner_team"]]
         status, answer = request(self.port, "POST", f"/api/contracts/{quote(contract_name(node))}/impact/", body, token)
         if status == 404 and not isinstance(answer, dict):
@@ -594,6 +608,10 @@ def product_side(project: dict, events: list[dict], changes: list[Change], outco
             result["unavailable"] = str(exc)
             return result
         result["answers"] = answers
+        if asker.effect_only:
+            log(f"  {len(asker.effect_only)} changes asked by their effect alone (their proposed document fails "
+                f"the publish gates): " + "; ".join(asker.effect_only[:3]))
+        result["effect_only"] = len(asker.effect_only)
         result["impact_p50_ms"] = round(percentile(latencies, 50), 2)
         result["impact_p95_ms"] = round(percentile(latencies, 95), 2)
         return result
@@ -868,6 +886,8 @@ def main() -> None:
                         f"missed {k['missed']}, false not affected {k['false_not_affected']}")
             log(f"Asking every team that reads a touched column of the changed dataset itself, as the rule says, "
                 f"and every broken team: at least {floor} asks (ratio {result['floor_ratio']}), whatever the router.")
+    if "effect_only" in product:
+        result["effect_only"] = product["effect_only"]
     result["timings"] = {**capture_timings, **gt_timings,
                          **{k: v for k, v in product.items() if k.endswith(("_s", "_ms"))},
                          "total_s": round(time.perf_counter() - started, 1)}
