@@ -168,6 +168,9 @@ class TypeCheck:
     ok: bool | None
     reason: str
     problems: list[str] = field(default_factory=list)
+    # Every use type-checks but these result columns change type ({column: new type}):
+    # the job itself works; whoever reads them is judged where the change reaches them.
+    passes_on: dict[str, str] = field(default_factory=dict)
 
 
 def _type(node: exp.Expr) -> exp.DataType:
@@ -409,7 +412,8 @@ def check_retype(query: str, dialect: str | None, tables: Mapping[str, Mapping[s
     if passed_on:
         return TypeCheck(None, "every use type-checks, but its result " + ", ".join(
             f"column {name} becomes {_name(t)} (was {_name(was)})" for name, t, was in passed_on)
-            + ": the change passes on to whoever reads it")
+            + ": the change passes on to whoever reads it",
+            passes_on={name: t.sql(dialect="postgres") for name, t, _ in passed_on})
     if untyped:
         return TypeCheck(None, f"the types of {', '.join(untyped[:5])} are not known")
     return TypeCheck(True, "every use of " + ", ".join(sorted(proposed)) + " still type-checks and no result column "

@@ -15,7 +15,9 @@ how sure that is, team by team:
 1. `judge_teams` (always, cheap): every team gets its kind. For a retype (a column's
    dtype changed, nothing else of it), each job's compiled SQL (registry.hooks.job_queries,
    answered by lineage) is re-typed with the proposed types (change_requests.typecheck):
-   a team whose every job still type-checks, passing nothing on, is not affected.
+   a team whose every job still type-checks is not affected (a job passing the new type
+   on to its result leaves that to the result's readers, a copy's readers are re-typed
+   with the copy's new type: `retype_verdict`).
 2. `verify=True` (the preview's `--verify`, the review page's Verify button) adds
    `verify_consumers`: a scratch PostgreSQL schema in the registry's own database
    (never the warehouse) holding, as empty tables, the current shape of every dataset
@@ -138,6 +140,9 @@ def judge_teams(impact, datasets, base: dict | None, proposed: dict, *, effects:
     by_label = {f"{d.namespace}/{d.name}": shapes[d.pk] for d in datasets}
     affected = [t for t in impact.teams if t.affected]
     queries = queries_of(hit.job for team in affected for hit in team.hits) if affected else {}
+    # Teams with jobs reading what the change reached that are no hit of theirs (their own
+    # models, not consumed): a job of theirs passing a new type on may reach those unjudged.
+    unseen = {r.get("team") for r in impact.unregistered_readers if r.get("touched") or r.get("reads") is None}
     for team in impact.teams:
         if not team.affected:
             team.verdict = {"kind": NOT_AFFECTED, "reason": team.why}
@@ -148,7 +153,7 @@ def judge_teams(impact, datasets, base: dict | None, proposed: dict, *, effects:
             # Its own word covers jobs nobody saw: their SQL proves nothing either way.
             team.verdict["reason"] = f"it declared it reads {', '.join(declared)}, beyond any job whose SQL was seen"
             continue
-        retype_verdict(team, by_label, queries, settle=settle)
+        retype_verdict(team, by_label, queries, settle=settle, unseen_readers=unseen)
     if not verify:
         return None
     return verify_teams(impact, by_label, queries, effects=effects, settle=settle)
@@ -163,24 +168,62 @@ def _declared_touched(team, touched: list[str] | None) -> list[str]:
     return sorted(c for c in team.declared if c.casefold() in folded)
 
 
-def retype_verdict(team, by_label: dict[str, Shape], queries: dict[str, JobQuery], *, settle: bool) -> None:
-    """A team touched only by retypes: each of its jobs' SQL re-typed with the proposed types."""
+def _carried(hit, retyped_at: dict[int, dict[str, str]]) -> tuple[int, dict[str, str]] | None:
+    """The dataset a downstream hit reads and the proposed types of its touched columns, when
+    each was copied as is (DIRECT IDENTITY, nothing but the retype reaching it) from a retyped
+    column: a copy keeps its type. None: some touched column got there otherwise."""
+    paths = {entry["column"]: entry["path"] for entry in hit.reached_by}
+    found, dataset_id = {}, None
+    for column in hit.touched:
+        path = paths.get(column)
+        if not path or any(step["kind"] != "DIRECT" or step["subtype"] != "IDENTITY"
+                           or step["effects"] != [Effect.RETYPED] for step in path):
+            return None
+        source_id, source_column = path[0]["from"]
+        types = {c.casefold(): t for c, t in retyped_at.get(source_id, {}).items()}
+        if source_column.casefold() not in types:
+            return None
+        found[column] = types[source_column.casefold()]
+        dataset_id = path[-1]["to"][0]
+    return (dataset_id, found) if dataset_id is not None else None
+
+
+def retype_verdict(team, by_label: dict[str, Shape], queries: dict[str, JobQuery], *, settle: bool,
+                   unseen_readers: set[str] | frozenset[str] = frozenset()) -> None:
+    """A team touched only by retypes: each of its jobs' SQL re-typed with the proposed types.
+
+    A job reading a dataset the change reached through copies of the retyped column is
+    re-typed with the copy's new type; a job whose every use type-checks and that passes
+    the new type on to its result is not broken by it: whoever reads that result is judged
+    where the change reaches them (not so when its team has readers the change reached
+    that are no hit of it: those would go unjudged)."""
     results = []
+    retyped_at = {shape.dataset_id: shape.retyped for shape in by_label.values() if shape.retyped}
     for hit in team.hits:
+        if not hit.touched:
+            return  # reads it without a touched column: not a retype here
         shape = by_label.get(hit.dataset)
-        if shape is None or not hit.touched:
-            return  # reads a dataset fed by the change, or reads it without a touched column: not a retype here
-        if not shape.retyped or any(c not in shape.retyped for c in hit.touched):
-            return
+        if shape is None:
+            carried = _carried(hit, retyped_at)
+            if carried is None:
+                return  # fed by the change otherwise than by a copy of the retyped column
+            dataset_id, proposed = carried
+        else:
+            if not shape.retyped or any(c not in shape.retyped for c in hit.touched):
+                return
+            dataset_id, proposed = shape.dataset_id, {c: shape.retyped[c] for c in hit.touched}
         query = queries.get(hit.job)
         if query is None:
             team.verdict["reason"] = f"{hit.job}: its SQL is not known, so its uses cannot be type-checked"
             return
         tables = _tables(query)
-        changed = next((i.name for i in query.inputs if i.dataset_id == shape.dataset_id), shape.name)
-        tables[changed] = dict(shape.current or {})
-        results.append((hit, typecheck.check_retype(query.query, query.dialect, tables, changed,
-                                                      {c: shape.retyped[c] for c in hit.touched})))
+        changed = next((i.name for i in query.inputs if i.dataset_id == dataset_id),
+                       shape.name if shape is not None else None)
+        if shape is not None:
+            tables[changed] = dict(shape.current or {})
+        if changed not in tables:
+            return  # the copy's current types are not known
+        results.append((hit, typecheck.check_retype(query.query, query.dialect, tables, changed, proposed)))
     if not results:
         return
     broken = [(hit, r) for hit, r in results if r.ok is False]
@@ -190,7 +233,8 @@ def retype_verdict(team, by_label: dict[str, Shape], queries: dict[str, JobQuery
                         "errors": [f"{h.job}: {p}" for h, r in broken for p in r.problems][:10],
                         "path": _path(team)}
         return
-    undecided = [(hit, r) for hit, r in results if r.ok is None]
+    undecided = [(hit, r) for hit, r in results
+                 if r.ok is None and not (r.passes_on and team.team not in unseen_readers)]
     if undecided:
         team.verdict["reason"] = "; ".join(f"{hit.job}: {r.reason}" for hit, r in undecided[:3])
         return

@@ -89,5 +89,19 @@ def job_ran(team, job: str, query: str, *, dialect: str | None = "postgres", rea
     })
 
 
+def job_ran_on(team, job: str, query: str, source: str, fields, *, output: str | None = None) -> None:
+    """`team`'s job `job` ran `query` over `source` ({name, type} `fields`), another job's output."""
+    NamespaceTeam.objects.get_or_create(namespace=team.slug, defaults={"team": team})
+    facet = {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-1-0/SQLJobFacet.json",
+             "query": query, "dialect": "postgres"}
+    store_event({
+        "eventType": "COMPLETE", "eventTime": "2026-11-30T02:00:00.000Z", "producer": PRODUCER,
+        "schemaURL": SCHEMA_URL, "run": {"runId": str(uuid.uuid4())},
+        "job": {"namespace": team.slug, "name": job, "facets": {"sql": facet}},
+        "inputs": [_input(source, fields)],
+        "outputs": [{"namespace": WAREHOUSE, "name": output or f"marts.{team.slug}.{job}"}],
+    })
+
+
 def proposed(**changes) -> dict:
     return copy.deepcopy(orders_document("2.0", **changes))

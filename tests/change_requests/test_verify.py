@@ -21,7 +21,7 @@ from change_requests.models import TeamAssessment
 from change_requests.workflows import open_change_request
 from registry.models import Consumer, Dataset
 
-from .sql_world import job_ran, proposed, publish_orders, report_of
+from .sql_world import job_ran, job_ran_on, proposed, publish_orders, report_of
 
 pytestmark = pytest.mark.django_db
 
@@ -82,6 +82,40 @@ def test_routing_an_open_request_uses_the_type_check(orders, consumer_team, owne
     assert not request.reviews.exists()
     assessment = TeamAssessment.objects.get(change_request=request)
     assert assessment.verdict["kind"] == "not_affected" and assessment.verdict["by"] == "type check"
+
+
+def test_a_job_passing_a_retyped_column_on_whose_every_use_type_checks_is_not_affected(orders, consumer_team):
+    """Its result's column changes type: whoever reads it is judged where the change reaches
+    them, and no job of Analytics reads it unseen."""
+    job_ran(consumer_team, "paid_orders", "select o.order_id, o.status from retail.public.orders o where o.paid")
+    told = verdict(preview(proposed(retype={"status": "int64"})), "analytics")
+    assert told["kind"] == "not_affected" and told["by"] == "type check"
+    assert "its result column status becomes bigint (was int)" in told["reason"]
+
+
+def test_a_job_passing_a_retyped_column_on_to_its_own_teams_reader_stays_assumed(orders, consumer_team):
+    """Analytics' second job reads what the first passes on: Analytics consumes no dataset of
+    its own, so that reader is no hit of it, and the new type would reach it unjudged."""
+    job_ran(consumer_team, "paid_orders", "select o.order_id, o.status from retail.public.orders o where o.paid")
+    job_ran_on(consumer_team, "status_totals", "select sum(p.status) as total from marts.analytics.paid_orders p",
+               "marts.analytics.paid_orders", [("order_id", "bigint"), ("status", "integer")])
+    told = verdict(preview(proposed(retype={"status": "str"})), "analytics")
+    assert told["kind"] == "assumed_affected" and "the change passes on to whoever reads it" in told["reason"]
+
+
+def test_a_copy_of_a_retyped_column_is_type_checked_with_the_new_type_where_it_is_read(
+        orders, consumer_team, other_team):
+    """Analytics copies `status` as is; Finance reads the copy: Finance's SQL is re-typed with
+    the copy's new type, and its sum of text does not type-check."""
+    job_ran(consumer_team, "paid_orders", "select o.order_id, o.status from retail.public.orders o where o.paid")
+    Consumer.objects.create(team=other_team, dataset=Dataset.objects.get(name="marts.analytics.paid_orders"))
+    job_ran_on(other_team, "status_totals", "select sum(p.status) as total from marts.analytics.paid_orders p",
+               "marts.analytics.paid_orders", [("order_id", "bigint"), ("status", "integer")])
+    answer = preview(proposed(retype={"status": "str"}))
+    proof = verdict(answer, other_team.slug)
+    assert proof["kind"] == "proven_broken" and proof["by"] == "type check"
+    answer = preview(proposed(retype={"status": "int64"}))
+    assert verdict(answer, other_team.slug)["kind"] == "not_affected"
 
 
 # --- verification on a scratch schema ------------------------------------------------------
