@@ -141,6 +141,9 @@ class TeamImpact:
     why: str
     declared: list[str] | None = None
     hits: list[Hit] = field(default_factory=list)
+    # The datasets it consumes where no job of it was seen and it declared nothing: what it
+    # does there is unknown, so no proof from its seen jobs covers it.
+    unseen: list[str] = field(default_factory=list)
     # Its verdict's kind and proof (change_requests.verify): proven broken, assumed affected, verified safe, not affected.
     verdict: dict[str, Any] | None = None
 
@@ -291,7 +294,8 @@ def _judge(team: Team, consumed: Consumed, touched: list[str] | None) -> TeamImp
         declared_all = sorted({c for _, declared, _ in consumed.values() for c in (declared or [])})
     hits = [hit for hits, _, _ in consumed.values() for hit in hits]
     if affected:
-        return TeamImpact(team.pk, team.slug, True, "; ".join(affected), declared_all, hits)
+        unseen = [label for label, (hits_there, declared, _) in consumed.items() if not hits_there and declared is None]
+        return TeamImpact(team.pk, team.slug, True, "; ".join(affected), declared_all, hits, unseen)
     stopped = [why for _, why in verdicts if why.startswith((_STOPS, _PASSES))]
     if stopped:
         return TeamImpact(team.pk, team.slug, False, "; ".join(stopped), declared_all, hits)

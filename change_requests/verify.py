@@ -197,11 +197,13 @@ def retype_verdict(team, by_label: dict[str, Shape], queries: dict[str, JobQuery
     the new type on to its result is not broken by it: whoever reads that result is judged
     where the change reaches them (not so when its team has readers the change reached
     that are no hit of it: those would go unjudged)."""
+    if team.unseen:
+        return  # it consumes a dataset where none of its jobs was seen: nothing proves what it does there
     results = []
     retyped_at = {shape.dataset_id: shape.retyped for shape in by_label.values() if shape.retyped}
     for hit in team.hits:
         if not hit.touched:
-            return  # reads it without a touched column: not a retype here
+            continue  # its columns there are known and none is touched: no use of it changes type
         shape = by_label.get(hit.dataset)
         if shape is None:
             carried = _carried(hit, retyped_at)

@@ -103,6 +103,25 @@ def test_a_job_passing_a_retyped_column_on_to_its_own_teams_reader_stays_assumed
     assert told["kind"] == "assumed_affected" and "the change passes on to whoever reads it" in told["reason"]
 
 
+def test_a_job_reading_none_of_the_retyped_columns_leaves_the_verdict_to_the_others(orders, consumer_team):
+    job_ran(consumer_team, "orders_by_segment", BY_SEGMENT, reads_customers=True)
+    job_ran(consumer_team, "daily_revenue", REVENUE)
+    told = verdict(preview(proposed(retype={"customer_id": "int32"})), "analytics")
+    assert told["kind"] == "not_affected" and told["by"] == "type check"
+
+
+def test_a_team_consuming_what_the_change_reaches_with_no_job_seen_there_stays_assumed(
+        orders, consumer_team, other_team):
+    """Finance's job on orders type-checks, but it also consumes the table Analytics copies
+    `status` into, where none of its jobs was seen: what it does there is unknown."""
+    job_ran(consumer_team, "paid_orders", "select o.order_id, o.status from retail.public.orders o where o.paid")
+    Consumer.objects.create(team=other_team, dataset=orders)
+    Consumer.objects.create(team=other_team, dataset=Dataset.objects.get(name="marts.analytics.paid_orders"))
+    job_ran(other_team, "late_orders", "select o.order_id from retail.public.orders o where o.status > 2")
+    told = verdict(preview(proposed(retype={"status": "int64"})), other_team.slug)
+    assert told["kind"] == "assumed_affected"
+
+
 def test_a_copy_of_a_retyped_column_is_type_checked_with_the_new_type_where_it_is_read(
         orders, consumer_team, other_team):
     """Analytics copies `status` as is; Finance reads the copy: Finance's SQL is re-typed with
