@@ -4,6 +4,7 @@ exports (registry.hooks.service_levels_of)."""
 
 from __future__ import annotations
 
+from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils import timezone
 
@@ -50,11 +51,12 @@ def most_urgent_first(datasets) -> list[Segment]:
     the whole list: a written status seeks through the freshness rows' (status, last
     write) index, a never-written one walks the datasets' (namespace, name) index. By
     the rule (freshness.rules) stale, warning and fresh rows always have a write and
-    unknown ones never do; a no-SLO row may have either; last, the datasets without a
-    row (no SLO and never written), by name."""
+    unknown ones never do. The no-SLO datasets never written are one segment, by name,
+    whether a freshness row says so (an SLO removed before any write) or no row does:
+    they look alike on the page, and a segment of the former alone, rare, would walk
+    the whole index to find it empty."""
     rows = datasets.select_related("freshness")
     written, named = ("freshness__last_write_at", "namespace", "name"), ("namespace", "name")
-
     segments = []
     for status in STATUS_ORDER:
         of_status = rows.filter(freshness__status=status)
@@ -62,20 +64,20 @@ def most_urgent_first(datasets) -> list[Segment]:
             segments.append(Segment(of_status, named))
         elif status == FreshnessStatus.NO_SLO:
             segments.append(Segment(of_status.filter(freshness__last_write_at__isnull=False), written))
-            segments.append(Segment(of_status.filter(freshness__last_write_at__isnull=True), named))
+            segments.append(Segment(rows.filter(Q(freshness__isnull=True) | Q(
+                freshness__status=status, freshness__last_write_at__isnull=True)), named))
         else:
             segments.append(Segment(of_status, written))
-    segments.append(Segment(rows.filter(freshness__isnull=True), named))  # no SLO, never written: no row
     return segments
 
 
 @dataset_list_table
 def by_urgency(request, datasets) -> str:
     """One page of the datasets in one table, most urgent first (`most_urgent_first`),
-    with each one's status, age and deadline. Two queries (the page's keys, then its
-    rows), whatever the rows and however deep the page."""
+    with each one's status, age and deadline. One query a status the page spans (one,
+    on most pages), whatever the rows and however deep the page."""
     now = timezone.now()
-    page = segmented_page_of(request, most_urgent_first(datasets), rows=datasets.select_related("freshness"))
+    page = segmented_page_of(request, most_urgent_first(datasets))
     seen: set[str] = set()
     for dataset in page.object_list:
         row = row_of(dataset)

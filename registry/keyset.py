@@ -27,10 +27,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from django.core.exceptions import ValidationError
-from django.db import connections
-from django.db.models import F, Q, QuerySet, Value
+from django.db.models import F, Q, QuerySet
 from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan, TupleLessThan
-from django.db.models.functions import Cast
 
 BAD_TOKEN = "This page link is not one the list gave out: start again from the first page."
 
@@ -166,92 +164,48 @@ class Segment:
     key: tuple[str, ...]
 
 
-def _field_of(model, path: str):
-    for part in path.split("__")[:-1]:
-        model = model._meta.get_field(part).related_model
-    return model._meta.get_field(path.split("__")[-1])
-
-
-def _key_columns(segments: list[Segment]) -> list[str]:
-    """Every segment's key columns, in one order each segment's key follows: the
-    combined query sorts on them, a segment without one giving NULL there."""
-    columns = list(dict.fromkeys(name.lstrip("-") for s in segments for name in s.key))
-    for s in segments:
-        positions = [columns.index(name.lstrip("-")) for name in s.key]
-        if positions != sorted(positions) or _direction(s.key):
-            raise ValueError(f"Segment keys must be ascending and in one shared order: {s.key}")
-    return columns
-
-
-def segmented_page(segments: list[Segment], *, rows: QuerySet, size: int, after: str | None = None,
+def segmented_page(segments: list[Segment], *, size: int, after: str | None = None,
                    before: str | None = None) -> KeysetPage:
     """The page after (or before) the row a token names, in a list made of `segments`:
     all of the first segment in its key's order, then all of the second, and so on.
     A token is the segment's number and its key's values.
 
-    1. The page's keys: each segment from the token's on (back to the first, for
-       `before`) seeks through its own index, at most size + 1 rows. On PostgreSQL
-       that is one query (a UNION ALL of the seeks, each with its LIMIT, sorted by
-       segment and key: at most size + 1 rows a segment whatever the list's length);
-       elsewhere one query a segment, until the page is full.
-    2. The rows themselves: `rows` (with its annotations and joined tables) for those
-       keys, one query.
+    Each segment the page spans is one query, a seek through the segment's own index
+    for at most the rows still missing (+ 1, to know whether more follow): the token's
+    segment first, then the next ones (the ones before, for `before`) until the page is
+    full. Segments past the page's end are never read. A page inside one segment is one
+    query, whatever its depth and the list's length.
     """
-    columns = _key_columns(segments)
-    model = segments[0].rows.model
     forward = not before
     token = before or after
-    start = len(segments) - 1 if before else 0
-    values = None
+    start, values = (len(segments) - 1 if before else 0), None
     if token:
         decoded = decode_token(token)
         start, values = decoded[0], decoded[1:]
         if not isinstance(start, int) or not 0 <= start < len(segments) or len(values) != len(segments[start].key):
             raise BadToken(BAD_TOKEN)
-    order = range(start, -1, -1) if before else range(start, len(segments))
-
-    def seek(number: int):
+    found: list[tuple[int, object]] = []
+    for number in range(start, -1, -1) if before else range(start, len(segments)):
         segment = segments[number]
-        key = segment.key if forward else _reversed(segment.key)
         query = segment.rows
         if number == start and values is not None:
             query = _beyond(query, segment.key, values, forward=forward)
-        # A typed NULL: with two untyped ones first, PostgreSQL would take the column for text.
-        padded = {f"_k{j}": F(name) if name in segment.key
-                  else Cast(Value(None), output_field=_field_of(model, name)) for j, name in enumerate(columns)}
-        return (query.order_by(*key).annotate(_segment=Value(number), **padded)
-                .values_list("pk", "_segment", *padded)[: size + 1])
-
-    found: list[tuple] = []
-    if connections[segments[0].rows.db].features.supports_slicing_ordering_in_compound:
-        first, *rest = [seek(number) for number in order]
-        if rest:
-            sort = ["_segment", *(f"_k{j}" for j in range(len(columns)))]
-            first = first.union(*rest, all=True).order_by(*(sort if forward else [f"-{n}" for n in sort]))[: size + 1]
-        found = _read(first)
-    else:
-        for number in order:
-            found += _read(seek(number)[: size + 1 - len(found)])
-            if len(found) > size:
-                break
+        query = query.order_by(*(segment.key if forward else _reversed(segment.key)))
+        found += [(number, row) for row in _read(query[: size + 1 - len(found)])]
+        if len(found) > size:
+            break
     more = len(found) > size
     found = found[:size] if forward else found[:size][::-1]
-    loaded = {row.pk: row for row in rows.filter(pk__in=[pk for pk, *_ in found])} if found else {}
+    for number, row in found:
+        row.keyset_segment = number
 
-    def token_of(entry: tuple) -> str:
-        _, number, *keyed = entry
-        mine = [name.lstrip("-") for name in segments[number].key]
-        return encode_token((number, *(keyed[columns.index(name)] for name in mine)))
+    def token_of(entry: tuple[int, object]) -> str:
+        number, row = entry
+        return encode_token((number, *key_of(row, segments[number].key)))
 
-    page_rows = []
-    for pk, number, *_ in found:
-        if pk in loaded:  # not deleted between the two queries
-            loaded[pk].keyset_segment = number
-            page_rows.append(loaded[pk])
+    rows = [row for _, row in found]
     if forward:
-        return KeysetPage(page_rows, size=size,
-                          next_token=token_of(found[-1]) if more else None,
+        return KeysetPage(rows, size=size, next_token=token_of(found[-1]) if more else None,
                           previous_token=token_of(found[0]) if token and found else None)
-    return KeysetPage(page_rows, size=size,
-                      next_token=token_of(found[-1]) if found else None,
+    return KeysetPage(rows, size=size, next_token=token_of(found[-1]) if found else None,
                       previous_token=token_of(found[0]) if more and found else None)

@@ -13,7 +13,7 @@ instead, at the same cost on every page whatever the rows:
 A list ordered by a rank no single index holds (the home page, most urgent first) is
 made of segments, each seeking through its own index:
 
-    page = segmented_page_of(request, segments, rows=queryset)
+    page = segmented_page_of(request, segments)
 """
 
 from __future__ import annotations
@@ -79,15 +79,15 @@ def keyset_page_of(request: HttpRequest, rows, *, key: tuple[str, ...], per_page
     return KeysetListPage(request, page, first=not (after or before) or (before is not None and page.previous_token is None))
 
 
-def segmented_page_of(request: HttpRequest, segments: list[Segment], *, rows, per_page: int | None = None) -> KeysetListPage:
+def segmented_page_of(request: HttpRequest, segments: list[Segment], *, per_page: int | None = None) -> KeysetListPage:
     """The page of a list made of keyset segments (registry.keyset.segmented_page)
     after `?after=` or before `?before=`; a bad token, or an old `?page=N` link, gives
     the first page."""
     size = per_page or settings.LIST_PAGE_SIZE
     after, before = request.GET.get("after") or None, request.GET.get("before") or None
     try:
-        page = segmented_page(segments, rows=rows, size=size, after=after, before=before)
+        page = segmented_page(segments, size=size, after=after, before=before)
     except BadToken:
         after = before = None
-        page = segmented_page(segments, rows=rows, size=size)
+        page = segmented_page(segments, size=size)
     return KeysetListPage(request, page, first=not (after or before) or (before is not None and page.previous_token is None))
