@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from django.core.exceptions import ValidationError
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, Q, QuerySet, prefetch_related_objects
 from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan, TupleLessThan
 
 BAD_TOKEN = "This page link is not one the list gave out: start again from the first page."
@@ -185,9 +185,11 @@ def segmented_page(segments: list[Segment], *, size: int, after: str | None = No
         if not isinstance(start, int) or not 0 <= start < len(segments) or len(values) != len(segments[start].key):
             raise BadToken(BAD_TOKEN)
     found: list[tuple[int, object]] = []
+    # Related rows are fetched once for the whole page, not once a segment.
+    prefetch = segments[start].rows._prefetch_related_lookups
     for number in range(start, -1, -1) if before else range(start, len(segments)):
         segment = segments[number]
-        query = segment.rows
+        query = segment.rows.prefetch_related(None)
         if number == start and values is not None:
             query = _beyond(query, segment.key, values, forward=forward)
         query = query.order_by(*(segment.key if forward else _reversed(segment.key)))
@@ -204,6 +206,8 @@ def segmented_page(segments: list[Segment], *, size: int, after: str | None = No
         return encode_token((number, *key_of(row, segments[number].key)))
 
     rows = [row for _, row in found]
+    if prefetch:
+        prefetch_related_objects(rows, *prefetch)
     if forward:
         return KeysetPage(rows, size=size, next_token=token_of(found[-1]) if more else None,
                           previous_token=token_of(found[0]) if token and found else None)

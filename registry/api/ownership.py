@@ -70,6 +70,7 @@ class OwnershipRulesVersions(generics.ListAPIView):
 
     serializer_class = RulesVersionSerializer
     queryset = OwnershipRules.objects.select_related("created_by").order_by("-version")
+    keyset = ("-version",)
 
 
 class JobOwnerSerializer(serializers.Serializer):
@@ -89,6 +90,7 @@ class JobOwners(generics.ListAPIView):
     namespace's team, else nobody here (the dataset readers also know its token's team)."""
 
     serializer_class = JobOwnerSerializer
+    keyset = ("job_namespace", "job_name")  # job_team_unique
 
     def get_queryset(self):
         jobs = JobTeam.objects.annotate(**owner_annotations("job_namespace", "job_name")).order_by("job_namespace", "job_name")
