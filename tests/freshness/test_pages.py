@@ -97,8 +97,9 @@ def test_the_overview_needs_the_same_queries_whatever_the_number_of_transitions(
     _world(owner_team, owner)
     client.force_login(owner)
     # 1. session, 2. user, 3. counts by status, 4. number of datasets, 5. the teams of the
-    # status view's filter, 6.-7. its page of stale datasets (a count and the rows), 8. the last
-    # sweep, 9. the latest 50 transitions with their datasets
+    # status view's filter, 6.-7. its page of stale datasets (a seek through those with a
+    # value in the sort column, then those without), 8. the last sweep, 9. the latest 50
+    # transitions with their datasets
     with django_assert_num_queries(9):
         client.get("/freshness/")
 
