@@ -121,6 +121,57 @@ class AppendOnlyAdmin(ReadOnlyAdmin):
         return False
 
 
+class KeysetChangeList(ChangeList):
+    """An admin list in keyset pages (registry.keyset) through the index of the admin's
+    `keyset`: Next and Previous rather than page numbers, no COUNT and no OFFSET, so
+    the latest rows and the oldest cost the same however long the list."""
+
+    def get_results(self, request):
+        after, before = getattr(request, "keyset_tokens", (None, None))
+        key, size = self.model_admin.keyset, self.list_per_page
+        try:
+            page = keyset_page(self.queryset, key=key, size=size, after=after, before=before)
+        except BadToken:
+            page = keyset_page(self.queryset, key=key, size=size)
+        self.result_list = page.rows
+        self.result_count = len(page.rows)
+        self.full_result_count = None
+        self.show_full_result_count = False
+        self.show_admin_actions = True
+        self.can_show_all = False
+        self.multi_page = page.has_next or page.has_previous
+        self.paginator = NoPageNumbers()
+        self.keyset_paged = True  # templates/admin/pagination.html: Next and Previous links
+        self.next_url = self.get_query_string({"after": page.next_token}) if page.has_next else None
+        self.previous_url = self.get_query_string({"before": page.previous_token}) if page.has_previous else None
+
+
+class NoPageNumbers:
+    """What the admin's pagination tag asks of a paginator, for a list without page numbers."""
+
+    def get_elided_page_range(self, number):
+        return []
+
+
+class KeysetAdmin(admin.ModelAdmin):
+    """A ModelAdmin whose list pages by keyset (KeysetChangeList) through `keyset`, its
+    ordering's index; the columns do not re-sort it (an order no index holds)."""
+
+    keyset: tuple[str, ...] = ("-pk",)
+    show_full_result_count = False
+    sortable_by: tuple[str, ...] = ()
+
+    def get_changelist(self, request, **kwargs):
+        return KeysetChangeList
+
+    def changelist_view(self, request, extra_context=None):
+        # The tokens are not lookups: the admin would refuse them as unknown filters.
+        request.GET = request.GET.copy()
+        request.keyset_tokens = (request.GET.pop("after", [None])[-1] or None,
+                                 request.GET.pop("before", [None])[-1] or None)
+        return super().changelist_view(request, extra_context)
+
+
 class MembershipInline(admin.TabularInline):
     model = Membership
     extra = 1
@@ -214,11 +265,12 @@ UNCLAIM = OwnershipAction(
 
 
 @admin.register(Dataset)
-class DatasetAdmin(AuditedDeleteAdmin):
+class DatasetAdmin(KeysetAdmin, AuditedDeleteAdmin):
     """Ownership changes only through the assign, transfer and unclaim actions: each asks
     for a reason and goes through Dataset.assign_owner, so it is audited with it."""
 
     list_display = ["namespace", "name", "owner_team", "owner", "compatibility_mode"]
+    keyset = ("namespace", "name")
     list_filter = ["owner_team", "compatibility_mode"]
     search_fields = ["namespace", "name"]
     list_select_related = ["owner_team", "owner"]
@@ -379,56 +431,6 @@ class ObjectTypeFilter(admin.SimpleListFilter):
         return queryset.filter(object_type=self.value()) if self.value() else queryset
 
 
-class KeysetChangeList(ChangeList):
-    """An admin list in keyset pages (registry.keyset) through the index of the admin's
-    `keyset`: Next and Previous rather than page numbers, no COUNT and no OFFSET, so
-    the latest rows and the oldest cost the same however long the list."""
-
-    def get_results(self, request):
-        after, before = getattr(request, "keyset_tokens", (None, None))
-        key, size = self.model_admin.keyset, self.list_per_page
-        try:
-            page = keyset_page(self.queryset, key=key, size=size, after=after, before=before)
-        except BadToken:
-            page = keyset_page(self.queryset, key=key, size=size)
-        self.result_list = page.rows
-        self.result_count = len(page.rows)
-        self.full_result_count = None
-        self.show_full_result_count = False
-        self.show_admin_actions = True
-        self.can_show_all = False
-        self.multi_page = page.has_next or page.has_previous
-        self.paginator = NoPageNumbers()
-        self.next_url = self.get_query_string({"after": page.next_token}) if page.has_next else None
-        self.previous_url = self.get_query_string({"before": page.previous_token}) if page.has_previous else None
-
-
-class NoPageNumbers:
-    """What the admin's pagination tag asks of a paginator, for a list without page numbers."""
-
-    def get_elided_page_range(self, number):
-        return []
-
-
-class KeysetAdmin(admin.ModelAdmin):
-    """A ModelAdmin whose list pages by keyset (KeysetChangeList) through `keyset`, its
-    ordering's index; the columns do not re-sort it (an order no index holds)."""
-
-    keyset: tuple[str, ...] = ("-pk",)
-    show_full_result_count = False
-    sortable_by: tuple[str, ...] = ()
-
-    def get_changelist(self, request, **kwargs):
-        return KeysetChangeList
-
-    def changelist_view(self, request, extra_context=None):
-        # The tokens are not lookups: the admin would refuse them as unknown filters.
-        request.GET = request.GET.copy()
-        request.keyset_tokens = (request.GET.pop("after", [None])[-1] or None,
-                                 request.GET.pop("before", [None])[-1] or None)
-        return super().changelist_view(request, extra_context)
-
-
 @admin.register(AuditEvent)
 class AuditEventAdmin(KeysetAdmin, AppendOnlyAdmin):
     """The audit log: append-only in the database, read-only here. The apps built on the
@@ -454,9 +456,10 @@ class NamespaceTeamAdmin(AuditedDeleteAdmin):
 
 
 @admin.register(ColumnRead)
-class ColumnReadAdmin(ReadOnlyAdmin):
-    """What lineage showed each job reading (written by the ingest)."""
+class ColumnReadAdmin(KeysetAdmin, ReadOnlyAdmin):
+    """What lineage showed each job reading (written by the ingest), newest rows first."""
 
+    keyset = ("-pk",)
     list_display = ["dataset", "job_namespace", "job_name", "column", "kind", "source", "last_seen_at"]
     list_filter = ["kind", "source"]
     search_fields = ["job_name", "job_namespace", "column", "dataset__name"]
@@ -464,9 +467,10 @@ class ColumnReadAdmin(ReadOnlyAdmin):
 
 
 @admin.register(InputSchema)
-class InputSchemaAdmin(ReadOnlyAdmin):
+class InputSchemaAdmin(KeysetAdmin, ReadOnlyAdmin):
     """The schema each job's events gave its inputs (written by the ingest; lanes match it)."""
 
+    keyset = ("-pk",)
     list_display = ["dataset", "job_namespace", "job_name", "fingerprint", "complete", "last_seen_at"]
     search_fields = ["job_name", "job_namespace", "dataset__name"]
     list_select_related = ["dataset"]
@@ -544,9 +548,10 @@ class TeamAliasAdmin(admin.ModelAdmin):
 
 
 @admin.register(JobTeam)
-class JobTeamAdmin(ReadOnlyAdmin):
+class JobTeamAdmin(KeysetAdmin, ReadOnlyAdmin):
     """Each job's ownership facts (from its events) and the team the rules decided."""
 
+    keyset = ("job_namespace", "job_name")
     list_display = ["job_namespace", "job_name", "team", "rule", "rule_detail", "dbt_path"]
     list_filter = ["rule"]
     search_fields = ["job_namespace", "job_name", "dbt_unique_id", "dbt_path"]
