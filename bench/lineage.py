@@ -131,7 +131,8 @@ def main() -> None:
     from lineage.graph import parse_node_id
     from lineage.marquez.graph import full_neighbourhood_sql, marquez_graph
 
-    raw = {n: psycopg.connect(urls[n], autocommit=True) for n in sizes}
+    # JIT off, as the app's connections have it (registry.settings).
+    raw = {n: psycopg.connect(urls[n], autocommit=True, options="-c jit=off") for n in sizes}
     sql = full_neighbourhood_sql("dataset", "downstream")
     timings = {n: {"hop1": [], "hop5": [], "raw5": [], "nodes5": []} for n in sizes}
     per_round = max(1, args.samples // args.rounds)

@@ -26,6 +26,11 @@ production loads it, DEBUG off), `--samples` requests of each:
 and once, at the end, ingest events/s through the production server with the
 database-direct floor in the same run (bench/ingest.py, short: its own database).
 
+With `--buffers`, each path's figures add `buffers`: the shared buffers the statements of its
+first (untimed) request touch, summed from an EXPLAIN (ANALYZE, BUFFERS) of each SELECT, after
+the timed samples (JIT off, as the app's connections): the database's work, which the machine's
+load does not move (for `dataset_page`, of the first random dataset).
+
 Prints a line per figure and per size one JSON line {"size", "world", "p50_ms", "p95_ms",
 "queries"}; the last line is JSON with every size and the ingest figures.
 """
@@ -63,7 +68,25 @@ def timed(samples: int, fn) -> list[float]:
     return out
 
 
-def measure(url: str, size: int, samples: int, rng: random.Random) -> dict:
+def buffers_of(statements: list[tuple[str, object]]) -> int:
+    """The shared buffers (hit or read) the SELECTs among `statements` touch, run again under
+    EXPLAIN (ANALYZE, BUFFERS): a top node's count holds its children's."""
+    from django.db import connection
+
+    total = 0
+    with connection.cursor() as cursor:
+        cursor.execute("SET jit = off")
+        for sql, params in statements:
+            if not sql.lstrip().upper().startswith(("SELECT", "WITH", "(")):
+                continue
+            cursor.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql, params)
+            plan = cursor.fetchone()[0]
+            top = (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
+            total += top.get("Shared Hit Blocks", 0) + top.get("Shared Read Blocks", 0)
+    return total
+
+
+def measure(url: str, size: int, samples: int, rng: random.Random, *, buffers: bool = False) -> dict:
     from django.db import connection
     from django.test import Client
 
@@ -84,10 +107,10 @@ def measure(url: str, size: int, samples: int, rng: random.Random) -> dict:
     figures: dict[str, dict] = {}
 
     def record(name: str, fn, check=lambda r: r.status_code == 200) -> None:
-        queries: list[str] = []  # counted by a wrapper: the test client's request_started empties queries_log
+        queries: list[tuple[str, object, bool]] = []  # counted by a wrapper: the test client's request_started empties queries_log
 
         def count(execute, sql, params, many, context):
-            queries.append(sql)
+            queries.append((sql, params, many))
             return execute(sql, params, many, context)
 
         with connection.execute_wrapper(count):
@@ -96,8 +119,10 @@ def measure(url: str, size: int, samples: int, rng: random.Random) -> dict:
         times = timed(samples, fn)
         figures[name] = {"p50_ms": round(statistics.median(times), 2), "p95_ms": round(percentile(times, 95), 2),
                          "queries": len(queries)}
+        if buffers:
+            figures[name]["buffers"] = buffers_of([(sql, params) for sql, params, many in queries if not many])
         print(f"  {size:>8} {name:<24} p50 {figures[name]['p50_ms']:>9.2f} ms  p95 {figures[name]['p95_ms']:>9.2f} ms"
-              f"  {len(queries)} queries", flush=True)
+              f"  {len(queries)} queries" + (f"  {figures[name]['buffers']} buffers" if buffers else ""), flush=True)
 
     record("home_first", lambda: client.get("/"))
     home_100 = "/"
@@ -146,7 +171,9 @@ def measure(url: str, size: int, samples: int, rng: random.Random) -> dict:
     record("lineage_5hop_api", lambda: marquez_graph(rng.choice(node_ids), depth=5, direction="downstream"),
            check=lambda r: len(r["graph"]) > 1)
     sql = full_neighbourhood_sql("dataset", "downstream")
-    with psycopg.connect(plain_url(url), autocommit=True) as raw:
+    # JIT off, as the app's connections have it (registry.settings): with it on, compiling
+    # this statement cost ten times what running it does.
+    with psycopg.connect(plain_url(url), autocommit=True, options="-c jit=off") as raw:
         def raw_walk():
             _, splits = parse_node_id(rng.choice(node_ids))
             return raw.execute(sql, {"namespaces": [s[0] for s in splits], "names": [s[1] for s in splits], "depth": 5},
@@ -185,6 +212,8 @@ def main() -> None:
     parser.add_argument("--reuse-worlds", action="store_true",
                         help="measure worlds a previous run built (same sizes) instead of building them again")
     parser.add_argument("--skip-ingest", action="store_true", help="leave out the ingest figures")
+    parser.add_argument("--buffers", action="store_true",
+                        help="add each path's shared buffers (EXPLAIN (ANALYZE, BUFFERS) of its SELECTs)")
     parser.add_argument("--smoke", action="store_true", help="one world of 1,000 datasets, 3 samples, 1 s of ingest")
     args = parser.parse_args()
     if args.smoke:
@@ -208,7 +237,7 @@ def main() -> None:
     rng = random.Random(7)
     results = {}
     for size in sizes:
-        figures = measure(f"{base}_{size}", size, args.samples, rng)
+        figures = measure(f"{base}_{size}", size, args.samples, rng, buffers=args.buffers)
         results[str(size)] = {"world": worlds[size], **figures}
         print(json.dumps({"size": size, "world": worlds[size], **figures}), flush=True)
     ingest_figures = None

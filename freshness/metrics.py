@@ -84,20 +84,21 @@ class FreshnessCollector:
 
     def _fill(self, f) -> None:
         now = timezone.now()
-        # 1. every dataset with an SLO, with its row: one query whatever the count.
-        rows = Dataset.objects.filter(freshness__max_age__isnull=False).values_list(
-            "namespace", "name", "owner_team__slug", "freshness__status", "freshness__last_write_at",
-            "freshness__max_age",
-        ).order_by()
-        for namespace, name, team, status, last_write_at, max_age in rows.iterator(chunk_size=5000):
-            labels = [namespace, name, team or ""]
+        # 1. every dataset with an SLO: its row (a partial index holds those alone: every
+        # written dataset has a row), then its labels by primary key (Dataset.labels_of).
+        rows = list(DatasetFreshness.objects.with_slo().values_list(
+            "dataset_id", "status", "last_write_at", "max_age").order_by())
+        labels_of = Dataset.objects.labels_of(dataset_id for dataset_id, *_ in rows)
+        for dataset_id, status, last_write_at, max_age in rows:
+            if dataset_id not in labels_of:
+                continue  # deleted between the two reads
+            labels = list(labels_of[dataset_id])
             status = status or FreshnessStatus.NO_SLO  # an SLO set and not evaluated yet
             for s in STATUS_ORDER:
                 f["status"].add_metric([*labels, s], 1.0 if s == status else 0.0)
             if last_write_at is not None:
                 f["staleness"].add_metric(labels, max((now - last_write_at).total_seconds(), 0.0))
-            if max_age is not None:
-                f["slo"].add_metric(labels, max_age.total_seconds())
+            f["slo"].add_metric(labels, max_age.total_seconds())
         # 2. transitions by new status.
         counts = dict(FreshnessTransition.objects.values_list("to_status").annotate(n=Count("pk")).order_by())
         for s in STATUS_ORDER:

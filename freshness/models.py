@@ -54,6 +54,8 @@ class DatasetFreshness(models.Model):
             # The home page lists a status at a time, oldest write first (freshness.hooks.
             # most_urgent_first): each page seeks here rather than sorting every row.
             models.Index(fields=["status", "last_write_at"], name="freshness_status_write_idx"),
+            # /metrics reads the rows with an SLO each scrape; every written dataset has a row.
+            models.Index(fields=["dataset"], name="freshness_slo_idx", condition=models.Q(max_age__isnull=False)),
         ]
         constraints = [
             models.CheckConstraint(condition=models.Q(max_age__isnull=True) | models.Q(max_age__gt=timedelta(0)),

@@ -8,6 +8,11 @@ from registry.keyset import Segment
 
 
 class DatasetFreshnessQuerySet(models.QuerySet):
+    def with_slo(self) -> DatasetFreshnessQuerySet:
+        """Rows of datasets with a freshness SLO (every written dataset has a row; most
+        have no SLO). `freshness_slo_idx` holds these alone."""
+        return self.filter(max_age__isnull=False)
+
     def due(self, now: datetime) -> DatasetFreshnessQuerySet:
         """Rows whose next deadline has passed: their status may have changed."""
         return self.filter(next_check_at__lte=now)

@@ -14,6 +14,7 @@ from django.db.models import Count
 from prometheus_client.core import REGISTRY, GaugeMetricFamily
 
 from incidents.models import Cause, ContractState, ContractStatus, Incident
+from registry.models import Dataset
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +46,14 @@ class ContractStatusCollector:
     def _read(self) -> list:
         status, incidents, up = self._empty()
         try:
-            rows = ContractStatus.objects.values_list("dataset__namespace", "dataset__name", "contract__name",
-                                                      "status").order_by()
-            for namespace, name, contract, current in rows.iterator(chunk_size=5000):
+            # The statuses (bound datasets only), then their datasets' names by primary key
+            # (Dataset.labels_of): joined, the whole dataset table was hashed each scrape.
+            rows = list(ContractStatus.objects.values_list("dataset_id", "contract__name", "status").order_by())
+            labels_of = Dataset.objects.labels_of(dataset_id for dataset_id, *_ in rows)
+            for dataset_id, contract, current in rows:
+                if dataset_id not in labels_of:
+                    continue  # deleted between the two reads
+                namespace, name, _ = labels_of[dataset_id]
                 for state in ContractState.values:
                     status.add_metric([f"{namespace}/{name}", contract, state], 1.0 if state == current else 0.0)
             counts = dict(Incident.objects.unresolved().values_list("cause").annotate(n=Count("pk")).order_by())

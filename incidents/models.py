@@ -143,9 +143,13 @@ class Incident(models.Model):
                                     name="incidents_one_open_per_cause",
                                     violation_error_message="This dataset already has an open incident for this cause."),
         ]
-        indexes = [models.Index(fields=["dataset"], condition=~Q(state="resolved"), name="incidents_open_idx"),
-                   # The incidents list, newest first, seeks here page after page.
-                   models.Index(fields=["opened_at", "id"], name="incidents_opened_idx")]
+        indexes = [
+            models.Index(fields=["dataset"], condition=~Q(state="resolved"), name="incidents_open_idx"),
+            # The dataset page shows the latest few, in this order, of all the dataset ever had.
+            models.Index(fields=["dataset", "-opened_at", "-id"], name="incidents_dataset_recent_idx"),
+            # The incidents list, newest first, seeks here page after page.
+            models.Index(fields=["opened_at", "id"], name="incidents_opened_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"incident #{self.pk} on #{self.dataset_id}: {self.summary}"

@@ -27,7 +27,7 @@ from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
-from lineage.column_usage import absorbed_by
+from lineage.column_usage import DROPS, KEYED, absorbed_by, drops_rows, is_keyed
 from lineage.graph import GraphError, NodeNotFound
 from lineage.models import DatasetSchema, FieldEdge, Job
 from registry.db import prepared_cursor
@@ -250,7 +250,8 @@ def fed_steps(sources: dict[int, dict[str, set[str]] | None], now=None) -> list[
         columns = sources[input_id]
         effects = Effect.ALL if columns is None else columns.get(input_field, ())
         absorbs = absorbed_by(description or "")
-        found = carried(effects, subtype or "", through_star, kind=kind, absorbs=absorbs)
+        found = carried(effects, subtype or "", through_star, kind=kind, absorbs=absorbs,
+                        drops=drops_rows(description or ""))
         if found:
             steps.append(FlowStep(input_id, input_field, dataset_id, field_, f"{ns}/{name}", kind, subtype or "",
                                   _shown(description or ""), found))
@@ -260,8 +261,13 @@ def fed_steps(sources: dict[int, dict[str, set[str]] | None], now=None) -> list[
 
 
 def _shown(description: str) -> str:
-    """The SQL of an edge's description, without the absorbed changes it leads with."""
+    """The SQL of an edge's description, without the absorbed changes or the one row per
+    value it leads with."""
     if absorbed_by(description):
+        description = description.partition(": ")[2]
+    if description in (KEYED, DROPS):
+        return ""
+    if is_keyed(description) or drops_rows(description):
         return description.partition(": ")[2]
     return description
 
@@ -338,7 +344,8 @@ NOTICES = {
     "accepted_values": frozenset({Effect.VALUES}),
     "relationships": frozenset({Effect.VALUES, Effect.NARROWED}),
 }
-_SAID = {Effect.NULLS: "NULLs", Effect.VALUES: "new values", Effect.NARROWED: "narrowed values"}
+_SAID = {Effect.NULLS: "NULLs", Effect.VALUES: "new values", Effect.NARROWED: "narrowed values",
+         Effect.DROPPED: "dropped rows"}
 
 
 def _checks_of(keys: set[tuple[int, str, str, str]], now=None) -> dict[tuple[int, str, str, str], list[str] | None]:
@@ -370,6 +377,30 @@ def _checks_of(keys: set[tuple[int, str, str, str]], now=None) -> dict[tuple[int
     return found
 
 
+def _noticed_by(assertion: str, one_row_per_value: bool) -> frozenset[str]:
+    """What an assertion of a column can notice; `unique` nothing when the column holds one
+    row per value by construction (`_keyed_columns`), whatever values reach it."""
+    return frozenset() if assertion == "unique" and one_row_per_value else NOTICES[assertion]
+
+
+def _keyed_columns(dataset_ids: set[int], now=None) -> set[tuple[int, str]]:
+    """The columns of `dataset_ids` that hold one row per value whatever their values: one
+    job writes the dataset (every current field edge into it is that job's), its SQL groups
+    by the column alone and its producer says it writes the dataset whole on every run
+    (lineage.column_usage.is_keyed). One query."""
+    if not dataset_ids:
+        return set()
+    writers: dict[int, set[int]] = {}
+    marked: set[tuple[int, str]] = set()
+    for dataset_id, field_, job_id, kind, description in (
+            FieldEdge.objects.current(now).filter(dataset_id__in=sorted(dataset_ids))
+            .values_list("dataset_id", "field", "job_id", "kind", "description")):
+        writers.setdefault(dataset_id, set()).add(job_id)
+        if kind == UsageKind.DIRECT and is_keyed(description or ""):
+            marked.add((dataset_id, field_))
+    return {(d, f) for d, f in marked if len(writers[d]) == 1}
+
+
 def passing_jobs(touched: dict[int, dict[str, set[str]]], now=None) -> dict[tuple[int, str, str, str], str]:
     """For registry.hooks.column_passers: the jobs that read a column whose values changed
     with its type kept — NULLs allowed, an enum narrowed, precision lost — and that
@@ -384,9 +415,13 @@ def passing_jobs(touched: dict[int, dict[str, set[str]]], now=None) -> dict[tupl
     - a check whose every assertion of the column cannot fail on the change (`NOTICES`:
       a `not_null` of values that were narrowed, an `accepted_values` of NULLs).
 
-    Returns {(dataset id, column, job namespace, job name): how}. Three queries."""
+    A `unique` assertion of a column that holds one row per value by construction (its
+    job groups by it alone and writes the dataset whole: `_keyed_columns`) cannot fail.
+
+    Returns {(dataset id, column, job namespace, job name): how}. Three queries, four when
+    a check asserts `unique`."""
     wanted = {(d, c): set(e) for d, columns in touched.items() for c, e in (columns or {}).items()
-              if e and not (set(e) - {Effect.NULLS, Effect.VALUES, Effect.NARROWED})}
+              if e and not (set(e) - {Effect.NULLS, Effect.VALUES, Effect.NARROWED, Effect.DROPPED})}
     if not wanted:
         return {}
     condition = Q()
@@ -404,16 +439,25 @@ def passing_jobs(touched: dict[int, dict[str, set[str]]], now=None) -> dict[tupl
     checked = set(ColumnRead.objects.current(now).filter(read_condition, source=UsageSource.QUALITY_CHECK)
                   .values_list("dataset_id", "column", "job_namespace", "job_name"))
     found = {}
-    for key, assertions in _checks_of(checked - set(uses), now).items():
+    checks = _checks_of(checked - set(uses), now)
+    keyed = _keyed_columns({k[0] for k, a in checks.items() if a and "unique" in a}, now)
+    for key, assertions in checks.items():
         effects = wanted[(key[0], key[1])]
-        if assertions and all(a in NOTICES and not (effects & NOTICES[a]) for a in assertions):
+        one_row = (key[0], key[1]) in keyed
+        if assertions and all(a in NOTICES and not (effects & _noticed_by(a, one_row)) for a in assertions):
             said = " or ".join(_SAID[e] for e in sorted(effects))
-            found[key] = f"checks {key[1]} only by {', '.join(assertions)}, which {said} cannot fail"
+            found[key] = f"checks {key[1]} only by {', '.join(assertions)}, which {said} cannot fail" + (
+                f" ({key[1]} holds one row per value: the job writing it groups by it alone)"
+                if one_row and "unique" in assertions else "")
     for key, edges in uses.items():
         if key in checked:
             continue
-        if wanted[(key[0], key[1])] & {Effect.VALUES, Effect.NARROWED} and any(
-                depends_on_values(text) for _, _, text, _ in edges):
+        effects = wanted[(key[0], key[1])]
+        if effects & {Effect.VALUES, Effect.NARROWED} and any(depends_on_values(text) for _, _, text, _ in edges):
+            continue
+        # Rows dropped leave every row's values as they were, but an aggregate of fewer
+        # rows may be the 0 something is divided by.
+        if Effect.DROPPED in effects and any(depends_on_values(text) == "divides" for _, _, text, _ in edges):
             continue
         ways = sorted({f"{'its values' if kind == UsageKind.DIRECT else (subtype or kind).lower().replace('_', ' ') + ' key'}"
                        f" into {output}" + (f" (`{_shown(text)}`)" if _shown(text) else "")

@@ -448,14 +448,17 @@ class UsagePlan:
         if output is not None:
             spelled = {c.lower(): c for c in schemas.get(output, {})}
             steps = {(name, step.table, step.column, step.kind): step for name, found in reading.steps for step in found}
+            keyed = reading.keyed if self._rebuilt_whole(output) else frozenset()
             for name, inputs in reading.fields:
                 for found in inputs:
                     key = self.resolved.get(found.table)
                     if key is not None:
                         step = steps.get((name, found.table, found.column, DIRECT))
+                        text = step_description(step) if step else ""
+                        if name in keyed and not (step and step.absorbs):
+                            text = keyed_description(text)
                         evidence.edge(output, _Edge(spelled.get(name.lower(), name), key, found.column, DIRECT,
-                                                    found.subtype, step_description(step) if step else "",
-                                                    through_star=found.through_star))
+                                                    found.subtype, text, through_star=found.through_star))
             # The INDIRECT uses that change results (a join key, a group key, a filter, a
             # window's partition, a CASE condition): an edge to each result they change,
             # its clause as the subtype and the clause's SQL as the description.
@@ -464,8 +467,18 @@ class UsagePlan:
                     key = self.resolved.get(step.table)
                     if key is not None and step.kind == INDIRECT:
                         evidence.edge(output, _Edge(spelled.get(name.lower(), name), key, step.column, INDIRECT,
-                                                    step.subtype, step.fragment[:MAX_DESCRIPTION]))
+                                                    step.subtype, step_description(step)))
         return evidence
+
+    def _rebuilt_whole(self, output: DatasetKey) -> bool:
+        """The job writes `output` whole on every run, as its `dbt_model` facet says (a table
+        or a view; an incremental model or a snapshot adds rows to those already there)."""
+        for obj in self.parsed.outputs:
+            if (obj["namespace"], obj["name"]) == output:
+                facet = (obj.get("facets") or {}).get("dbt_model")
+                config = facet.get("config") if isinstance(facet, dict) else None
+                return isinstance(config, dict) and config.get("materialized") in REBUILT_WHOLE
+        return False
 
     def _sql_output(self, target: TableRef | None) -> DatasetKey | None:
         """The output the query's result goes to: the table it writes, else the event's one output."""
@@ -553,13 +566,45 @@ ABSORBS = "absorbs "
 
 
 def step_description(step: ValueStep) -> str:
-    """A DIRECT edge's description: the expression that carries the values, led by the
-    value changes it provably absorbs ("absorbs nulls: coalesce(amount, 0)"), which
-    lineage.column_graph reads back (`absorbed_by`)."""
+    """An edge's description: the expression that carries the values (or the clause that
+    uses them), led by the value changes it provably absorbs ("absorbs nulls:
+    coalesce(amount, 0)"; of a join that pads nothing into the result, "absorbs nulls:
+    o.customer_id = c.customer_id": a lost match drops the row), which
+    lineage.column_graph reads back (`absorbed_by`); an INDIRECT one whose input's NULLs
+    only drop rows says so after it ("drops rows: WHERE status <> 'cancelled'", `drops_rows`)."""
     text = step.fragment
+    if step.drops:
+        text = f"{DROPS}: {text}" if text else DROPS
     if step.absorbs:
         text = f"{ABSORBS}{','.join(sorted(step.absorbs))}: {text}"
     return text[:MAX_DESCRIPTION]
+
+
+# An INDIRECT edge whose input's NULLs only drop rows of its output, the rows left as
+# they were ("drops rows: WHERE status <> 'cancelled'"; lineage.sql_usage.ValueStep.drops).
+DROPS = "drops rows"
+
+
+def drops_rows(description: str) -> bool:
+    """The edge's description says its input's NULLs only drop rows (`step_description`)."""
+    if description.startswith(ABSORBS):
+        description = description.partition(": ")[2]
+    return description == DROPS or description.startswith(f"{DROPS}: ")
+
+
+# dbt materializations written whole on every run (dbt-ol's `dbt_model` facet).
+REBUILT_WHOLE = frozenset({"table", "view", "materialized_view"})
+KEYED = "one row per value"
+
+
+def keyed_description(text: str) -> str:
+    """A DIRECT edge's description into a column its job's output holds one row per value
+    of (it groups by that column alone and writes the output whole: `is_keyed`)."""
+    return (f"{KEYED}: {text}" if text else KEYED)[:MAX_DESCRIPTION]
+
+
+def is_keyed(description: str) -> bool:
+    return description == KEYED or description.startswith(f"{KEYED}: ")
 
 
 def absorbed_by(description: str) -> frozenset[str]:

@@ -228,6 +228,20 @@ def _walk_sql(name: str, kind: str, depth_param: str, *, downstream: bool) -> tu
     return cte, jobs
 
 
+def among(column: str, cte: str) -> str:
+    """`column` is one of the ids the CTE `cte` (ds or jb) holds.
+
+    On PostgreSQL as `= ANY(ARRAY(SELECT id FROM cte))`: the planner cannot size a
+    recursive CTE (it guesses hundreds of thousands of rows, whatever the walk finds), so
+    `IN (SELECT id FROM cte)` was joined by hashing the whole edge, job and dataset tables,
+    a scan that grows with the world; an array is sized at a few elements, so each table is
+    read through its index, once per node of the neighbourhood. SQLite (the demo) has no
+    arrays, and looks an IN up by index anyway."""
+    if connection.vendor == "postgresql":
+        return f"{column} = ANY(ARRAY(SELECT id FROM {cte}))"
+    return f"{column} IN (SELECT id FROM {cte})"
+
+
 def neighbourhood_sql(kind: str, direction: str, *, by_name: bool = False) -> str:
     """One statement returning the start node's pk, then the edge, dataset and
     job rows of its neighbourhood, in the layout `Graph` keeps.
@@ -239,13 +253,13 @@ def neighbourhood_sql(kind: str, direction: str, *, by_name: bool = False) -> st
         f"{neighbourhood_ctes(kind, direction, by_name=by_name)} "
         "SELECT 's', id, NULL, NULL, NULL, NULL FROM start "
         f"UNION ALL SELECT e.direction, e.job_id, e.dataset_id, NULL, NULL, NULL FROM {EDGES} e "
-        "WHERE e.job_id IN (SELECT id FROM jb) AND e.dataset_id IN (SELECT id FROM ds) "
+        f"WHERE {among('e.job_id', 'jb')} AND {among('e.dataset_id', 'ds')} "
         f"UNION ALL SELECT e.direction, e.job_id, e.dataset_id, 'declared', NULL, NULL FROM {DECLARED} e "
-        "WHERE e.job_id IN (SELECT id FROM jb) AND e.dataset_id IN (SELECT id FROM ds) AND NOT EXISTS "
+        f"WHERE {among('e.job_id', 'jb')} AND {among('e.dataset_id', 'ds')} AND NOT EXISTS "
         f"(SELECT 1 FROM {EDGES} o WHERE o.job_id = e.job_id AND o.direction = e.direction AND o.dataset_id = e.dataset_id) "
         f"UNION ALL SELECT 'd', d.id, NULL, d.namespace, d.name, t.slug FROM {DATASETS} d "
-        "LEFT JOIN registry_team t ON t.id = d.owner_team_id WHERE d.id IN (SELECT id FROM ds) "
-        f"UNION ALL SELECT 'j', j.id, NULL, j.namespace, j.name, NULL FROM {JOBS} j WHERE j.id IN (SELECT id FROM jb)"
+        f"LEFT JOIN registry_team t ON t.id = d.owner_team_id WHERE {among('d.id', 'ds')} "
+        f"UNION ALL SELECT 'j', j.id, NULL, j.namespace, j.name, NULL FROM {JOBS} j WHERE {among('j.id', 'jb')}"
     )
 
 

@@ -7,19 +7,21 @@
 - for a governance admin, the jobs nobody at all owns.
 
 A job's team is decided as everywhere (registry.jobs): its rules, its namespace's
-team, else the team of the token that posted its latest run. Five queries at most,
-whatever the number of datasets, jobs or runs."""
+team, else the team of the token that posted its latest run. Deciding it for every job
+of the world cost a scan of all jobs and all their output edges per inbox; the jobs that
+may be the teams' are found first (`_jobs_maybe_of`, by index), and only theirs are
+decided. Six queries at most, whatever the number of datasets, jobs or runs."""
 
 from __future__ import annotations
 
-from django.db.models import Count, IntegerField, OuterRef, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Count, OuterRef, Subquery
 from django.urls import reverse
 
 from lineage.models import Direction, Job, JobDataset, QualityCheck, Run
 from registry.hooks import InboxItem, inbox_items
+from registry.jobs import JobTeam
 from registry.models import Dataset, Team, is_governance_admin
-from registry.usage import owner_annotations
+from registry.usage import NamespaceTeam, owner_annotations
 
 
 def _latest_token_team(job_ref: str = "pk") -> Subquery:
@@ -45,28 +47,62 @@ def _failing_checks(team_ids: list[int]) -> list[InboxItem]:
     return items
 
 
-def _unowned_outputs(team_ids: list[int]) -> list[InboxItem]:
-    owners = owner_annotations("job__namespace", "job__name")
-    edges = (JobDataset.objects.filter(direction=Direction.OUTPUT, dataset__owner_team__isnull=True)
-             .annotate(**owners, token_team_id=_latest_token_team("job"))
-             .annotate(writer_team=Coalesce("job_team_id", "namespace_team_id", "token_team_id",
-                                            output_field=IntegerField()))
-             .filter(writer_team__in=team_ids)
-             .select_related("dataset", "job").order_by("dataset__namespace", "dataset__name", "job__name"))
-    teams = Team.objects.in_bulk(team_ids)
+def _jobs_maybe_of(team_ids: list[int]) -> list[int]:
+    """The jobs whose team may be one of `team_ids` (one query, each part by an index): those
+    the teams' rules name, those in the teams' namespaces, and those the teams' tokens posted
+    runs of. A superset: `_teams_jobs` still decides each one's team, as everywhere."""
+    ruled = JobTeam.objects.filter(team_id__in=team_ids).annotate(job_id=Subquery(
+        Job.objects.filter(namespace=OuterRef("job_namespace"), name=OuterRef("job_name")).values("pk")[:1]))
+    in_namespaces = Job.objects.filter(
+        namespace__in=NamespaceTeam.objects.filter(team_id__in=team_ids).values("namespace"))
+    posted = Run.objects.filter(token_team_id__in=team_ids).order_by()
+    return [pk for pk in ruled.values_list("job_id", flat=True).order_by().union(
+        in_namespaces.values_list("pk", flat=True).order_by(), posted.values_list("job_id", flat=True))
+        if pk is not None]
+
+
+def _teams_jobs(team_ids: list[int]) -> list[Job]:
+    """The jobs of `team_ids`, each with `decided_team_id` (as everywhere: its rules, its
+    namespace's team, its latest run's token team) and `by_token` (only the token decides it).
+    Two queries: the candidates (`_jobs_maybe_of`), then their facts, by id."""
+    candidates = _jobs_maybe_of(team_ids)
+    if not candidates:
+        return []
+    jobs = list(Job.objects.filter(pk__in=candidates)
+                .annotate(**owner_annotations(), last_token_team_id=_latest_token_team()).order_by())
+    for job in jobs:
+        job.decided_team_id = next((t for t in (job.job_team_id, job.namespace_team_id, job.last_token_team_id)
+                            if t is not None), None)
+        job.by_token = job.job_team_id is None and job.namespace_team_id is None
+    return [job for job in jobs if job.decided_team_id in team_ids]
+
+
+def _unowned_outputs(jobs: list[Job], teams: dict) -> list[InboxItem]:
+    """The datasets nobody owns that the teams' jobs write. One query: the jobs' output
+    edges, each dataset read by its primary key in a subquery (joined, PostgreSQL walked the
+    dataset table's index from its first row to the edges' last dataset)."""
+    by_pk = {job.pk: job for job in jobs}
+    # Scalar subqueries, not EXISTS: PostgreSQL turns an EXISTS into a join again.
+    dataset = Dataset.objects.filter(pk=OuterRef("dataset_id")).order_by()
+    edges = sorted(
+        JobDataset.objects.filter(job_id__in=list(by_pk), direction=Direction.OUTPUT)
+        .annotate(dataset_owner_team=Subquery(dataset.values("owner_team_id")),
+                  dataset_namespace=Subquery(dataset.values("namespace")), dataset_name=Subquery(dataset.values("name")))
+        .filter(dataset_owner_team__isnull=True).values_list("job_id", "dataset_id", "dataset_namespace", "dataset_name"),
+        key=lambda e: (e[2], e[3], by_pk[e[0]].name))
     items, seen = [], set()
-    for edge in edges:
-        key = f"unowned_output:{edge.dataset_id}:{edge.writer_team}"
+    for job_id, dataset_id, namespace, name in edges:
+        job = by_pk[job_id]
+        key = f"unowned_output:{dataset_id}:{job.decided_team_id}"
         if key in seen:
             continue
         seen.add(key)
-        team = teams.get(edge.writer_team)
+        team = teams.get(job.decided_team_id)
         items.append(InboxItem(
-            kind="unowned_output", key=key, team_id=edge.writer_team,
-            title=f"{edge.dataset.name} has no owner, and {team.name if team else 'your team'}'s job "
-                  f"{edge.job.name} writes it",
+            kind="unowned_output", key=key, team_id=job.decided_team_id,
+            title=f"{name} has no owner, and {team.name if team else 'your team'}'s job {job.name} writes it",
             detail="Claim it for the team that writes it, so consumers can register and changes reach them.",
-            url=edge.dataset.get_absolute_url()))
+            url=Dataset(pk=dataset_id, namespace=namespace, name=name).get_absolute_url()))
     return items
 
 
@@ -85,16 +121,12 @@ def _unregistered_readers(team_ids: list[int]) -> list[InboxItem]:
     return items
 
 
-def _unattributed_jobs(team_ids: list[int]) -> list[InboxItem]:
-    jobs = (Job.objects.annotate(**owner_annotations(), last_token_team_id=_latest_token_team())
-            .filter(job_team_id__isnull=True, namespace_team_id__isnull=True, last_token_team_id__in=team_ids)
-            .order_by("namespace", "name"))
-    teams = Team.objects.in_bulk(team_ids)
+def _unattributed_jobs(jobs: list[Job], teams: dict) -> list[InboxItem]:
     items = []
-    for job in jobs:
-        team = teams.get(job.last_token_team_id)
+    for job in sorted((j for j in jobs if j.by_token), key=lambda j: (j.namespace, j.name)):
+        team = teams.get(job.decided_team_id)
         items.append(InboxItem(
-            kind="unattributed_job", key=f"unattributed_job:{job.pk}", team_id=job.last_token_team_id,
+            kind="unattributed_job", key=f"unattributed_job:{job.pk}", team_id=job.decided_team_id,
             title=f"Is {job.namespace}/{job.name} {team.name if team else 'your team'}'s job? No rule says whose it is",
             detail="Only your team's token posts its events. Say it is yours on its page, so changes to what it "
                    "reads ask your team.",
@@ -119,8 +151,10 @@ def _jobs_nobody_owns() -> list[InboxItem]:
 def lineage_items(user, team_ids: list[int]) -> list[InboxItem]:
     items = []
     if team_ids:
-        items = (_failing_checks(team_ids) + _unowned_outputs(team_ids) + _unregistered_readers(team_ids)
-                 + _unattributed_jobs(team_ids))
+        jobs = _teams_jobs(team_ids)
+        teams = Team.objects.in_bulk(team_ids) if jobs else {}
+        items = (_failing_checks(team_ids) + _unowned_outputs(jobs, teams) + _unregistered_readers(team_ids)
+                 + _unattributed_jobs(jobs, teams))
     if user is not None and is_governance_admin(user):
         items += _jobs_nobody_owns()
     return items

@@ -122,7 +122,12 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["-state_at"]
-        indexes = [models.Index(fields=["job", "-state_at"], name="lineage_run_job_recent_idx")]
+        indexes = [
+            models.Index(fields=["job", "-state_at"], name="lineage_run_job_recent_idx"),
+            # The inbox finds the jobs a team's tokens posted runs of (lineage.inbox).
+            models.Index(fields=["token_team", "job"], name="lineage_run_token_team_idx",
+                         condition=models.Q(token_team__isnull=False)),
+        ]
 
     def __str__(self) -> str:
         return f"run {self.run_uuid} of {self.job_id}"

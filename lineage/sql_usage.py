@@ -63,6 +63,9 @@ JOIN, GROUP_BY, FILTER, WINDOW, CONDITIONAL, SORT = "JOIN", "GROUP_BY", "FILTER"
 RESULT_CHANGING = frozenset({JOIN, GROUP_BY, FILTER, WINDOW, CONDITIONAL})
 # The value changes a step can absorb (registry.usage.Effect's values).
 RETYPED, NULLS, VALUES = "retyped", "nulls", "values"
+# A step whose result's type does not follow its input's (a comparison is a boolean): a
+# new type reaches it as new values at most (registry.usage.KEEPS_ITS_TYPE).
+TYPE = "type"
 MAX_FRAGMENT = 400
 
 # OpenLineage's `dialect` values (and dataset namespace schemes) that sqlglot names otherwise.
@@ -117,14 +120,20 @@ class ValueStep(NamedTuple):
     `count(x)` both a new type and new values); for an INDIRECT one, the clause
     through which its values change the result: JOIN (rows matched), GROUP_BY (the
     groups), FILTER (WHERE, HAVING, QUALIFY, an aggregate's FILTER: rows kept),
-    WINDOW (a window's PARTITION BY / ORDER BY), CONDITIONAL (a CASE condition)."""
+    WINDOW (a window's PARTITION BY / ORDER BY), CONDITIONAL (a CASE condition); a JOIN
+    step into a column of a side no outer join pads absorbs NULLs (`_padding`)."""
 
     table: TableRef
     column: str
     kind: str  # DIRECT | INDIRECT
     subtype: str  # DIRECT: IDENTITY, TRANSFORMATION, AGGREGATION; INDIRECT: JOIN, GROUP_BY, …
     fragment: str  # the SQL that justifies the step
-    absorbs: frozenset[str] = frozenset()  # of a DIRECT step: the value changes it provably absorbs
+    # Of a DIRECT step: the value changes it provably absorbs; of an INDIRECT JOIN step,
+    # NULLs when no join pads the result column (a lost match drops the row or keeps it).
+    absorbs: frozenset[str] = frozenset()
+    # Of an INDIRECT step: a NULL in the input only drops rows of the result, the rows
+    # left unchanged (a null-rejecting filter or join, nothing after it but rows).
+    drops: bool = False
 
 
 @dataclass(frozen=True)
@@ -140,6 +149,9 @@ class SqlReading:
     # Each result column and how input values reach it beyond an unchanged copy:
     # DIRECT steps with their expression, INDIRECT ones with their clause (ValueStep).
     steps: tuple[tuple[str, tuple[ValueStep, ...]], ...] = ()
+    # Result columns that hold one row per value: the query groups by that column alone
+    # (`select customer_id, … group by customer_id`), so no two rows share a value.
+    keyed: frozenset[str] = frozenset()
 
 
 def dialect_for(dialect: str | None, namespace: str | None = None) -> str | None:
@@ -307,6 +319,13 @@ class _Ref(NamedTuple):
     absorbs: frozenset = frozenset()
     fragment: str = ""
     use: str = ""
+    # Of an INDIRECT ref: a match lost on the way may leave this output NULL, because it
+    # comes from a side an outer join pads (an inner join only drops the unmatched rows).
+    nulls: bool = False
+    # Of an INDIRECT ref: a NULL in the input only drops rows of this output, the rows
+    # left as they were (a null-rejecting filter or inner join, nothing after it that
+    # aggregates, limits or anti-joins the rows).
+    drops: bool = False
 
 
 @dataclass
@@ -320,6 +339,8 @@ class _Outputs:
     # INDIRECT uses that change every result of the scope (join keys, filters, group keys),
     # star outputs included: added to whatever is pulled from it.
     steering: set = field(default_factory=set)
+    # An EXCEPT: a row its second branch loses is a row the result gains.
+    no_drops: bool = False
 
     def add(self, name: str, spelled: str, refs: set[_Ref]) -> None:
         if name not in self.named:
@@ -355,7 +376,9 @@ class _Reader:
         self.steps: list[tuple[str, tuple[ValueStep, ...]]] = []
         self.target: TableRef | None = None
         self.outputs: dict[int, _Outputs] = {}  # id(scope) -> outputs
+        self.padded: dict[int, set[str]] = {}  # id(scope) -> the sources an outer join of it pads
         self.physical: dict[int, int] = {}  # id(table node) -> table index
+        self.keyed: set[str] = set()
 
     # the tables
 
@@ -378,9 +401,12 @@ class _Reader:
     # resolving names through sources
 
     def _pull(self, source: Any, name: str, kind: str, *, strict: bool, how: str = IDENTITY,
-              absorbs: frozenset = frozenset(), fragment: str = "", use: str = "") -> set[_Ref]:
+              absorbs: frozenset = frozenset(), fragment: str = "", use: str = "", padded: bool = False,
+              drops: bool = False) -> set[_Ref]:
         """The refs behind column `name` of `source` (a table node or a scope), named
-        here. `strict`: a table whose schema is known and lacks the column gives nothing."""
+        here. `strict`: a table whose schema is known and lacks the column gives nothing.
+        `padded`: an outer join here pads the source, so a row it loses (its own filter
+        or join: its INDIRECT refs) leaves the column NULL in the other side's rows."""
         if isinstance(source, exp.Table):
             index = self._index(source)
             if index is None:
@@ -388,19 +414,22 @@ class _Reader:
             schema = self._schema(index)
             if strict and schema is not None and name not in schema:
                 return set()
-            return {_Ref(index, name, kind, how, False, absorbs if kind == DIRECT else frozenset(), fragment, use)}
+            return {_Ref(index, name, kind, how, False, absorbs if kind == DIRECT else frozenset(), fragment, use,
+                         drops=drops and kind != DIRECT)}
         outputs = self.outputs.get(id(source))
         if outputs is None:
             return set()
         if name in outputs.named:
-            return {_through(r, kind, how, absorbs, fragment, use) for r in outputs.named[name]}
-        refs: set[_Ref] = set()
-        for star_source in outputs.stars:
-            refs |= self._pull(star_source, name, kind, strict=strict, how=how, absorbs=absorbs, fragment=fragment,
-                               use=use)
-        if refs:
-            refs |= outputs.steering
-        return refs
+            refs = {_through(_padded(r, padded), kind, how, absorbs, fragment, use, drops)
+                    for r in outputs.named[name]}
+        else:
+            refs = set()
+            for star_source in outputs.stars:
+                refs |= self._pull(star_source, name, kind, strict=strict, how=how, absorbs=absorbs, fragment=fragment,
+                                   use=use, padded=padded, drops=drops)
+            if refs:
+                refs |= {_padded(r, padded) for r in outputs.steering}
+        return _undropped(refs) if outputs.no_drops else refs
 
     def _expand(self, source: Any, kind: str) -> list[tuple[str, set[_Ref]]]:
         """The columns a `SELECT *` over `source` yields, each with the refs behind it,
@@ -420,7 +449,7 @@ class _Reader:
                  for name in outputs.order]
         for star_source in outputs.stars:
             found.extend((name, refs | outputs.steering) for name, refs in self._expand(star_source, kind))
-        return found
+        return [(name, _undropped(refs)) for name, refs in found] if outputs.no_drops else found
 
     @staticmethod
     def _sources(scope: Scope) -> dict[str, Any]:
@@ -428,29 +457,41 @@ class _Reader:
 
     def _resolve(self, scope: Scope, column: exp.Column, kind: str, aliases: dict[str, set[_Ref]],
                  how: str = IDENTITY, absorbs: frozenset = frozenset(), fragment: str = "",
-                 use: str = "") -> set[_Ref]:
+                 use: str = "", drops: bool = False) -> set[_Ref]:
         name = column.name.lower()
         qualifier = column.table.lower()
-        extra = {"how": how, "absorbs": absorbs, "fragment": fragment, "use": use}
+        extra = {"how": how, "absorbs": absorbs, "fragment": fragment, "use": use, "drops": drops}
         if qualifier:
             current: Scope | None = scope
             while current is not None:  # a correlated reference names an outer scope's source
                 source = self._sources(current).get(qualifier)
                 if source is not None:
-                    return self._pull(source, name, kind, strict=False, **extra)
+                    return self._pull(source, name, kind, strict=False, **extra,
+                                      padded=qualifier in self.padded.get(id(current), ()))
                 current = current.parent
             return set()
-        selected = [source for _, source in scope.selected_sources.values()]
+        selected = [(alias.lower(), source) for alias, (_, source) in scope.selected_sources.items()]
+        padded = self.padded.get(id(scope), set())
         refs: set[_Ref] = set()
-        for source in selected:
-            refs |= self._pull(source, name, kind, strict=True, **extra)
+        for alias, source in selected:
+            refs |= self._pull(source, name, kind, strict=True, **extra, padded=alias in padded)
         if name in aliases and (not refs or kind != DIRECT):
             refs |= {_Ref(r.table, r.column, INDIRECT, use=use, fragment=fragment) for r in aliases[name]}
         if not refs and name not in aliases:
             # Nothing claims it (unknown schemas, or a correlated name): any source might.
-            for source in selected:
-                refs |= self._pull(source, name, kind, strict=False, **extra)
+            for alias, source in selected:
+                refs |= self._pull(source, name, kind, strict=False, **extra, padded=alias in padded)
         return refs
+
+    def _origins(self, scope: Scope, column: exp.Column) -> set[str] | None:
+        """The sources of `scope` a column may come from (None: it cannot be told)."""
+        qualifier = column.table.lower()
+        if qualifier:
+            return {qualifier} if qualifier in self._sources(scope) else None
+        name = column.name.lower()
+        found = {alias.lower() for alias, (_, source) in scope.selected_sources.items()
+                 if self._pull(source, name, DIRECT, strict=True)}
+        return found or None
 
     def _note(self, refs: set[_Ref], spelled: str) -> None:
         for ref in refs:
@@ -480,14 +521,30 @@ class _Reader:
                     outputs.add(name, first.spelled[name], refs)
             else:
                 outputs.stars.extend(getattr(scope, "set_operation_scopes", []))
+            if isinstance(expression, exp.Except):
+                outputs.no_drops = True
+                outputs.named = {name: _undropped(refs) for name, refs in outputs.named.items()}
             self._rename(scope, outputs)
             return
         if not isinstance(expression, exp.Select):
             return
         for table in (s for s in scope.sources.values() if isinstance(s, exp.Table)):
             self._index(table)
+        padding = _padding(expression)
+        # Joins whose sides cannot be named (a parenthesised join, an unnamed source): every
+        # source counts as padded.
+        self.padded[id(scope)] = set().union(*padding) if padding is not None else set(self._sources(scope))
         selected = [source for _, source in scope.selected_sources.values()]
         in_projection: dict[int, tuple[exp.Expr, str]] = {}
+        # The sources each output is computed from (None: some column's source is unknown),
+        # which only an outer join asks.
+        origins: dict[str, set[str] | None] = {}
+        outer = padding is not None and any(padding)
+        # Rows dropped before these clauses stay dropped, and the rows left unchanged,
+        # unless the scope keeps a number of rows, or filters groups or windows.
+        monotone = not any(expression.args.get(k) for k in ("limit", "offset", "fetch", "having", "qualify")) and \
+            not (isinstance(expression.args.get("distinct"), exp.Distinct) and expression.args["distinct"].args.get("on"))
+        per_row: dict[str, bool] = {}  # an output computed from one row (no aggregate, no window)
         for projection in expression.selects:
             if isinstance(projection, exp.Star):
                 outputs.stars.extend(selected)
@@ -498,8 +555,16 @@ class _Reader:
                 continue
             name = projection.alias_or_name
             outputs.add(name.lower(), name, set())
+            origins.setdefault(name.lower(), set())
+            per_row[name.lower()] = monotone and per_row.get(name.lower(), True) and \
+                projection.find(exp.AggFunc, exp.Window) is None
             for column in projection.find_all(exp.Column):
                 in_projection[id(column)] = (projection, name.lower())
+                if not outer or _never_null_within(column, projection):
+                    continue  # no outer join; or `coalesce(p.paid, 0)`, `count(p.id)`: no padded NULL gets through
+                found = self._origins(scope, column)
+                known = origins[name.lower()]
+                origins[name.lower()] = None if found is None or known is None else known | found
         # The projections first, so that a clause naming a result alias (GROUP BY total,
         # Snowflake's WHERE total > 0) finds what the alias reads.
         columns = [c for c in scope.columns if id(c) not in seen and not isinstance(c.this, exp.Star)]
@@ -511,21 +576,43 @@ class _Reader:
             refs = self._resolve(scope, column, kind, {}, how, _absorbs_within(column, projection) if kind == DIRECT
                                  else frozenset(), _fragment(projection) if how != IDENTITY or use else "", use)
             self._note(refs, column.name)
-            outputs.named[name] |= refs
+            outputs.named[name] |= refs if per_row[name] else _undropped(refs)
         # A column in a clause changes the scope's results (every output: the rows it
         # keeps, matches or groups), unless it only orders them.
         changing: set[_Ref] = set()
+        matching: dict[int, set[_Ref]] = {}  # a join's position -> the refs its condition reads
+        # A clause reading a padded side (but the join that pads it) may keep a row because
+        # it lost its match (`where p.id is null`): rows a join drops may then be rows gained.
+        anti = padding is None
         for column in (c for c in columns if id(c) not in in_projection):
             use, clause = _clause_of(column, expression)
+            drops = use in (FILTER, JOIN) and clause is not None and _null_rejecting(column, clause)
             refs = self._resolve(scope, column, INDIRECT, outputs.named, use=use,
-                                 fragment=_fragment(clause) if clause is not None else "")
+                                 fragment=_fragment(clause) if clause is not None else "", drops=drops)
             self._note(refs, column.name)
-            if use in RESULT_CHANGING:
+            if outer and not anti:
+                found = self._origins(scope, column)
+                own = padding[_join_position(column, expression)] if use == JOIN else set()
+                anti = found is None or bool((found - own) & set().union(*padding))
+            if use == JOIN:
+                matching.setdefault(_join_position(column, expression), set()).update(
+                    r for r in refs if r.column != ALL_COLUMNS)
+            elif use in RESULT_CHANGING:
                 changing |= {r for r in refs if r.column != ALL_COLUMNS}
-        if changing:
-            for name in outputs.order:
-                outputs.named[name] |= changing
-            outputs.steering |= changing
+        # A match a join gains or loses changes every result; it leaves NULLs only in the
+        # outputs of a side that this join, or an outer join after it, pads.
+        for name in outputs.order:
+            kept = per_row.get(name, False)
+            outputs.named[name] |= changing if kept else _undropped(changing)
+            for position, refs in matching.items():
+                pads = padding is None or origins.get(name) is None or bool(
+                    origins[name] & set().union(*padding[position:]))
+                outputs.named[name] |= {r._replace(nulls=pads, drops=r.drops and kept and not pads and not anti)
+                                        for r in refs}
+        # A star passes whole rows on: rows a filter dropped stay dropped (unless the scope
+        # aggregates, limits or filters groups); a join's sides are not told apart.
+        outputs.steering |= (changing if monotone and not expression.args.get("group") else _undropped(changing)) | {
+            r._replace(nulls=True, drops=False) for refs in matching.values() for r in refs}
         for join in expression.args.get("joins") or []:
             for identifier in join.args.get("using") or []:
                 name = identifier.name.lower()
@@ -579,6 +666,8 @@ class _Reader:
             results.extend(self._expand(source, DIRECT))
         if target_columns and len(target_columns) == len(results):
             results = [(name, refs) for name, (_, refs) in zip(target_columns, results, strict=True)]
+        elif isinstance(root.expression, exp.Select) and not isinstance(statement, exp.Insert | exp.Merge):
+            self.keyed |= _keyed(root.expression)  # an INSERT appends: its rows meet older ones
         for name, refs in results:
             self._reach(refs)
             if name == ALL_COLUMNS:
@@ -598,8 +687,7 @@ class _Reader:
                 for (table, column), paths in sorted(feeding.items()))))
             steps = [_direct_step(table, column, paths) for (table, column), paths in sorted(feeding.items())]
             for (table, column), paths in sorted(steering.items()):
-                first = min(paths, key=lambda p: (p.use, p.fragment))
-                steps.append(ValueStep(table, column, INDIRECT, first.use, first.fragment))
+                steps.append(_indirect_step(table, column, paths))
             self.steps.append((name, tuple(s for s in steps if s is not None)))
 
     def _reach(self, refs: set[_Ref]) -> None:
@@ -638,6 +726,7 @@ class _Reader:
             fields=tuple(self.fields),
             target=self.target,
             steps=tuple(self.steps),
+            keyed=frozenset(self.keyed),
         )
 
 
@@ -718,38 +807,173 @@ def _non_null_literal(node: exp.Expr) -> bool:
         isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal))
 
 
+def _never_null_within(column: exp.Column, projection: exp.Expr) -> bool:
+    """The projection gives no NULL for a NULL `column`: it sits under a `count`, or a
+    `coalesce` with a non-NULL literal after it."""
+    node: exp.Expr = column
+    while node is not projection and node.parent is not None:
+        parent = node.parent
+        if isinstance(parent, exp.Count) or _coalesced(node, parent):
+            return True
+        node = parent
+    return False
+
+
+def _coalesced(node: exp.Expr, parent: exp.Expr) -> bool:
+    """`parent` is a `coalesce` with a non-NULL literal after `node`."""
+    if not isinstance(parent, exp.Coalesce):
+        return False
+    later = parent.expressions if node.arg_key == "this" else \
+        parent.expressions[parent.expressions.index(node) + 1:] if node in parent.expressions else []
+    return any(_non_null_literal(arg) for arg in later)
+
+
 def _absorbs_within(column: exp.Column, projection: exp.Expr) -> frozenset[str]:
     """The value changes of `column` that the expression provably keeps from its result:
     a new type under `cast(… as text)` (every value of every type has a text form, and
     an unbounded text type keeps it whole); NULLs under `coalesce(…, <a literal>)`;
-    a new type and new values under `count(…)` (which counts non-NULL values only)."""
+    a new type and new values under `count(…)` (which counts non-NULL values only); the
+    type (TYPE) under a comparison, whose result is a boolean whatever it compares."""
     found: set[str] = set()
     node: exp.Expr = column
     while node is not projection and node.parent is not None:
         parent = node.parent
         if isinstance(parent, exp.Cast) and node.arg_key == "this" and _is_text(parent.args.get("to")):
             found.add(RETYPED)
-        elif isinstance(parent, exp.Coalesce):
-            later = parent.expressions if node.arg_key == "this" else \
-                parent.expressions[parent.expressions.index(node) + 1:] if node in parent.expressions else []
-            if any(_non_null_literal(arg) for arg in later):
-                found.add(NULLS)
+        elif _coalesced(node, parent):
+            found.add(NULLS)
         elif isinstance(parent, exp.Count) and not parent.args.get("distinct"):
             found.update((RETYPED, VALUES))
+        elif isinstance(parent, exp.Predicate):
+            found.add(TYPE)
         node = parent
     return frozenset(found)
 
 
-def _through(ref: _Ref, kind: str, how: str, absorbs: frozenset, fragment: str, use: str) -> _Ref:
-    """`ref` seen through one more step (kind, how, what it absorbs, its SQL, its clause)."""
+def _through(ref: _Ref, kind: str, how: str, absorbs: frozenset, fragment: str, use: str,
+             drops: bool = False) -> _Ref:
+    """`ref` seen through one more step (kind, how, what it absorbs, its SQL, its clause,
+    whether a NULL there only drops rows)."""
     if ref.kind == DIRECT and kind != DIRECT:
-        return ref._replace(kind=INDIRECT, how=_compose(how, ref.how), use=use, fragment=fragment, absorbs=frozenset())
+        return ref._replace(kind=INDIRECT, how=_compose(how, ref.how), use=use, fragment=fragment, absorbs=frozenset(),
+                            drops=drops)
     if ref.kind != DIRECT:
         return ref._replace(how=_compose(how, ref.how))
     both = ref.absorbs | absorbs
     # The fragment kept is the step that absorbed, else the first that was not a copy.
     keep = ref.fragment if (ref.fragment and (ref.absorbs or not absorbs)) else (fragment or ref.fragment)
     return ref._replace(how=_compose(how, ref.how), absorbs=both, fragment=keep)
+
+
+def _keyed(select: exp.Expr) -> set[str]:
+    """The result names of `select` that hold one row per value: its GROUP BY has one
+    expression (no ROLLUP, CUBE or GROUPING SETS) and the projection is that expression,
+    spelled the same or named by position. (A GROUP BY naming a result alias is left
+    out: where an input column has the same name, PostgreSQL groups by the input.)"""
+    group = select.args.get("group")
+    if group is None or len(group.expressions) != 1 or any(group.args.get(k) for k in ("rollup", "cube",
+                                                                                        "grouping_sets")):
+        return set()
+    key = group.expressions[0]
+    projections = list(select.expressions)
+    if isinstance(key, exp.Rollup | exp.Cube | exp.GroupingSets):
+        return set()
+    if isinstance(key, exp.Literal) and key.is_int:
+        position = int(key.name)
+        chosen = [projections[position - 1]] if 0 < position <= len(projections) else []
+    else:
+        chosen = [p for p in projections if (p.this if isinstance(p, exp.Alias) else p).sql() == key.sql()]
+    return {p.alias_or_name for p in chosen if p.alias_or_name and not isinstance(p, exp.Star)}
+
+
+def _padding(select: exp.Expr) -> list[set[str]] | None:
+    """For each join of `select`, in order, the sources (lower-case names) it pads with
+    NULLs where a row finds no match: a LEFT join the side it joins, a RIGHT join every
+    source before it, a FULL join both; an inner or cross join none (it drops the row).
+    None when a source has no name of its own (`a JOIN (b LEFT JOIN c …)`): it cannot be told."""
+    joins = select.args.get("joins") or []
+    first = select.args.get("from_") or select.args.get("from")
+    names = [first.this.alias_or_name.lower() if first is not None else "",
+             *(join.this.alias_or_name.lower() for join in joins)]
+    if joins and (not all(names) or len(set(names)) != len(names)):
+        return None
+    padding = []
+    for position, join in enumerate(joins, 1):
+        side = (join.side or "").upper()
+        pads = set()
+        if side in ("LEFT", "FULL"):
+            pads.add(names[position])
+        if side in ("RIGHT", "FULL"):
+            pads.update(names[:position])
+        padding.append(pads)
+    return padding
+
+
+def _join_position(column: exp.Column, select: exp.Expr) -> int:
+    """The position of the join whose condition names `column` (0 when it cannot be told:
+    every join from the first then counts)."""
+    node: exp.Expr = column
+    while node.parent is not None and node.parent is not select:
+        node = node.parent
+    joins = select.args.get("joins") or []
+    return next((i for i, join in enumerate(joins) if join is node), 0)
+
+
+def _padded(ref: _Ref, padded: bool) -> _Ref:
+    """A ref of a source an outer join pads: a row that source loses (its INDIRECT refs:
+    a filter, a join of its own) leaves the padded columns NULL in the other side's rows."""
+    return ref._replace(nulls=True, drops=False) if padded and ref.kind != DIRECT else ref
+
+
+def _undropped(refs: set[_Ref]) -> set[_Ref]:
+    """Refs past a step after which rows dropped upstream change values (an aggregate, a
+    window, a LIMIT, an EXCEPT's second branch), not only the number of rows."""
+    return {r._replace(drops=False) if r.drops else r for r in refs}
+
+
+# What a NULL goes through and still gives NULL, never TRUE: a WHERE or an ON built of
+# these drops the row (Kleene logic: AND, OR and NOT of unknowns never make TRUE).
+_STRICT = ("EQ", "NEQ", "GT", "GTE", "LT", "LTE", "Like", "ILike", "In", "Between", "And", "Or", "Not", "Paren",
+           "Neg", "Add", "Sub", "Mul", "Div", "Cast", "Lower", "Upper", "Where")
+
+
+def _null_rejecting(column: exp.Column, clause: exp.Expr) -> bool:
+    """A NULL in `column` makes `clause` (a WHERE, a join's ON condition) drop the row:
+    every step from the column up to it passes NULL on (no IS NULL, COALESCE, CASE, IS
+    DISTINCT FROM or function that may turn a NULL into a value)."""
+    node: exp.Expr = column
+    while node is not clause:
+        parent = node.parent
+        if parent is None or type(parent).__name__ not in _STRICT:
+            return False
+        if isinstance(parent, exp.In) and node.arg_key != "this":
+            return False  # a column in the list: `x IN (a, NULL)` is not FALSE
+        node = parent
+    return True
+
+
+_MAKES_NULLS = (CONDITIONAL, WINDOW)
+
+
+def _indirect_step(table: TableRef, column: str, paths: list[_Ref]) -> ValueStep:
+    """An INDIRECT input's step: the use that leaves most of its change in the result, one
+    that may make NULLs first (a padding join, a CASE condition, a window), with its SQL
+    and that of the first use otherwise (so a value the other names is still seen). A join
+    that pads nothing into this result absorbs the NULLs a lost match would make (the
+    row drops, or is kept as it was): the edge's description says so."""
+    usual = min(paths, key=lambda p: (p.use, p.fragment))
+    making = [p for p in paths if p.use in _MAKES_NULLS or p.nulls]
+    if not making:
+        return ValueStep(table, column, INDIRECT, usual.use, usual.fragment,
+                         frozenset({NULLS}) if usual.use == JOIN else frozenset(),
+                         usual.use in (FILTER, JOIN) and all(p.drops for p in paths))
+    first = min(making, key=lambda p: (p.use, p.fragment))
+    # A filter's or a group's rows lost on the padded side of an outer join are NULLs here.
+    use = first.use if first.use in (*_MAKES_NULLS, JOIN) else JOIN
+    fragment = first.fragment if usual.fragment in ("", first.fragment) else f"{first.fragment}; {usual.fragment}"
+    if len(fragment) > MAX_FRAGMENT:
+        fragment = fragment[:MAX_FRAGMENT - 1] + "…"
+    return ValueStep(table, column, INDIRECT, use, fragment)
 
 
 def _direct_step(table: TableRef, column: str, paths: list[_Ref]) -> ValueStep | None:

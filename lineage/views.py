@@ -70,15 +70,20 @@ def _drawing_context(request: HttpRequest, start: Node) -> dict:
     }
 
 
+WRITES_SHOWN = 10
+WRITES_LOOKED_AT = 100  # a run still writing after 100 newer ones started is not among the latest 10
+
+
 @dataset_page_section(order=30)
 def lineage_section(request: HttpRequest, dataset) -> str:
     """The dataset page's lineage: a server-drawn graph and the latest runs that wrote it."""
     start = Node("dataset", dataset.pk, dataset.namespace, dataset.name)
     ctx = _drawing_context(request, start)
-    ctx["writes"] = list(
-        RunDataset.objects.filter(dataset_id=dataset.pk, direction="out")
-        .select_related("run__job").order_by("-run__state_at")[:10]
-    )
+    # The latest runs by their last event, among the newest runs that wrote it (by id, through
+    # lineage_rundataset_latest_idx): a dataset written hourly for years has tens of thousands.
+    newest = (RunDataset.objects.filter(dataset_id=dataset.pk, direction="out").order_by("-run_id")
+              .values("run_id")[:WRITES_LOOKED_AT])
+    ctx["writes"] = list(Run.objects.filter(pk__in=newest).select_related("job").order_by("-state_at")[:WRITES_SHOWN])
     ctx["anchor_url"] = dataset.get_absolute_url()
     ctx["columns_url"] = reverse("lineage-dataset-columns", args=[dataset.pk])
     return render_to_string("lineage/_section.html", ctx, request=request)

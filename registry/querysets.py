@@ -1,8 +1,9 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 
-from django.db import models
+from django.db import connections, models
 from django.db.models import (
     BigIntegerField,
     Count,
@@ -36,6 +37,23 @@ class DatasetQuerySet(models.QuerySet):
         count = consumers.order_by().values("dataset").annotate(n=Count("pk")).values("n")
         return self.select_related("owner_team", "owner").annotate(
             consumer_count=Coalesce(Subquery(count[:1]), 0, output_field=IntegerField()))
+
+    def labels_of(self, pks: Iterable[int], *, batch: int = 5000) -> dict[int, tuple[str, str, str]]:
+        """{pk: (namespace, name, owner team's slug or "")} of those datasets: the labels of
+        per-dataset series (/metrics), one query per `batch` pks.
+
+        The pks go to the database as a list, after the caller read its own rows (the SLOs,
+        the contract statuses): joined to those rows instead, PostgreSQL hashes the whole
+        dataset table, a scan of every dataset for the few that have an SLO; a list is
+        looked up in the primary key's index."""
+        pks = list(pks)
+        batch = min(batch, connections[self.db].features.max_query_params or batch)  # SQLite (the demo): 999
+        found: dict[int, tuple[str, str, str]] = {}
+        for start in range(0, len(pks), batch):
+            rows = self.filter(pk__in=pks[start:start + batch]).values_list(
+                "pk", "namespace", "name", "owner_team__slug").order_by()
+            found.update((pk, (namespace, name, team or "")) for pk, namespace, name, team in rows)
+        return found
 
     def with_unregistered_readers(self, now: datetime | None = None) -> DatasetQuerySet:
         """Annotate `unregistered_readers`: how many jobs read each dataset now (within

@@ -440,7 +440,13 @@ class Effect:
     where the use can make them: a join (an outer join's rows that no longer match), a
     CASE condition (no branch taken), a window (no frame). A deterministic expression
     of narrowed values gives values it could give before: NARROWED goes on along DIRECT
-    edges, except through an aggregate (a sum of other rows is a new value)."""
+    edges, except through an aggregate (a sum of other rows is a new value).
+
+    DROPPED is what NULLs do through a filter or join that rejects them (lineage.sql_usage:
+    a NULL makes the WHERE or the ON unknown) when nothing after it aggregates, limits or
+    anti-joins the rows: the output loses rows and every row left is as it was. It is
+    never a source's effect, and goes one step only: whatever reads such a column gets
+    new values (an aggregate of fewer rows, a join that matches fewer)."""
 
     REMOVED = "removed"
     CHANGED = "changed"
@@ -448,8 +454,9 @@ class Effect:
     NULLS = "nulls"
     VALUES = "values"
     NARROWED = "narrowed"
+    DROPPED = "dropped"
     ALL = frozenset({REMOVED, CHANGED})
-    VALUE_CHANGES = frozenset({CHANGED, RETYPED, NULLS, VALUES, NARROWED})
+    VALUE_CHANGES = frozenset({CHANGED, RETYPED, NULLS, VALUES, NARROWED, DROPPED})
 
     @staticmethod
     def of_change(kind: str) -> str:
@@ -476,28 +483,42 @@ RESULT_CHANGING = frozenset({"JOIN", "GROUP_BY", "FILTER", "WINDOW", "CONDITIONA
 # The INDIRECT uses whose results may hold NULLs where the key or condition does not
 # match: an outer join's other side, a CASE with no branch taken, a window with no frame.
 MAKES_NULLS = frozenset({"JOIN", "CONDITIONAL", "WINDOW"})
+# What a DIRECT edge's description says when its result's type does not follow its
+# input's (a comparison: lineage.sql_usage.TYPE): a new type reaches it as new values.
+KEEPS_ITS_TYPE = "type"
 
 
 def carries(effect: str, subtype: str, through_star: bool | None, *, kind: str = UsageKind.DIRECT,
-            absorbs: frozenset[str] | set[str] = frozenset()) -> str | None:
+            absorbs: frozenset[str] | set[str] = frozenset(), drops: bool = False) -> str | None:
     """The effect a field edge passes on for `effect` (None: it stops there).
 
     DIRECT: a removal only through `SELECT *` (or, when no source says how the edge was
-    made, an identity); a value change unless the edge's SQL absorbs it (`absorbs`).
+    made, an identity); a value change unless the edge's SQL absorbs it (`absorbs`); a new
+    type as new values through an expression whose type is its own (`KEEPS_ITS_TYPE`).
     INDIRECT: a value change through a use that changes results (`RESULT_CHANGING`);
     what reaches the results is their values (a retyped join key matches other rows),
     NULLs only through a use that makes them (`MAKES_NULLS`; `carried` adds the NULLs
-    an outer join's lost matches make). A narrowed column's values stay narrowed
-    through a DIRECT expression, not through an aggregate."""
+    an outer join's lost matches make) — not through a join whose edge absorbs NULLs
+    (lineage.sql_usage: an inner join, or the preserved side of an outer one, drops or
+    keeps the unmatched rows and pads nothing into this column). A narrowed column's
+    values stay narrowed through a DIRECT expression, not through an aggregate."""
     if kind != UsageKind.DIRECT:
         if effect == Effect.REMOVED or subtype.upper() not in RESULT_CHANGING:
             return None
-        if effect == Effect.NULLS and subtype.upper() in MAKES_NULLS or effect == Effect.CHANGED:
+        if effect == Effect.NULLS and drops and subtype.upper() in ("FILTER", "JOIN") \
+                and (subtype.upper() != "JOIN" or Effect.NULLS in absorbs):
+            return Effect.DROPPED
+        if effect == Effect.NULLS and subtype.upper() in MAKES_NULLS and Effect.NULLS not in absorbs \
+                or effect == Effect.CHANGED:
             return effect
         return Effect.VALUES
     if effect == Effect.REMOVED:
         carried = through_star is True or (through_star is None and subtype.upper() in ("", "IDENTITY"))
         return effect if carried else None
+    if effect == Effect.DROPPED:
+        return Effect.VALUES  # the next job's results from fewer rows: an aggregate, a count, a join
+    if effect == Effect.RETYPED and KEEPS_ITS_TYPE in absorbs:
+        return Effect.VALUES  # `status = 'paid'` is a boolean whatever status is; its truth may differ
     if effect in absorbs or effect == Effect.NARROWED and Effect.VALUES in absorbs:
         return None
     if effect == Effect.NARROWED and subtype.upper() == "AGGREGATION":
@@ -506,11 +527,13 @@ def carries(effect: str, subtype: str, through_star: bool | None, *, kind: str =
 
 
 def carried(effects: Iterable[str], subtype: str, through_star: bool | None, *, kind: str = UsageKind.DIRECT,
-            absorbs: frozenset[str] | set[str] = frozenset()) -> frozenset[str]:
+            absorbs: frozenset[str] | set[str] = frozenset(), drops: bool = False) -> frozenset[str]:
     """Every effect a field edge passes on for `effects` (`carries`), and the NULLs a join
-    makes of a key whose values change (an outer join's rows that no longer match)."""
-    found = {carries(e, subtype, through_star, kind=kind, absorbs=absorbs) for e in effects} - {None}
-    if kind != UsageKind.DIRECT and subtype.upper() == "JOIN" and found & {Effect.VALUES, Effect.NULLS}:
+    makes of a key whose values change (an outer join's rows that no longer match),
+    unless the edge absorbs them (the join pads nothing into its column)."""
+    found = {carries(e, subtype, through_star, kind=kind, absorbs=absorbs, drops=drops) for e in effects} - {None}
+    if kind != UsageKind.DIRECT and subtype.upper() == "JOIN" and Effect.NULLS not in absorbs \
+            and found & {Effect.VALUES, Effect.NULLS}:
         found.add(Effect.NULLS)
     return frozenset(found)
 

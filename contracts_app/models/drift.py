@@ -52,7 +52,11 @@ class SchemaDriftCheck(models.Model):
             models.UniqueConstraint(fields=["dataset", "run_uuid"], name="schema_drift_check_dataset_run_unique",
                                     violation_error_message="This run's schema is already checked for drift on this dataset."),
         ]
-        indexes = [models.Index(fields=["dataset", "-id"], name="drift_dataset_recent_idx")]
+        indexes = [
+            models.Index(fields=["dataset", "-id"], name="drift_dataset_recent_idx"),
+            # The dataset page's history and its badge read the latest checks in this order.
+            models.Index(fields=["dataset", "-checked_at", "-id"], name="drift_dataset_checked_idx"),
+        ]
 
     def __str__(self) -> str:
         verdict = f"{self.drift_count} drift finding(s)" if self.drift_count else "matches"

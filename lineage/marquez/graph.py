@@ -31,6 +31,7 @@ from lineage.graph import (
     EDGES,
     JOBS,
     NodeNotFound,
+    among,
     check_request,
     lineage_graph,
     linked_nodes,
@@ -119,17 +120,17 @@ def full_neighbourhood_sql(kind: str, direction: str) -> str:
         f"{neighbourhood_ctes(kind, direction, by_name=True)} "
         "SELECT 's', id, NULL, NULL, NULL, CAST(NULL AS json) FROM start "
         f"UNION ALL SELECT e.direction, e.job_id, e.dataset_id, NULL, NULL, NULL FROM {EDGES} e "
-        "WHERE e.job_id IN (SELECT id FROM jb) AND e.dataset_id IN (SELECT id FROM ds) "
+        f"WHERE {among('e.job_id', 'jb')} AND {among('e.dataset_id', 'ds')} "
         f"UNION ALL SELECT e.direction, e.job_id, e.dataset_id, 'declared', NULL, NULL FROM {DECLARED} e "
-        "WHERE e.job_id IN (SELECT id FROM jb) AND e.dataset_id IN (SELECT id FROM ds) AND NOT EXISTS "
+        f"WHERE {among('e.job_id', 'jb')} AND {among('e.dataset_id', 'ds')} AND NOT EXISTS "
         f"(SELECT 1 FROM {EDGES} o WHERE o.job_id = e.job_id AND o.direction = e.direction AND o.dataset_id = e.dataset_id) "
         f"UNION ALL SELECT 'd', d.id, NULL, d.namespace, d.name, {DATASET_JSON} FROM {DATASETS} d "
         f"LEFT JOIN {TEAMS} t ON t.id = d.owner_team_id LEFT JOIN {SCHEMAS} s ON s.dataset_id = d.id "
         f"{_NEWEST_WRITE} "
-        "WHERE d.id IN (SELECT id FROM ds) "
+        f"WHERE {among('d.id', 'ds')} "
         f"UNION ALL SELECT 'j', j.id, NULL, j.namespace, j.name, {JOB_JSON} FROM {JOBS} j "
         f"LEFT JOIN LATERAL (SELECT * FROM {RUNS} r WHERE r.job_id = j.id ORDER BY r.state_at DESC LIMIT 1) r "
-        "ON true WHERE j.id IN (SELECT id FROM jb)"
+        f"ON true WHERE {among('j.id', 'jb')}"
     )
 
 

@@ -10,6 +10,7 @@ and the routing is the product's own preview (change_requests.impact.preview_cha
 from __future__ import annotations
 
 import pytest
+from django.db.models import F
 
 from change_requests.impact import preview_change
 from lineage.ingest import store_event
@@ -276,6 +277,222 @@ def test_a_filter_in_a_select_star_step_reaches_what_is_computed_from_the_rows_i
           {ORDERS: ORDERS_TABLE}, (("customer_id", "bigint"), ("revenue", "numeric")))
     edge = FieldEdge.objects.get(input_field="status", field="revenue")
     assert (edge.kind, edge.subtype, edge.description) == (UsageKind.INDIRECT, "FILTER", "WHERE status = 'paid'")
+
+
+CUSTOMERS_TABLE = (("customer_id", "bigint"), ("region", "text"), ("status", "text"))
+
+
+def customer_regions(teams: dict, join: str, customers: str = CUSTOMERS) -> None:
+    """Warehouse's orders with their customer's region, joined by `join` (Analytics checks
+    both columns with `not_null`)."""
+    model("warehouse", "order_regions",
+          f"select o.order_id, c.region from wh.sales.orders as o {join} {customers} as c "
+          "on c.customer_id = o.customer_id",
+          {ORDERS: ORDERS_TABLE, CUSTOMERS: CUSTOMERS_TABLE}, (("order_id", "bigint"), ("region", "text")))
+    check("analytics", "order_regions.test", "wh.warehouse.order_regions", ("not_null", "order_id"),
+          ("not_null", "region"))
+    consumes(teams["warehouse"], ORDERS, CUSTOMERS)
+    consumes(teams["analytics"], "wh.warehouse.order_regions")
+
+
+def test_an_inner_join_drops_the_rows_a_null_key_no_longer_matches_and_makes_no_null(teams):
+    """A NULL customer id matches no customer: an inner join drops the order, so no
+    column of its result becomes NULL and a `not_null` check behind it cannot fail. The
+    edge says the join absorbs the NULLs; the rows it drops still reach whoever checks
+    more than NULLs (row counts, uniqueness: new values)."""
+    customer_regions(teams, "inner join")
+    edge = FieldEdge.objects.get(input_dataset__name=ORDERS, input_field="customer_id", field="region")
+    assert (edge.kind, edge.subtype, edge.description) == (
+        UsageKind.INDIRECT, "JOIN", "absorbs nulls: drops rows: c.customer_id = o.customer_id")
+    orders = owned(ORDERS, teams["checkout"])
+    answer = preview_change(orders, ["customer_id"], effect=Effect.NULLS)
+    assert asked(answer) == []
+    assert "analytics/order_regions.test checks region only by not_null, which dropped rows cannot fail" in \
+        told(answer)["analytics"]
+    # The same join seen from the other side: NULL customer ids of customers drop orders too.
+    customers = owned(CUSTOMERS, teams["checkout"])
+    assert asked(preview_change(customers, ["customer_id"], effect=Effect.NULLS)) == []
+    # A check that notices any change (a row count, say) is still asked.
+    check("analytics", "order_regions.test", "wh.warehouse.order_regions", ("unique", "order_id"))
+    assert asked(preview_change(orders, ["customer_id"], effect=Effect.NULLS)) == ["analytics"]
+
+
+def test_a_left_join_pads_the_joined_side_with_nulls_and_keeps_the_other_as_it_was(teams):
+    """orders LEFT JOIN customers: an order whose customer id became NULL is kept, its
+    customer's region NULL. The `not_null` check of the region is asked; order_id, from
+    the side the join keeps, cannot become NULL."""
+    customer_regions(teams, "left join")
+    padded = FieldEdge.objects.get(input_dataset__name=ORDERS, input_field="customer_id", field="region")
+    kept = FieldEdge.objects.get(input_dataset__name=ORDERS, input_field="customer_id", field="order_id")
+    assert (padded.subtype, padded.description) == ("JOIN", "c.customer_id = o.customer_id")
+    assert (kept.subtype, kept.description) == ("JOIN", "absorbs nulls: drops rows: c.customer_id = o.customer_id")
+    orders = owned(ORDERS, teams["checkout"])
+    answer = preview_change(orders, ["customer_id"], effect=Effect.NULLS)
+    assert asked(answer) == ["analytics"]
+    [hit] = [j for j in answer["affected"][0]["jobs"] if j["job"] == "analytics/order_regions.test"]
+    assert hit["touched"] == ["region"]
+
+
+def test_a_right_join_pads_the_side_before_it(teams):
+    """orders RIGHT JOIN customers: the orders' columns are the padded ones."""
+    customer_regions(teams, "right join")
+    orders = owned(ORDERS, teams["checkout"])
+    answer = preview_change(orders, ["customer_id"], effect=Effect.NULLS)
+    assert asked(answer) == ["analytics"]
+    [hit] = [j for j in answer["affected"][0]["jobs"] if j["job"] == "analytics/order_regions.test"]
+    assert hit["touched"] == ["order_id"]
+
+
+def test_a_padded_column_under_coalesce_or_count_gives_no_null(teams):
+    """`coalesce(c.region, 'unknown')` and `count(c.customer_id)` of a left-joined side are
+    never NULL: the padding's NULLs stop there, though the key's change still reaches them."""
+    model("warehouse", "order_regions",
+          "select o.order_id, coalesce(c.region, 'unknown') as region, count(c.customer_id) as customers "
+          "from wh.sales.orders as o left join wh.platform.customers as c on c.customer_id = o.customer_id "
+          "group by o.order_id, c.region",
+          {ORDERS: ORDERS_TABLE, CUSTOMERS: CUSTOMERS_TABLE},
+          (("order_id", "bigint"), ("region", "text"), ("customers", "bigint")))
+    check("analytics", "order_regions.test", "wh.warehouse.order_regions", ("not_null", "region"),
+          ("not_null", "customers"))
+    consumes(teams["warehouse"], ORDERS, CUSTOMERS)
+    consumes(teams["analytics"], "wh.warehouse.order_regions")
+    for field in ("region", "customers"):
+        edge = FieldEdge.objects.get(input_dataset__name=ORDERS, input_field="customer_id", field=field)
+        assert edge.description == "absorbs nulls: c.customer_id = o.customer_id"
+    orders = owned(ORDERS, teams["checkout"])
+    assert asked(preview_change(orders, ["customer_id"], effect=Effect.NULLS)) == []
+
+
+def test_rows_a_filter_drops_on_the_padded_side_of_an_outer_join_are_nulls(teams):
+    """Customers filtered on their status, then left-joined: a customer whose status became
+    NULL is filtered out, and its orders' region is NULL. The filter's NULLs reach the
+    `not_null` check through the join that pads them."""
+    customer_regions(teams, "left join", "(select * from wh.platform.customers where status <> 'closed')")
+    edge = FieldEdge.objects.get(input_dataset__name=CUSTOMERS, input_field="status", field="region")
+    assert (edge.subtype, edge.description) == ("JOIN", "WHERE status <> 'closed'")
+    customers = owned(CUSTOMERS, teams["checkout"])
+    answer = preview_change(customers, ["status"], effect=Effect.NULLS)
+    assert "analytics" in asked(answer)
+
+
+def dbt_model(team: str, name: str, query: str, inputs: dict[str, tuple], output_columns: tuple,
+              materialized: str) -> None:
+    """`model`, as dbt-ol reports a dbt model: its output carries the `dbt_model` facet."""
+    output = table(f"wh.{team}.{name}", *output_columns)
+    output["facets"]["dbt_model"] = {
+        "_producer": PRODUCER, "_schemaURL": "https://github.com/OpenLineage/OpenLineage/tree/main/integration/"
+        "common/openlineage/schema/dbt-model-dataset-facet.json", "config": {"materialized": materialized}}
+    store_event(run_event("COMPLETE", job=name, job_namespace=team,
+                          inputs=[table(n, *cols) for n, cols in inputs.items()], outputs=[output],
+                          job_facets={"sql": sql_facet(query, "postgres")}))
+
+
+def revenue_by_customer(teams, materialized: str) -> Dataset:
+    """Warehouse's model grouped by customer id alone, checked `unique` and `not_null` on it
+    by Analytics; the orders' customer ids are what changes."""
+    dbt_model("warehouse", "revenue_by_customer",
+              "select customer_id, sum(amount) as revenue from wh.sales.orders group by customer_id",
+              {ORDERS: ORDERS_TABLE}, (("customer_id", "bigint"), ("revenue", "numeric")), materialized)
+    check("analytics", "revenue_by_customer.test", "wh.warehouse.revenue_by_customer", ("unique", "customer_id"),
+          ("not_null", "customer_id"))
+    consumes(teams["warehouse"], ORDERS)
+    consumes(teams["analytics"], "wh.warehouse.revenue_by_customer")
+    return owned(ORDERS, teams["checkout"])
+
+
+def test_a_unique_check_of_the_one_key_a_rebuilt_model_groups_by_cannot_fail(teams):
+    """Customer ids rounded to hundreds merge customers: the model still has one row per
+    id, since it groups by it alone and dbt writes it whole on every run. Analytics'
+    `unique` check cannot fail; its `not_null` check notices NULLs."""
+    orders = revenue_by_customer(teams, "table")
+    edge = FieldEdge.objects.get(input_dataset__name=ORDERS, input_field="customer_id", field="customer_id",
+                                 kind=UsageKind.DIRECT)
+    assert edge.description == "one row per value"
+    answer = preview_change(orders, ["customer_id"], effect=Effect.VALUES)
+    assert asked(answer) == []
+    assert ("analytics/revenue_by_customer.test checks customer_id only by not_null, unique, which new values "
+            "cannot fail (customer_id holds one row per value: the job writing it groups by it alone)") in \
+        told(answer)["analytics"]
+    assert asked(preview_change(orders, ["customer_id"], effect=Effect.NULLS)) == ["analytics"]
+
+
+def test_an_incremental_model_adds_rows_to_those_already_there_and_its_unique_check_is_asked(teams):
+    orders = revenue_by_customer(teams, "incremental")
+    edge = FieldEdge.objects.get(input_dataset__name=ORDERS, input_field="customer_id", field="customer_id",
+                                 kind=UsageKind.DIRECT)
+    assert edge.description == ""
+    assert asked(preview_change(orders, ["customer_id"], effect=Effect.VALUES)) == ["analytics"]
+
+
+def test_a_model_another_job_also_writes_may_repeat_a_key_and_its_unique_check_is_asked(teams):
+    orders = revenue_by_customer(teams, "table")
+    store_event(run_event("COMPLETE", job="backfill", job_namespace="warehouse",
+                          inputs=[table(ORDERS, *ORDERS_TABLE)],
+                          outputs=[table("wh.warehouse.revenue_by_customer", ("customer_id", "bigint"))],
+                          job_facets={"sql": sql_facet("select customer_id from wh.sales.orders", "postgres")}))
+    assert FieldEdge.objects.filter(field="customer_id", kind=UsageKind.DIRECT, description="one row per value",
+                                    job__name="revenue_by_customer").exists()
+    assert asked(preview_change(orders, ["customer_id"], effect=Effect.VALUES)) == ["analytics"]
+
+
+def test_nulls_a_filter_rejects_only_drop_rows_which_no_column_check_can_fail(teams):
+    """Warehouse keeps the orders that are not cancelled: an order whose status became NULL
+    is dropped, and every order left is as it was. Analytics' `unique` and `not_null`
+    checks of the kept orders cannot fail; what is computed from fewer rows downstream
+    (a sum, a count) is new values, which a check of it still notices."""
+    model("warehouse", "open_orders", "select order_id, amount from wh.sales.orders where status <> 'cancelled'",
+          {ORDERS: ORDERS_TABLE}, (("order_id", "bigint"), ("amount", "numeric")))
+    check("analytics", "open_orders.test", "wh.warehouse.open_orders", ("unique", "order_id"), ("not_null", "amount"))
+    model("analytics", "open_total", "select sum(amount) as total from wh.warehouse.open_orders",
+          {"wh.warehouse.open_orders": (("order_id", "bigint"), ("amount", "numeric"))}, (("total", "numeric"),))
+    check("analytics", "open_total.test", "wh.analytics.open_total", ("accepted_values", "total"))
+    edge = FieldEdge.objects.get(input_field="status", field="order_id")
+    assert (edge.subtype, edge.description) == ("FILTER", "drops rows: WHERE status <> 'cancelled'")
+    orders = owned(ORDERS, teams["checkout"])
+    owned("wh.analytics.open_total", teams["analytics"])
+    consumes(teams["warehouse"], ORDERS)
+    consumes(teams["analytics"], "wh.warehouse.open_orders")
+    answer = preview_change(orders, ["status"], effect=Effect.NULLS)
+    assert asked(answer) == ["analytics"]
+    touched = {j["job"]: j["touched"] for j in answer["affected"][0]["jobs"]}
+    assert touched["analytics/open_total.test"] == ["total"]  # the sum of fewer rows is a new value
+    assert touched["analytics/open_orders.test"] == []
+    # A filter that keeps NULLs (`status is null or …`) gains rows: new values for the checks.
+    from datetime import timedelta
+
+    from lineage.ingest import RECENT_USAGE
+
+    # The job's edges are due to be written again (as they are once USAGE_REFRESH has passed).
+    RECENT_USAGE.clear()
+    FieldEdge.objects.update(last_seen_at=F("last_seen_at") - timedelta(days=1))
+    model("warehouse", "open_orders", "select order_id, amount from wh.sales.orders "
+          "where status is null or status <> 'cancelled'",
+          {ORDERS: ORDERS_TABLE}, (("order_id", "bigint"), ("amount", "numeric")))
+    answer = preview_change(orders, ["status"], effect=Effect.NULLS)
+    touched = {j["job"]: j["touched"] for j in answer["affected"][0]["jobs"]}
+    assert touched["analytics/open_orders.test"] == ["order_id"]
+
+
+def test_a_comparison_is_a_boolean_whatever_it_compares_so_a_new_type_reaches_it_as_new_values(teams):
+    """Warehouse flags the customers with a paid order (`bool_or(status = 'paid')`). A new
+    type of status may fail that comparison (Warehouse reads it and is asked), but the flag
+    stays a boolean: what reaches Analytics' `not_null` check of it is new values at most."""
+    from registry.usage import carried
+
+    model("warehouse", "paying_customers",
+          "select customer_id, bool_or(status = 'paid') as has_paid from wh.sales.orders group by customer_id",
+          {ORDERS: ORDERS_TABLE}, (("customer_id", "bigint"), ("has_paid", "boolean")))
+    check("analytics", "paying_customers.test", "wh.warehouse.paying_customers", ("not_null", "has_paid"))
+    edge = FieldEdge.objects.get(input_field="status", field="has_paid", kind=UsageKind.DIRECT)
+    assert edge.description == "absorbs type: LOGICAL_OR(status = 'paid') AS has_paid"
+    assert carried({Effect.RETYPED}, "AGGREGATION", None, absorbs={"type"}) == {Effect.VALUES}
+    orders = owned(ORDERS, teams["checkout"])
+    consumes(teams["warehouse"], ORDERS)
+    consumes(teams["analytics"], "wh.warehouse.paying_customers")
+    answer = preview_change(orders, ["status"], effect=Effect.RETYPED)
+    assert asked(answer) == ["warehouse"]
+    assert "analytics/paying_customers.test checks has_paid only by not_null, which new values cannot fail" in \
+        told(answer)["analytics"]
 
 
 def test_a_window_partition_reaches_the_window_and_only_it(teams):

@@ -215,3 +215,26 @@ def test_scrapes_within_the_cache_window_share_one_database_read(client, dataset
     settings.METRICS_CACHE_SECONDS = 0
     scrape(client)
     assert len(reads) == 2
+
+
+def test_a_scrape_reads_the_datasets_with_an_slo_by_id_in_a_fixed_number_of_queries(
+        client, dataset, owner, clock, django_assert_num_queries):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    set_slo(dataset, max_age=6 * HOUR, by=owner)
+    record_write(dataset, at=T0 - HOUR, row_count=3, now=T0 - HOUR)
+    for i in range(5):  # written, so each has a freshness row, and no SLO
+        written = Dataset.objects.create(namespace="s3://lake", name=f"raw.clicks_{i}")
+        record_write(written, at=T0 - HOUR, row_count=3, now=T0 - HOUR)
+    # 1. the bindings' latest drift check ids (none here: no query for checks or names)
+    # 2. the freshness rows with an SLO; 3. their datasets' names, by id; 4. transitions by
+    # status; 5. the evaluator's lag; 6. its last sweep; 7. the contract statuses (none: no
+    # names to read); 8. open incidents by cause.
+    with CaptureQueriesContext(connection) as queries, django_assert_num_queries(8):
+        samples = scrape(client)
+    assert samples[("dataset_freshness_slo_seconds", frozenset(ORDERS.items()))] == 6 * 3600
+    assert not any(dict(labels).get("name", "").startswith("raw.clicks") for _, labels in samples)
+    # The datasets table is read by primary key only, never joined whole to the SLO rows.
+    reads = [q["sql"] for q in queries if 'FROM "registry_dataset"' in q["sql"]]
+    assert len(reads) == 1 and '"registry_dataset"."id" IN (' in reads[0]

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+import uuid
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from lineage.ingest import store_event
 from lineage.models import Job
@@ -231,3 +234,36 @@ def test_long_labels_are_cut_at_the_end(cycle, client, owner, dataset):
     svg = page[page.index("<svg"):page.index("</svg>")]
     assert ">retail.sales.orders_enric…</text>" in svg
     assert re.search(r":retail\.sales\.orders_enriched_daily( — [^<]+)?</title>", svg)  # the whole name on hover
+
+
+def test_the_latest_runs_writing_it_are_ordered_by_their_last_event(client, owner, dataset):
+    own = {"namespace": dataset.namespace, "name": dataset.name}
+    first, second = str(uuid.uuid4()), str(uuid.uuid4())
+    store_event(run_event("START", run_id=first, job="slow_load", outputs=[own], event_time="2026-11-30T01:00:00.000Z"))
+    store_event(run_event("START", run_id=second, job="quick_load", outputs=[own], event_time="2026-11-30T02:00:00.000Z"))
+    # The run started first ends last: it is the latest run writing the dataset.
+    store_event(run_event("COMPLETE", run_id=first, job="slow_load", outputs=[own], event_time="2026-11-30T03:00:00.000Z"))
+    client.force_login(owner)
+    page = client.get(dataset.get_absolute_url()).content.decode()
+    runs = page[page.index("Latest runs writing it"):]
+    assert runs.index("airflow/slow_load") < runs.index("airflow/quick_load")
+
+
+def test_the_dataset_page_costs_the_same_queries_whatever_its_history(client, owner, dataset, django_assert_num_queries):
+    own = {"namespace": dataset.namespace, "name": dataset.name}
+
+    def write(n: int) -> None:
+        for i in range(n):
+            store_event(run_event("COMPLETE", job=f"load_{i % 3}", outputs=[own],
+                                  event_time=f"2026-11-{1 + i % 28:02d}T01:00:00.000Z"))
+
+    write(2)
+    client.force_login(owner)
+    with CaptureQueriesContext(connection) as captured:
+        client.get(dataset.get_absolute_url())
+    write(30)
+    client.force_login(owner)
+    with django_assert_num_queries(len(captured)):
+        page = client.get(dataset.get_absolute_url()).content.decode()
+    runs = page[page.index("Latest runs writing it"):]
+    assert runs[:runs.index("</table>")].count("<tr><td>") == 10  # the ten latest, read among the newest by id

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('freshness', '0004_duration_keeps_seconds'),
+        ('freshness', '0005_rows_with_an_slo_indexed'),
         ('registry', '0016_reader_input_schemas'),
     ]
 
