@@ -7,7 +7,8 @@ For each size, builds a world with bench/world.py (`--events` 10 per dataset, `-
 this process, through Django's test client as a logged-in person (`registry.wsgi` loaded as
 production loads it, DEBUG off), `--samples` requests of each:
 
-- `home_first` / `home_page_100`: the home page's dataset list, first page and `?page=100`;
+- `home_first` / `home_page_100`: the home page's dataset list, first page and its 100th page
+  (reached by following its Next link 99 times, untimed);
 - `api_first` / `api_page_100`: `GET /api/datasets/?limit=100`, and its 100th page (reached
   by following `next` 99 times, untimed);
 - `search_api` / `search_home`: a name fragment that matches one dataset, through the API
@@ -40,6 +41,7 @@ import argparse
 import json
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -123,7 +125,13 @@ def measure(url: str, size: int, samples: int, rng: random.Random, *, buffers: b
               f"  {len(queries)} queries" + (f"  {figures[name]['buffers']} buffers" if buffers else ""), flush=True)
 
     record("home_first", lambda: client.get("/"))
-    record("home_page_100", lambda: client.get("/?page=100"))
+    home_100 = "/"
+    for _ in range(99):  # the home page's 100th page: its Next link followed 99 times, untimed
+        found = re.search(r'href="\?([^"]*after=[^"]+)" rel="next"', client.get(home_100).content.decode())
+        if not found:
+            break
+        home_100 = "/?" + found.group(1).replace("&amp;", "&")
+    record("home_page_100", lambda: client.get(home_100))
     record("api_first", lambda: client.get("/api/datasets/?limit=100"))
     next_url = "/api/datasets/?limit=100"
     for _ in range(99):

@@ -15,24 +15,26 @@ from contracts_app.drafting import approve_draft
 from contracts_app.models import Draft, DraftState
 from contracts_app.yamlio import dump_plain_yaml
 from registry.models import Team, is_governance_admin
+from registry.pagination import keyset_page_of
 from registry.views import act_and_redirect
 
 
 @login_required
 def draft_queue(request: HttpRequest) -> HttpResponse:
     """Pending drafts, per owner team: the user's teams (all teams for a governance admin),
-    or `?team=<slug>`. One query for the drafts, one for the teams."""
+    or `?team=<slug>`. One query for a page of drafts (a keyset page: an import of a
+    thousand models is many pages, each costing one), one for the teams."""
     teams = Team.objects.all() if is_governance_admin(request.user) else Team.objects.of_user(request.user)
     slug = request.GET.get("team", "")
     if slug:
         teams = Team.objects.filter(slug=slug)
-    drafts = list(Draft.objects.pending().filter(owner_team__in=teams)
-                  .select_related("owner_team", "dataset", "edited_by").order_by("owner_team__name", "created_at", "pk"))
+    drafts = Draft.objects.pending().filter(owner_team__in=teams).select_related("owner_team", "dataset", "edited_by")
+    page = keyset_page_of(request, drafts, key=("owner_team__name", "created_at", "pk"))
     queues: dict[Team, list[Draft]] = {}
-    for draft in drafts:
+    for draft in page.object_list:
         queues.setdefault(draft.owner_team, []).append(draft)
     return render(request, "change_requests/draft_queue.html",
-                  {"queues": queues, "team": slug, "my_teams": list(Team.objects.of_user(request.user))})
+                  {"queues": queues, "page": page, "team": slug, "my_teams": list(Team.objects.of_user(request.user))})
 
 
 @login_required

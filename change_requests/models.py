@@ -29,7 +29,8 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import models, transaction
-from django.db.models import Count, Q
+from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils import timezone
 from django_fsm import FSMField, has_transition_perm, transition
@@ -38,6 +39,7 @@ from change_requests import notifications
 from change_requests.digest import InboxDigest
 from change_requests.notifications import Notification, NotificationEvent, TeamChannel
 from contracts_app.models import ContractVersion
+from registry.keyset import Segment
 from registry.models import (
     AuditEvent,
     RegistryError,
@@ -65,6 +67,7 @@ class ChangeRequestState(models.TextChoices):
 
 
 UNFINISHED = (ChangeRequestState.OPEN, ChangeRequestState.APPROVED)
+FINISHED = ~Q(state__in=UNFINISHED)  # the condition of the finished requests' index, as written there
 
 
 class ReviewStatus(models.TextChoices):
@@ -170,22 +173,41 @@ class ChangeRequestQuerySet(models.QuerySet):
             models.F("reassessed_at").asc(nulls_first=True), "opened_at", "pk")
 
     def for_listing(self) -> ChangeRequestQuerySet:
-        """Open first, then approved, then finished; each with its progress, in one query."""
+        """Open first, then approved, then finished; each with its progress, in one query.
+
+        The counts are subqueries, not a JOIN … GROUP BY: grouping would count the
+        reviews of every request before a page's LIMIT applied."""
         order = models.Case(
             models.When(state=ChangeRequestState.OPEN, then=0),
             models.When(state=ChangeRequestState.APPROVED, then=1),
             default=2, output_field=models.IntegerField(),
         )
+        reviews = TeamReview.objects.filter(change_request=OuterRef("pk")).order_by().values("change_request")
+
+        def counted(**only) -> Coalesce:
+            return Coalesce(Subquery(reviews.filter(**only).annotate(n=Count("pk")).values("n")[:1]), 0,
+                            output_field=models.IntegerField())
+
         return (
             self.select_related("contract", "owner_team", "opened_by")
             .annotate(
-                required_count=Count("reviews", distinct=True),
-                acknowledged_count=Count("reviews", filter=Q(reviews__status=ReviewStatus.ACKNOWLEDGED), distinct=True),
-                objection_count=Count("reviews", filter=Q(reviews__status=ReviewStatus.OBJECTED), distinct=True),
+                required_count=counted(),
+                acknowledged_count=counted(status=ReviewStatus.ACKNOWLEDGED),
+                objection_count=counted(status=ReviewStatus.OBJECTED),
                 state_order=order,
             )
             .order_by("state_order", "deadline_at", "-opened_at")
         )
+
+    def in_listing_order(self) -> list[Segment]:
+        """`for_listing`'s order as keyset segments (registry.keyset.segmented_page): open,
+        approved, then finished requests, each soonest deadline first through its own
+        index, so a page of a long history costs what the first page does. (Requests with
+        one deadline follow their ids, not the newest first: one direction seeks.)"""
+        key = ("deadline_at", "id")
+        return [Segment(self.filter(state=ChangeRequestState.OPEN), key),
+                Segment(self.filter(state=ChangeRequestState.APPROVED), key),
+                Segment(self.filter(FINISHED), key)]
 
 
 class ChangeRequest(models.Model):
@@ -250,6 +272,10 @@ class ChangeRequest(models.Model):
             models.Index(fields=["deadline_at"], condition=Q(state="open"), name="change_request_open_deadline"),
             # …and takes the open requests it looked at longest ago to assess again.
             models.Index(fields=["reassessed_at"], condition=Q(state="open"), name="change_request_open_reassessed"),
+            # The list pages through the approved, then the finished requests by deadline.
+            models.Index(fields=["deadline_at", "id"], condition=Q(state="approved"),
+                         name="change_request_approved_dl"),
+            models.Index(fields=["deadline_at", "id"], condition=FINISHED, name="change_request_finished_dl"),
         ]
 
     def __str__(self) -> str:

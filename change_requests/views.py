@@ -33,7 +33,7 @@ from contracts_app.publishing import BREAKING, PUBLISHED, REFUSED, UNCHANGED
 from contracts_app.yamlio import ContractYamlError, dump_plain_yaml, load_yaml
 from registry.hooks import Badge, count_badge, dataset_list_badge, dataset_page_section
 from registry.models import AuditEvent, Dataset, Team, audit_type
-from registry.pagination import page_of
+from registry.pagination import segmented_page_of
 from registry.views import act_and_redirect
 
 
@@ -45,7 +45,8 @@ def change_request_list(request: HttpRequest) -> HttpResponse:
         requests = requests.unfinished()
     elif state in ChangeRequestState.values:
         requests = requests.filter(state=state)
-    ctx = {"page": page_of(request, requests), "state": state, "states": ChangeRequestState.choices}
+    ctx = {"page": segmented_page_of(request, requests.in_listing_order()), "state": state,
+           "states": ChangeRequestState.choices}
     return render(request, "change_requests/list.html", ctx)
 
 

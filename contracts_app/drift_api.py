@@ -38,6 +38,7 @@ class DatasetDriftList(generics.ListAPIView):
     """Schema checks of one dataset's runs, newest first."""
 
     serializer_class = SchemaDriftCheckSerializer
+    keyset = ("-id",)  # drift_dataset_recent_idx: checks are recorded in time order
 
     def get_queryset(self):
         dataset = get_object_or_404(Dataset, pk=self.kwargs["pk"])
@@ -49,6 +50,7 @@ class LatestDriftList(ListAPIView):
     """The latest schema check of every dataset bound to a contract."""
 
     serializer_class = SchemaDriftCheckSerializer
+    keyset = ("dataset__namespace", "dataset__name")  # one check a dataset
 
     def get_queryset(self):
         checks = SchemaDriftCheck.objects.latest_per_dataset().select_related("dataset")

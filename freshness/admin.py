@@ -3,15 +3,16 @@ from django.core.exceptions import PermissionDenied, ValidationError
 
 from freshness.evaluation import set_slo
 from freshness.models import DatasetFreshness, EvaluatorState, FreshnessTransition
-from registry.admin import AppendOnlyAdmin, AuditedDeleteAdmin, ReadOnlyAdmin
+from registry.admin import AppendOnlyAdmin, AuditedDeleteAdmin, KeysetAdmin, ReadOnlyAdmin
 
 
 @admin.register(DatasetFreshness)
-class DatasetFreshnessAdmin(AuditedDeleteAdmin):
+class DatasetFreshnessAdmin(KeysetAdmin, AuditedDeleteAdmin):
     """The SLO is edited here; the save goes through set_slo, so it is validated,
     audited and re-evaluated like an edit on the page or through the API."""
 
     list_display = ["dataset", "status", "max_age", "warn_after", "empty_write_counts", "last_write_at", "next_check_at"]
+    keyset = ("pk",)
     list_filter = ["status", "empty_write_counts"]
     search_fields = ["dataset__namespace", "dataset__name"]
     list_select_related = ["dataset"]
@@ -36,12 +37,15 @@ class DatasetFreshnessAdmin(AuditedDeleteAdmin):
 
 
 @admin.register(FreshnessTransition)
-class FreshnessTransitionAdmin(AppendOnlyAdmin):
+class FreshnessTransitionAdmin(KeysetAdmin, AppendOnlyAdmin):
+    """Newest first, by id (transitions are recorded as they happen): no date hierarchy,
+    whose years and months would read every transition."""
+
     list_display = ["at", "dataset", "from_status", "to_status", "source", "due_at", "reason"]
     list_filter = ["to_status", "source"]
     search_fields = ["dataset__namespace", "dataset__name"]
     list_select_related = ["dataset"]
-    date_hierarchy = "at"
+    keyset = ("-pk",)
 
 
 @admin.register(EvaluatorState)

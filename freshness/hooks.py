@@ -4,7 +4,7 @@ exports (registry.hooks.service_levels_of)."""
 
 from __future__ import annotations
 
-from django.db.models import Case, F, Value, When
+from django.db.models import Exists, OuterRef
 from django.template.loader import render_to_string
 from django.utils import timezone
 
@@ -19,7 +19,8 @@ from registry.hooks import (
     dataset_service_levels,
     dataset_statuses,
 )
-from registry.pagination import page_of
+from registry.keyset import Segment
+from registry.pagination import segmented_page_of
 
 TIMELINE_LENGTH = 20
 
@@ -42,21 +43,44 @@ def freshness_section(request, dataset) -> str:
     }, request=request)
 
 
-def most_urgent_first(datasets):
+def most_urgent_first(datasets) -> list[Segment]:
     """Stale first, then warning, unknown, fresh and no SLO; within a status, the
-    oldest last write (the most urgent) first, never-written last."""
-    rank = Case(*(When(freshness__status=status, then=Value(i)) for i, status in enumerate(STATUS_ORDER)),
-                default=Value(len(STATUS_ORDER)))
-    return datasets.select_related("freshness").annotate(urgency=rank).order_by(
-        "urgency", F("freshness__last_write_at").asc(nulls_last=True), "namespace", "name")
+    oldest last write (the most urgent) first, never-written last, then by name.
+
+    One keyset segment a status (registry.keyset.segmented_page), so that no page sorts
+    the whole list: a written status seeks through the freshness rows' (status, last
+    write) index, a never-written one walks the datasets' (namespace, name) index. By
+    the rule (freshness.rules) stale, warning and fresh rows always have a write and
+    unknown ones never do. The no-SLO datasets never written are one segment, by name,
+    whether a freshness row says so (an SLO removed before any write) or no row does:
+    they look alike on the page, and a segment of the former alone, rare, would walk
+    the whole index to find it empty."""
+    rows = datasets.select_related("freshness")
+    written, named = ("freshness__last_write_at", "namespace", "name"), ("namespace", "name")
+    segments = []
+    for status in STATUS_ORDER:
+        of_status = rows.filter(freshness__status=status)
+        if status == FreshnessStatus.UNKNOWN:
+            segments.append(Segment(of_status, named))
+        elif status == FreshnessStatus.NO_SLO:
+            segments.append(Segment(of_status.filter(freshness__last_write_at__isnull=False), written))
+            # NOT EXISTS, not "no row OR a never-written no-SLO row" over the LEFT JOIN: PostgreSQL
+            # estimates that OR at one row, then sorts every dataset rather than walk the index.
+            other_rows = DatasetFreshness.objects.filter(dataset=OuterRef("pk")).exclude(
+                status=status, last_write_at__isnull=True)
+            segments.append(Segment(rows.filter(~Exists(other_rows)), named))
+        else:
+            segments.append(Segment(of_status, written))
+    return segments
 
 
 @dataset_list_table
 def by_urgency(request, datasets) -> str:
     """One page of the datasets in one table, most urgent first (`most_urgent_first`),
-    with each one's status, age and deadline. A count and one query, whatever the rows."""
+    with each one's status, age and deadline. One query a status the page spans (one,
+    on most pages), whatever the rows and however deep the page."""
     now = timezone.now()
-    page = page_of(request, most_urgent_first(datasets))
+    page = segmented_page_of(request, most_urgent_first(datasets))
     seen: set[str] = set()
     for dataset in page.object_list:
         row = row_of(dataset)

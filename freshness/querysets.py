@@ -4,6 +4,8 @@ from datetime import datetime
 
 from django.db import models
 
+from registry.keyset import Segment
+
 
 class DatasetFreshnessQuerySet(models.QuerySet):
     def with_slo(self) -> DatasetFreshnessQuerySet:
@@ -37,18 +39,27 @@ STATUS_VIEW_SORTS = {
 STATUS_VIEW_DEFAULT_SORT = "since"
 
 
-def needing_attention(datasets, statuses, *, team_id: int | None = None, sort: str = STATUS_VIEW_DEFAULT_SORT):
+def needing_attention(datasets, statuses, *, team_id: int | None = None,
+                      sort: str = STATUS_VIEW_DEFAULT_SORT) -> list[Segment]:
     """The datasets whose freshness is one of `statuses` now (stale, warning...), of one
     owner team when `team_id` is given, ordered by a STATUS_VIEW_SORTS key (longest stale
-    first by default: the oldest `since`). Unknown keys fall back to the default; missing
-    values (never written, no deadline) sort last either way."""
+    first by default: the oldest `since`), then by namespace and name. Unknown keys fall
+    back to the default; missing values (never written, no deadline, no team) sort last
+    either way, by namespace and name.
+
+    As keyset segments (registry.keyset.segmented_page): the rows with a value, then the
+    rows without one, so that a page seeks from the row before it rather than skipping
+    every row before it. (`-KEY` reverses the names of equal values too: one direction
+    seeks.)"""
     key = sort.removeprefix("-")
     if key not in STATUS_VIEW_SORTS:
         key, sort = STATUS_VIEW_DEFAULT_SORT, STATUS_VIEW_DEFAULT_SORT
-    descending = sort.startswith("-")
-    order = [models.F(field).desc(nulls_last=True) if descending else models.F(field).asc(nulls_last=True)
-             for field in STATUS_VIEW_SORTS[key]]
+    (column,) = STATUS_VIEW_SORTS[key]
     rows = datasets.filter(freshness__status__in=list(statuses)).select_related("freshness", "owner_team", "owner")
     if team_id is not None:
         rows = rows.filter(owner_team_id=team_id)
-    return rows.order_by(*order, "namespace", "name")
+    ordered = tuple(dict.fromkeys((column, "namespace", "name")))
+    if sort.startswith("-"):
+        ordered = tuple(f"-{name}" for name in ordered)
+    return [Segment(rows.filter(**{f"{column}__isnull": False}), ordered),
+            Segment(rows.filter(**{f"{column}__isnull": True}), ("namespace", "name"))]

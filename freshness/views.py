@@ -16,7 +16,7 @@ from freshness.models import DatasetFreshness, EvaluatorState, FreshnessTransiti
 from freshness.querysets import STATUS_VIEW_DEFAULT_SORT, STATUS_VIEW_SORTS, needing_attention
 from registry.hooks import annotate_dataset_list
 from registry.models import Dataset, Team
-from registry.pagination import page_of
+from registry.pagination import segmented_page_of
 
 # The status view's status filter: what it lists under each choice (the first is the default).
 STATUS_FILTERS = {
@@ -65,7 +65,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         sort = STATUS_VIEW_DEFAULT_SORT
     rows = needing_attention(annotate_dataset_list(Dataset.objects.all()), STATUS_FILTERS[status][1],
                              team_id=team.pk if team else None, sort=sort)
-    page = page_of(request, rows)
+    page = segmented_page_of(request, rows)
     now = timezone.now()
     for dataset in page.object_list:
         dataset.fresh_css = STATUS_CSS.get(dataset.freshness.status, "")
@@ -86,7 +86,8 @@ def _sort_column(key: str, label: str, request: HttpRequest, sort: str) -> dict:
     """A sortable header: its link flips the order when the table is already sorted by it,
     and it says how it is sorted (aria-sort) for screen readers."""
     query = request.GET.copy()
-    query.pop("page", None)
+    for param in ("page", "after", "before"):  # a new order starts from its first page
+        query.pop(param, None)
     current = sort.removeprefix("-") == key
     query["sort"] = ("" if sort.startswith("-") else "-") + key if current else key
     return {"key": key, "label": label, "url": "?" + query.urlencode(),

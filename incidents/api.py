@@ -144,6 +144,7 @@ class IncidentList(generics.ListAPIView):
     """Incidents, newest first."""
 
     serializer_class = IncidentSerializer
+    keyset = ("-opened_at", "-id")  # incidents_opened_idx
 
     def get_queryset(self):
         rows = _incidents().order_by("-opened_at", "-id")

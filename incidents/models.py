@@ -147,6 +147,8 @@ class Incident(models.Model):
             models.Index(fields=["dataset"], condition=~Q(state="resolved"), name="incidents_open_idx"),
             # The dataset page shows the latest few, in this order, of all the dataset ever had.
             models.Index(fields=["dataset", "-opened_at", "-id"], name="incidents_dataset_recent_idx"),
+            # The incidents list, newest first, seeks here page after page.
+            models.Index(fields=["opened_at", "id"], name="incidents_opened_idx"),
         ]
 
     def __str__(self) -> str:

@@ -32,7 +32,7 @@ from lineage.svg import layout, with_statuses
 from registry.health import statuses_of
 from registry.hooks import count_badge, dataset_list_badge, dataset_page_section
 from registry.models import Consumer, Dataset
-from registry.pagination import page_of
+from registry.pagination import keyset_page_of
 from registry.usage import UsageKind, column_readers, owner_annotations, owners_of
 
 PAGE_DEPTHS = (1, 2, 3, 4, 5)
@@ -120,8 +120,8 @@ def job_list(request: HttpRequest) -> HttpResponse:
     jobs = Job.objects.annotate(
         last_state=Subquery(latest.values("state")[:1]), last_state_at=Subquery(latest.values("state_at")[:1]),
         last_token_team_id=Subquery(latest.values("token_team_id")[:1]), **owner_annotations(),
-    ).order_by("namespace", "name")
-    page = page_of(request, jobs)
+    )
+    page = keyset_page_of(request, jobs, key=("namespace", "name"))  # lineage_job_namespace_name_unique
     for job, owner in zip(page.object_list, owners_of(page.object_list, lambda j: j.last_token_team_id), strict=True):
         job.owner = owner
     return render(request, "lineage/job_list.html", {"page": page})

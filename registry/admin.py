@@ -5,6 +5,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
+from django.contrib.admin.views.main import ChangeList
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.serializers.json import DjangoJSONEncoder
@@ -15,6 +16,7 @@ from django.template.response import TemplateResponse
 from registry.constants import AuditAction
 from registry.forms import ApiTokenForm
 from registry.jobs import DbtOwner, JobTeam, OwnershipRules, TeamAlias
+from registry.keyset import BadToken, keyset_page
 from registry.models import (
     ApiToken,
     AuditEvent,
@@ -119,6 +121,57 @@ class AppendOnlyAdmin(ReadOnlyAdmin):
         return False
 
 
+class KeysetChangeList(ChangeList):
+    """An admin list in keyset pages (registry.keyset) through the index of the admin's
+    `keyset`: Next and Previous rather than page numbers, no COUNT and no OFFSET, so
+    the latest rows and the oldest cost the same however long the list."""
+
+    def get_results(self, request):
+        after, before = getattr(request, "keyset_tokens", (None, None))
+        key, size = self.model_admin.keyset, self.list_per_page
+        try:
+            page = keyset_page(self.queryset, key=key, size=size, after=after, before=before)
+        except BadToken:
+            page = keyset_page(self.queryset, key=key, size=size)
+        self.result_list = page.rows
+        self.result_count = len(page.rows)
+        self.full_result_count = None
+        self.show_full_result_count = False
+        self.show_admin_actions = True
+        self.can_show_all = False
+        self.multi_page = page.has_next or page.has_previous
+        self.paginator = NoPageNumbers()
+        self.keyset_paged = True  # templates/admin/pagination.html: Next and Previous links
+        self.next_url = self.get_query_string({"after": page.next_token}) if page.has_next else None
+        self.previous_url = self.get_query_string({"before": page.previous_token}) if page.has_previous else None
+
+
+class NoPageNumbers:
+    """What the admin's pagination tag asks of a paginator, for a list without page numbers."""
+
+    def get_elided_page_range(self, number):
+        return []
+
+
+class KeysetAdmin(admin.ModelAdmin):
+    """A ModelAdmin whose list pages by keyset (KeysetChangeList) through `keyset`, its
+    ordering's index; the columns do not re-sort it (an order no index holds)."""
+
+    keyset: tuple[str, ...] = ("-pk",)
+    show_full_result_count = False
+    sortable_by: tuple[str, ...] = ()
+
+    def get_changelist(self, request, **kwargs):
+        return KeysetChangeList
+
+    def changelist_view(self, request, extra_context=None):
+        # The tokens are not lookups: the admin would refuse them as unknown filters.
+        request.GET = request.GET.copy()
+        request.keyset_tokens = (request.GET.pop("after", [None])[-1] or None,
+                                 request.GET.pop("before", [None])[-1] or None)
+        return super().changelist_view(request, extra_context)
+
+
 class MembershipInline(admin.TabularInline):
     model = Membership
     extra = 1
@@ -212,11 +265,12 @@ UNCLAIM = OwnershipAction(
 
 
 @admin.register(Dataset)
-class DatasetAdmin(AuditedDeleteAdmin):
+class DatasetAdmin(KeysetAdmin, AuditedDeleteAdmin):
     """Ownership changes only through the assign, transfer and unclaim actions: each asks
     for a reason and goes through Dataset.assign_owner, so it is audited with it."""
 
     list_display = ["namespace", "name", "owner_team", "owner", "compatibility_mode"]
+    keyset = ("namespace", "name")
     list_filter = ["owner_team", "compatibility_mode"]
     search_fields = ["namespace", "name"]
     list_select_related = ["owner_team", "owner"]
@@ -305,15 +359,26 @@ class ApiTokenAdmin(AuditedDeleteAdmin):
             token.revoke(by=request.user)
 
 
+# The audit log's filters offer what its latest rows name: a DISTINCT over the whole log
+# would read every row on every visit. Older actors and datasets are one search away.
+RECENT_AUDIT_ROWS = 10_000
+
+
+def recent_audit_rows():
+    """The latest RECENT_AUDIT_ROWS rows' ids (a backward walk of the `at` index)."""
+    return AuditEvent.objects.order_by("-at", "-id").values("id")[:RECENT_AUDIT_ROWS]
+
+
 class ActorFilter(admin.SimpleListFilter):
     """Who acted, by the label the row keeps (people, team tokens and "system" alike,
-    and people since removed)."""
+    and people since removed), among the latest rows."""
 
     title = "actor"
     parameter_name = "actor"
 
     def lookups(self, request, model_admin):
-        labels = AuditEvent.objects.order_by("actor_label").values_list("actor_label", flat=True).distinct()
+        labels = (AuditEvent.objects.filter(id__in=recent_audit_rows()).order_by("actor_label")
+                  .values_list("actor_label", flat=True).distinct())
         return [(label, label) for label in labels]
 
     def queryset(self, request, queryset):
@@ -325,7 +390,8 @@ class ActionFilter(admin.SimpleListFilter):
     parameter_name = "action"
 
     def lookups(self, request, model_admin):
-        actions = AuditEvent.objects.order_by("action").values_list("action", flat=True).distinct()
+        actions = (AuditEvent.objects.filter(id__in=recent_audit_rows()).order_by("action")
+                   .values_list("action", flat=True).distinct())
         return [(action, action) for action in actions]
 
     def queryset(self, request, queryset):
@@ -334,14 +400,15 @@ class ActionFilter(admin.SimpleListFilter):
 
 class DatasetFilter(admin.SimpleListFilter):
     """The rows about one dataset: its ownership, consumers, SLO, bindings and deletion
-    (each recorded on the dataset itself). Deleted datasets stay listed: the log outlives them."""
+    (each recorded on the dataset itself). Deleted datasets stay listed: the log outlives
+    them; those the latest rows name are offered (`?dataset=<id>` finds any)."""
 
     title = "dataset"
     parameter_name = "dataset"
 
     def lookups(self, request, model_admin):
-        rows = AuditEvent.objects.filter(object_type=audit_type(Dataset)).order_by().values_list(
-            "object_id", "object_repr").distinct()
+        rows = AuditEvent.objects.filter(id__in=recent_audit_rows(), object_type=audit_type(Dataset)).order_by(
+            ).values_list("object_id", "object_repr").distinct()
         names = dict(rows)  # one name per dataset, should its namespace or name have been edited
         return sorted(names.items(), key=lambda item: item[1])
 
@@ -351,15 +418,30 @@ class DatasetFilter(admin.SimpleListFilter):
         return queryset.filter(object_type=audit_type(Dataset), object_id=self.value())
 
 
+class ObjectTypeFilter(admin.SimpleListFilter):
+    title = "object type"
+    parameter_name = "object_type"
+
+    def lookups(self, request, model_admin):
+        types = (AuditEvent.objects.filter(id__in=recent_audit_rows()).order_by("object_type")
+                 .values_list("object_type", flat=True).distinct())
+        return [(t, t) for t in types]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(object_type=self.value()) if self.value() else queryset
+
+
 @admin.register(AuditEvent)
-class AuditEventAdmin(AppendOnlyAdmin):
+class AuditEventAdmin(KeysetAdmin, AppendOnlyAdmin):
     """The audit log: append-only in the database, read-only here. The apps built on the
-    core add filters of their own (contracts_app.admin adds the contract)."""
+    core add filters of their own (contracts_app.admin adds the contract). Newest first,
+    in keyset pages through the `at` index; no date hierarchy (its years and months are
+    a DISTINCT over every row)."""
 
     list_display = ["at", "actor_label", "action", "object_type", "object_repr"]
-    list_filter = [ActorFilter, DatasetFilter, ActionFilter, "object_type"]
+    list_filter = [ActorFilter, DatasetFilter, ActionFilter, ObjectTypeFilter]
     search_fields = ["object_repr", "actor_label"]
-    date_hierarchy = "at"
+    keyset = ("-at", "-id")
     readonly_fields = ["at", "actor", "actor_label", "action", "object_type", "object_id", "object_repr",
                        "before", "after"]
 
@@ -374,9 +456,10 @@ class NamespaceTeamAdmin(AuditedDeleteAdmin):
 
 
 @admin.register(ColumnRead)
-class ColumnReadAdmin(ReadOnlyAdmin):
-    """What lineage showed each job reading (written by the ingest)."""
+class ColumnReadAdmin(KeysetAdmin, ReadOnlyAdmin):
+    """What lineage showed each job reading (written by the ingest), newest rows first."""
 
+    keyset = ("-pk",)
     list_display = ["dataset", "job_namespace", "job_name", "column", "kind", "source", "last_seen_at"]
     list_filter = ["kind", "source"]
     search_fields = ["job_name", "job_namespace", "column", "dataset__name"]
@@ -384,9 +467,10 @@ class ColumnReadAdmin(ReadOnlyAdmin):
 
 
 @admin.register(InputSchema)
-class InputSchemaAdmin(ReadOnlyAdmin):
+class InputSchemaAdmin(KeysetAdmin, ReadOnlyAdmin):
     """The schema each job's events gave its inputs (written by the ingest; lanes match it)."""
 
+    keyset = ("-pk",)
     list_display = ["dataset", "job_namespace", "job_name", "fingerprint", "complete", "last_seen_at"]
     search_fields = ["job_name", "job_namespace", "dataset__name"]
     list_select_related = ["dataset"]
@@ -464,9 +548,10 @@ class TeamAliasAdmin(admin.ModelAdmin):
 
 
 @admin.register(JobTeam)
-class JobTeamAdmin(ReadOnlyAdmin):
+class JobTeamAdmin(KeysetAdmin, ReadOnlyAdmin):
     """Each job's ownership facts (from its events) and the team the rules decided."""
 
+    keyset = ("job_namespace", "job_name")
     list_display = ["job_namespace", "job_name", "team", "rule", "rule_detail", "dbt_path"]
     list_filter = ["rule"]
     search_fields = ["job_namespace", "job_name", "dbt_unique_id", "dbt_path"]

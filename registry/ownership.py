@@ -28,7 +28,7 @@ from datetime import timedelta
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q, Subquery
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from registry.constants import AuditAction
@@ -659,18 +659,27 @@ def suggested_rule(job_namespace: str, job_name: str, dbt_path: str, team: str |
     return f"ns:{job_namespace} job:{job_name} {owner}"
 
 
-def unowned_jobs() -> list[UnownedJob]:
-    """The jobs no rule but the posting token's team owns (neither an ownership facet,
-    the rules file, dbt artefacts nor their namespace's team), each with the rule that
-    would claim it (one query)."""
+UNOWNED_JOBS_KEY = ("job_namespace", "job_name")  # job_team_unique: the lists page through it
+
+
+def unowned_job_rows() -> QuerySet:
+    """The JobTeam rows of the jobs no rule but the posting token's team owns (neither
+    an ownership facet, the rules file, dbt artefacts nor their namespace's team), with
+    that team; unordered, for a page (registry.keyset) or `unowned_jobs`."""
     token_team = Subquery(ColumnRead.objects.filter(job_namespace=OuterRef("job_namespace"), job_name=OuterRef("job_name"),
                                                     token_team__isnull=False)
                           .order_by("-last_seen_at").values("token_team_id")[:1])
-    rows = (JobTeam.objects.filter(team__isnull=True)
+    return (JobTeam.objects.filter(team__isnull=True)
             .exclude(Exists(NamespaceTeam.objects.filter(namespace=OuterRef("job_namespace"))))
             .annotate(token_team_id=token_team)
-            .annotate(token_team_slug=Subquery(Team.objects.filter(pk=OuterRef("token_team_id")).values("slug")[:1]))
-            .order_by("job_namespace", "job_name"))
+            .annotate(token_team_slug=Subquery(Team.objects.filter(pk=OuterRef("token_team_id")).values("slug")[:1])))
+
+
+def unowned_jobs(rows=None) -> list[UnownedJob]:
+    """Those jobs (`rows`: a page of `unowned_job_rows`; all of them, in order, by
+    default), each with the rule that would claim it (one query)."""
+    if rows is None:
+        rows = unowned_job_rows().order_by(*UNOWNED_JOBS_KEY)
     return [UnownedJob(r.job_namespace, r.job_name, r.dbt_unique_id, r.dbt_path, list(r.owners or []),
                        r.token_team_slug, suggested_rule(r.job_namespace, r.job_name, r.dbt_path, r.token_team_slug))
             for r in rows]

@@ -9,6 +9,11 @@ small (a team's requests). A list that grows with the world (datasets) pages by 
 instead, at the same cost on every page whatever the rows:
 
     page = keyset_page_of(request, queryset, key=("namespace", "name"))   # ?after= / ?before=
+
+A list ordered by a rank no single index holds (the home page, most urgent first) is
+made of segments, each seeking through its own index:
+
+    page = segmented_page_of(request, segments)
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from django.conf import settings
 from django.core.paginator import Page, Paginator
 from django.http import HttpRequest
 
-from registry.keyset import BadToken, KeysetPage, keyset_page
+from registry.keyset import BadToken, KeysetPage, Segment, keyset_page, segmented_page
 
 
 def page_of(request: HttpRequest, rows, *, per_page: int | None = None) -> Page:
@@ -71,4 +76,18 @@ def keyset_page_of(request: HttpRequest, rows, *, key: tuple[str, ...], per_page
     except BadToken:
         after = before = None
         page = keyset_page(rows, key=key, size=size)
+    return KeysetListPage(request, page, first=not (after or before) or (before is not None and page.previous_token is None))
+
+
+def segmented_page_of(request: HttpRequest, segments: list[Segment], *, per_page: int | None = None) -> KeysetListPage:
+    """The page of a list made of keyset segments (registry.keyset.segmented_page)
+    after `?after=` or before `?before=`; a bad token, or an old `?page=N` link, gives
+    the first page."""
+    size = per_page or settings.LIST_PAGE_SIZE
+    after, before = request.GET.get("after") or None, request.GET.get("before") or None
+    try:
+        page = segmented_page(segments, size=size, after=after, before=before)
+    except BadToken:
+        after = before = None
+        page = segmented_page(segments, size=size)
     return KeysetListPage(request, page, first=not (after or before) or (before is not None and page.previous_token is None))

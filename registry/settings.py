@@ -137,7 +137,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["registry.api.permissions.ScopedToken"],
     # drf-spectacular's, listing the errors each operation can answer (registry/api/schema.py).
     "DEFAULT_SCHEMA_CLASS": "registry.api.schema.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "registry.api.pagination.Pagination",
+    "DEFAULT_PAGINATION_CLASS": "registry.api.pagination.KeysetPagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "registry.api.errors.exception_handler",
     # JSON within bounds (registry.jsonbody): depth, integer size, no lone surrogates.

@@ -35,7 +35,7 @@ from registry.hooks import (
 from registry.inbox import due_moment, inbox_of_person, inbox_of_team
 from registry.jobs import OwnershipRules
 from registry.models import Consumer, Dataset, Team, is_governance_admin
-from registry.ownership import unowned_jobs
+from registry.ownership import UNOWNED_JOBS_KEY, unowned_job_rows, unowned_jobs
 from registry.pagination import keyset_page_of
 from registry.readings import confirm_readings, readings_to_confirm
 from registry.usage import readers_of
@@ -260,7 +260,9 @@ def _inbox_rows(inbox) -> list[tuple[str, str, list[tuple[InboxItem, Team | None
 def unowned_jobs_page(request: HttpRequest) -> HttpResponse:
     """The jobs no rule owns (only their token's team, or nobody), each with the rules-file line that would claim it."""
     latest = OwnershipRules.objects.order_by("-version").first()
-    return render(request, "registry/unowned_jobs.html", {"jobs": unowned_jobs(), "rules": latest})
+    page = keyset_page_of(request, unowned_job_rows(), key=UNOWNED_JOBS_KEY)
+    return render(request, "registry/unowned_jobs.html",
+                  {"jobs": unowned_jobs(page.object_list), "page": page, "rules": latest})
 
 
 @require_GET

@@ -69,6 +69,7 @@ def _draft(pk: int) -> Draft:
 
 class DraftList(generics.ListAPIView):
     serializer_class = DraftSerializer
+    keyset = ("owner_team__slug", "created_at", "pk")
 
     @extend_schema(
         summary="Drafts waiting for review",

@@ -155,7 +155,7 @@ def _get(pk: int) -> ChangeRequest:
     OpenApiParameter("contract", str, description="A contract's dotted name."),
 ])
 class ChangeRequestList(generics.ListAPIView):
-    """Change requests, open first (soonest deadline first)."""
+    """Change requests, open first (soonest deadline first), then approved, then finished."""
 
     write_scope = TokenScope.CONTRACTS_PUBLISH  # its POST publishes a version through the gate
 
@@ -176,6 +176,9 @@ class ChangeRequestList(generics.ListAPIView):
         if self.request.query_params.get("contract"):
             requests = requests.filter(contract__name=self.request.query_params["contract"])
         return requests
+
+    def keyset_segments(self, requests) -> list:
+        return requests.in_listing_order()
 
     @extend_schema(
         request=ProposeSerializer,

@@ -152,6 +152,7 @@ class DomainList(APIView):
                + [OpenApiParameter("domain", str), OpenApiParameter("schema_type", str)])
 class ContractList(generics.ListAPIView):
     serializer_class = ContractSerializer
+    keyset = ("name",)  # unique
 
     def get_queryset(self):
         qs = contracts_with_versions()
@@ -224,6 +225,7 @@ class ContractBindingDetail(APIView):
 
 class VersionList(generics.ListAPIView):
     serializer_class = VersionSerializer
+    keyset = ("published_at", "id")  # within one contract
 
     def get_queryset(self):
         contract = get_object_or_404(Contract, name=self.kwargs["name"])
@@ -357,11 +359,12 @@ class VersionSpec(APIView):
 
 class SpecList(generics.ListAPIView):
     serializer_class = SpecSerializer
+    keyset = ("published_at", "id")  # within one contract
 
     def get_queryset(self):
         get_object_or_404(Contract, name=self.kwargs["name"])
         return IntegrationSpec.objects.filter(contract_version__contract__name=self.kwargs["name"]).select_related(
-            "contract_version__contract").order_by("published_at")
+            "contract_version__contract").order_by("published_at", "id")
 
 
 class VersionDiff(APIView):

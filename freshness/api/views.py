@@ -11,6 +11,7 @@ from freshness.api.serializers import FreshnessSerializer, TransitionSerializer
 from freshness.constants import FreshnessStatus
 from freshness.evaluation import set_slo
 from freshness.models import DatasetFreshness, FreshnessTransition
+from registry.keyset import Segment
 from registry.models import Dataset
 
 
@@ -45,6 +46,7 @@ class DatasetTransitions(generics.ListAPIView):
     """The dataset's freshness timeline, newest first."""
 
     serializer_class = TransitionSerializer
+    keyset = ("-at", "-id")  # freshness_transition_ds_idx, within the dataset
 
     def get_queryset(self):
         dataset = get_object_or_404(Dataset, pk=self.kwargs["pk"])
@@ -65,3 +67,9 @@ class FreshnessList(generics.ListAPIView):
                 raise ValidationError({"status": f"{status!r} is not one of {', '.join(FreshnessStatus.values)}."})
             rows = rows.filter(status=status)
         return rows
+
+    def keyset_segments(self, rows) -> list[Segment]:
+        """The rows with a next deadline, soonest first (freshness_next_check_idx), then
+        those without one, by dataset: one seek a page, nulls last on every database."""
+        return [Segment(rows.filter(next_check_at__isnull=False), ("next_check_at", "dataset_id")),
+                Segment(rows.filter(next_check_at__isnull=True), ("dataset_id",))]

@@ -100,6 +100,7 @@ class DatasetQualityList(ListAPIView):
     """The dataset's data-quality checks (one per run), newest first."""
 
     serializer_class = QualityCheckSerializer
+    keyset = ("-event_time", "-id")  # lineage_quality_recent_idx, within the dataset
 
     def get_queryset(self):
         dataset = get_object_or_404(Dataset, pk=self.kwargs["pk"])
@@ -111,6 +112,7 @@ class LatestQualityList(ListAPIView):
     """Every dataset's quality state: the latest check of each job testing it."""
 
     serializer_class = QualityCheckSerializer
+    keyset = ("dataset__namespace", "dataset__name", "job_namespace", "job_name")  # one check a (dataset, job)
 
     def get_queryset(self):
         checks = QualityCheck.objects.latest_per_job().select_related("dataset")

@@ -10,7 +10,14 @@ from rest_framework.views import APIView
 
 from registry.jobs import DecidedBy, JobTeam, OwnershipRules, TeamAlias
 from registry.models import Team
-from registry.ownership import declare_alias, remove_alias, save_ownership_rules, unowned_jobs
+from registry.ownership import (
+    UNOWNED_JOBS_KEY,
+    declare_alias,
+    remove_alias,
+    save_ownership_rules,
+    unowned_job_rows,
+    unowned_jobs,
+)
 from registry.readings import confirm_readings, readings_to_confirm
 from registry.usage import owner_annotations, owners_of
 
@@ -70,6 +77,7 @@ class OwnershipRulesVersions(generics.ListAPIView):
 
     serializer_class = RulesVersionSerializer
     queryset = OwnershipRules.objects.select_related("created_by").order_by("-version")
+    keyset = ("-version",)
 
 
 class JobOwnerSerializer(serializers.Serializer):
@@ -89,6 +97,7 @@ class JobOwners(generics.ListAPIView):
     namespace's team, else nobody here (the dataset readers also know its token's team)."""
 
     serializer_class = JobOwnerSerializer
+    keyset = ("job_namespace", "job_name")  # job_team_unique
 
     def get_queryset(self):
         jobs = JobTeam.objects.annotate(**owner_annotations("job_namespace", "job_name")).order_by("job_namespace", "job_name")
@@ -119,12 +128,18 @@ class UnownedJobSerializer(serializers.Serializer):
     suggested_rule = serializers.CharField(help_text="A rules-file line that would claim the job.")
 
 
-class UnownedJobs(APIView):
+class UnownedJobs(generics.ListAPIView):
     """Jobs no ownership facet, rules file, dbt artefact or namespace mapping owns, each with a rule that would claim it."""
 
-    @extend_schema(responses=UnownedJobSerializer(many=True))
-    def get(self, request):
-        return Response([job.to_dict() for job in unowned_jobs()])
+    serializer_class = UnownedJobSerializer
+    keyset = UNOWNED_JOBS_KEY
+
+    def get_queryset(self):
+        return unowned_job_rows()
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response([job.to_dict() for job in unowned_jobs(page)])
 
 
 class TeamAliasSerializer(serializers.Serializer):

@@ -1,14 +1,9 @@
 from rest_framework.exceptions import APIException
-from rest_framework.pagination import BasePagination, LimitOffsetPagination
+from rest_framework.pagination import BasePagination
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
-from registry.keyset import BadToken, keyset_page
-
-
-class Pagination(LimitOffsetPagination):
-    default_limit = 100
-    max_limit = 10000
+from registry.keyset import BadToken, keyset_page, segmented_page
 
 
 class BadPageToken(APIException):
@@ -23,7 +18,9 @@ class KeysetPagination(BasePagination):
     `?limit=` rows (default 100, at most 10,000); `next` and `previous` are links to
     the neighbouring pages (`?after=` / `?before=` an opaque token), null at either end.
     No `count`: counting a million rows costs more than the page. The view names its
-    unique, indexed ordering as `keyset` (default: the primary key)."""
+    unique, indexed ordering as `keyset` (default: the primary key), or, for an order
+    no one index holds (most urgent first), splits its rows into keyset segments with
+    `keyset_segments(queryset)` (registry.keyset.segmented_page)."""
 
     default_limit = 100
     max_limit = 10000
@@ -31,11 +28,13 @@ class KeysetPagination(BasePagination):
     def paginate_queryset(self, queryset, request, view=None):
         self.request = request
         self.limit = self._limit(request)
-        key = tuple(getattr(view, "keyset", ("pk",)))
+        after, before = request.query_params.get("after") or None, request.query_params.get("before") or None
         try:
-            self.page = keyset_page(queryset, key=key, size=self.limit,
-                                    after=request.query_params.get("after") or None,
-                                    before=request.query_params.get("before") or None)
+            if hasattr(view, "keyset_segments"):
+                self.page = segmented_page(view.keyset_segments(queryset), size=self.limit, after=after, before=before)
+            else:
+                key = tuple(getattr(view, "keyset", ("pk",)))
+                self.page = keyset_page(queryset, key=key, size=self.limit, after=after, before=before)
         except BadToken as exc:
             raise BadPageToken(str(exc)) from exc
         return self.page.rows

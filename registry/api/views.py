@@ -8,7 +8,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from registry import teamsync
-from registry.api.pagination import KeysetPagination
 from registry.api.parsers import BoundedJSONParser, TeamsYamlParser
 from registry.api.serializers import (
     ClaimSerializer,
@@ -64,6 +63,7 @@ class TeamList(generics.ListAPIView):
 
     queryset = Team.objects.select_related("parent")
     serializer_class = TeamSerializer
+    keyset = ("name",)  # unique
 
     @extend_schema(request=TeamWriteSerializer, responses={201: TeamDetailSerializer})
     def post(self, request):
@@ -151,7 +151,6 @@ class TeamSync(APIView):
 class DatasetList(generics.ListAPIView):
     serializer_class = DatasetSerializer
     # A million datasets: every page seeks through the (namespace, name) unique index.
-    pagination_class = KeysetPagination
     keyset = ("namespace", "name")
 
     def get_queryset(self):

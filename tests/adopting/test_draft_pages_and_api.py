@@ -3,6 +3,8 @@ preview, Approve for the owner team only), and the dbt upload endpoint."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -38,6 +40,26 @@ def test_the_queue_lists_the_owner_teams_pending_drafts_in_constant_queries(
     with django_assert_num_queries(4):
         page = client.get(reverse("draft-queue")).content.decode()
     assert page.count('<td><a href="/drafts/') == 5 and "Checkout" in page
+
+
+def test_the_draft_queue_comes_in_keyset_pages(client, owner_team, owner, settings, django_assert_num_queries):
+    settings.LIST_PAGE_SIZE = 2
+    for n in range(5):
+        other = Dataset.objects.create(namespace="postgres://retail-db:5432", name=f"retail.public.t{n}",
+                                       owner_team=owner_team)
+        save_generated_draft(dataframe_document(["retail", "public", f"t{n}"], owner=owner_team, columns=COLUMNS,
+                                                datasets=[other]),
+                             origin=DraftOrigin.OBSERVED, source=f"dataset:{other.pk}", owner=owner_team, dataset=other)
+    client.force_login(owner)
+    client.get(reverse("draft-queue"))
+    seen, url = [], reverse("draft-queue")
+    while url:
+        with django_assert_num_queries(4):  # as above, on every page
+            body = client.get(url).content.decode()
+        seen += re.findall(r'<td><a href="/drafts/(\d+)/">', body)
+        found = re.search(r'href="\?([^"]*after=[^"]+)" rel="next"', body)
+        url = reverse("draft-queue") + "?" + found.group(1).replace("&amp;", "&") if found else None
+    assert seen == [str(d.pk) for d in Draft.objects.pending().order_by("created_at", "pk")]
 
 
 def test_an_outsider_sees_no_other_teams_queue(client, dataset, owner_team, outsider):

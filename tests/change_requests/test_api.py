@@ -94,7 +94,7 @@ def test_the_list_filters_by_state_and_contract(client, change_request, consumer
     headers = bearer(consumer)
     assert [r["id"] for r in client.get("/api/change-requests/?state=open", **headers).json()["results"]] == [change_request.pk]
     assert client.get("/api/change-requests/?state=published", **headers).json()["results"] == []
-    assert client.get("/api/change-requests/?contract=retail.checkout.order_placed", **headers).json()["count"] == 1
+    assert len(client.get("/api/change-requests/?contract=retail.checkout.order_placed", **headers).json()["results"]) == 1
     response = client.get("/api/change-requests/?state=bogus", **headers)
     assert response.status_code == 400 and "bogus" in str(response.json())
 
@@ -145,11 +145,11 @@ def test_the_list_takes_a_constant_number_of_queries(client, consumer, owner, ow
 
     _many_requests(count, owner, owner_team, [consumer_team, other_team])
     client.force_login(consumer)
-    # 1 session, 2 user, 3 count, 4 the page of requests (contract, owner team, base version, progress),
-    # 5 their team reviews with team
-    with django_assert_num_queries(5):
+    # 1 session, 2 user, 3-5 the page of requests (contract, owner team, base version, progress),
+    # a seek each for the open, approved and finished ones (no count), 6 their team reviews with team
+    with django_assert_num_queries(6):
         response = client.get("/api/change-requests/")
-    assert response.json()["count"] == count
+    assert len(response.json()["results"]) == count
     assert all(len(r["reviews"]) == 2 for r in response.json()["results"])
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 from django.urls import reverse
@@ -45,11 +47,37 @@ def _many_requests(count: int, owner, owner_team, teams):
 def test_the_list_renders_in_a_constant_number_of_queries(client, consumer, owner, owner_team, consumer_team, other_team, count, django_assert_num_queries):
     _many_requests(count, owner, owner_team, [consumer_team, other_team])
     client.force_login(consumer)
-    # 1 session, 2 user, 3 requests with contract, owner team, opener and progress counts
-    with django_assert_num_queries(4):  # and the page's count
+    # 1 session, 2 user, 3-5 requests with contract, owner team, opener and progress counts,
+    # a seek each for the open, approved and finished ones (no count)
+    with django_assert_num_queries(5):
         response = client.get(reverse("change-request-list"))
     assert response.status_code == 200
     assert response.content.decode().count("0/2") == count
+
+
+def test_a_deep_page_of_the_list_costs_the_queries_of_the_first(client, consumer, owner, owner_team, consumer_team,
+                                                                 settings, django_assert_num_queries):
+    settings.LIST_PAGE_SIZE = 2
+    _many_requests(10, owner, owner_team, [consumer_team])
+    for request in ChangeRequest.objects.order_by("pk")[:3]:
+        request.withdraw(by=owner)
+        request.save()
+    expected = [r.pk for r in ChangeRequest.objects.filter(state="open").order_by("deadline_at", "pk")] + [
+        r.pk for r in ChangeRequest.objects.exclude(state="open").order_by("deadline_at", "pk")]
+    client.force_login(consumer)
+    seen, urls, url = [], [], reverse("change-request-list")
+    while url:
+        urls.append(url)
+        body = client.get(url).content.decode()
+        seen += [int(pk) for pk in re.findall(r"#(\d+)<", body)]
+        found = re.search(r'href="\?([^"]*after=[^"]+)" rel="next"', body)
+        url = reverse("change-request-list") + "?" + found.group(1).replace("&amp;", "&") if found else None
+    assert seen == expected and len(expected) == 10
+    # 1 session, 2 user, 3 the open requests (two, and one more: the page is full)
+    with django_assert_num_queries(3):
+        client.get(urls[0])
+    with django_assert_num_queries(3):  # the same from the token of the fourth open request
+        client.get(urls[2])
 
 
 def _wide_request(contract, owner, dataset, teams: int, changes: int) -> ChangeRequest:
