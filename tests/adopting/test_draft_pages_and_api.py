@@ -26,14 +26,18 @@ def drafted(dataset, team, columns=COLUMNS) -> Draft:
                                 dataset=dataset).draft
 
 
+def five_observed_drafts(team) -> None:
+    """Drafts of five of the team's tables, as the observed schemas make them."""
+    for n in range(5):
+        other = Dataset.objects.create(namespace="postgres://retail-db:5432", name=f"retail.public.t{n}", owner_team=team)
+        save_generated_draft(dataframe_document(["retail", "public", f"t{n}"], owner=team, columns=COLUMNS,
+                                                datasets=[other]),
+                             origin=DraftOrigin.OBSERVED, source=f"dataset:{other.pk}", owner=team, dataset=other)
+
+
 def test_the_queue_lists_the_owner_teams_pending_drafts_in_constant_queries(
         client, dataset, owner_team, owner, django_assert_num_queries):
-    for n in range(5):
-        other = Dataset.objects.create(namespace="postgres://retail-db:5432", name=f"retail.public.t{n}",
-                                       owner_team=owner_team)
-        save_generated_draft(dataframe_document(["retail", "public", f"t{n}"], owner=owner_team, columns=COLUMNS,
-                                                datasets=[other]),
-                             origin=DraftOrigin.OBSERVED, source=f"dataset:{other.pk}", owner=owner_team, dataset=other)
+    five_observed_drafts(owner_team)
     client.force_login(owner)
     # the session, the user, the pending drafts of the person's teams (a subquery) with their teams,
     # datasets and editors, and the person's teams for the team picker: whatever the number of drafts
@@ -44,12 +48,7 @@ def test_the_queue_lists_the_owner_teams_pending_drafts_in_constant_queries(
 
 def test_the_draft_queue_comes_in_keyset_pages(client, owner_team, owner, settings, django_assert_num_queries):
     settings.LIST_PAGE_SIZE = 2
-    for n in range(5):
-        other = Dataset.objects.create(namespace="postgres://retail-db:5432", name=f"retail.public.t{n}",
-                                       owner_team=owner_team)
-        save_generated_draft(dataframe_document(["retail", "public", f"t{n}"], owner=owner_team, columns=COLUMNS,
-                                                datasets=[other]),
-                             origin=DraftOrigin.OBSERVED, source=f"dataset:{other.pk}", owner=owner_team, dataset=other)
+    five_observed_drafts(owner_team)
     client.force_login(owner)
     client.get(reverse("draft-queue"))
     seen, url = [], reverse("draft-queue")
