@@ -1,14 +1,9 @@
-"""Pages of long lists: every list page shows LIST_PAGE_SIZE rows at a time, so a
-registry of tens of thousands of datasets or jobs answers as fast as a small one.
-
-    page = page_of(request, queryset)   # ?page=N; a bad or out-of-range N gives the nearest page
-    {% include "_pager.html" with page=page %}
-
-A page costs one COUNT and one slice of the query (an OFFSET): fine for lists that stay
-small (a team's requests). A list that grows with the world (datasets) pages by keyset
-instead, at the same cost on every page whatever the rows:
+"""Pages of long lists: every list page shows LIST_PAGE_SIZE rows at a time, by
+keyset, so the hundredth page of a registry of millions of datasets costs what its
+first does (no COUNT, no OFFSET):
 
     page = keyset_page_of(request, queryset, key=("namespace", "name"))   # ?after= / ?before=
+    {% include "_pager.html" with page=page %}
 
 A list ordered by a rank no single index holds (the home page, most urgent first) is
 made of segments, each seeking through its own index:
@@ -19,20 +14,9 @@ made of segments, each seeking through its own index:
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.paginator import Page, Paginator
 from django.http import HttpRequest
 
 from registry.keyset import BadToken, KeysetPage, Segment, keyset_page, segmented_page
-
-
-def page_of(request: HttpRequest, rows, *, per_page: int | None = None) -> Page:
-    """The requested page of `rows` (a QuerySet, ordered; or a list)."""
-    paginator = Paginator(rows, per_page or settings.LIST_PAGE_SIZE)
-    page = paginator.get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
-    page.other_params = query.urlencode()  # the filters, kept by the pager's links
-    return page
 
 
 class KeysetListPage:
@@ -41,7 +25,6 @@ class KeysetListPage:
 
     def __init__(self, request: HttpRequest, page: KeysetPage, first: bool):
         self.object_list = page.rows
-        self.keyset = True
         self.first = first
         self.next_token = page.next_token
         self.previous_token = page.previous_token
