@@ -104,6 +104,30 @@ def partitions() -> list[Partition]:
     return sorted(found, key=lambda p: (p.is_default, p.start or datetime.min.replace(tzinfo=UTC)))
 
 
+def wholly_before(cutoff: datetime) -> list[Partition]:
+    """The partitions drop_before(cutoff) would drop, oldest first."""
+    if not is_partitioned():
+        return []
+    return [p for p in partitions() if not p.is_default and p.end is not None and p.end <= cutoff]
+
+
+def rows_in(partition: Partition) -> tuple[int, bool]:
+    """(rows, exact): the planner's count of the partition's rows where ANALYZE
+    (autovacuum's, on every partition) has counted them, else an exact count. An
+    exact count of a month at a million datasets is a scan of millions of rows,
+    seconds, for a number only said in the output and the audit row."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(%s)", [partition.name])
+        row = cursor.fetchone()
+        if row and row[0] >= 0:
+            return row[0], False
+    # Through the table (the serving role reads no partition by name): its bounds prune to this one.
+    rows = RunEvent.objects.filter(event_time__lt=partition.end)
+    if partition.start is not None:
+        rows = rows.filter(event_time__gte=partition.start)
+    return rows.count(), True
+
+
 def _moment(value: str) -> datetime | None:
     if value in ("MINVALUE", "MAXVALUE"):
         return None

@@ -218,3 +218,20 @@ def test_retention_drops_the_months_wholly_past_the_window_and_deletes_the_edge_
     assert list(RunEvent.objects.values_list("job_name", flat=True)) == ["recent"]
     assert month(old_month) not in names()
     assert AuditEvent.objects.get(action="lineage.events_pruned").after["partitions_dropped"] == [month(old_month)]
+
+
+@pytest.mark.django_db
+def test_retention_takes_a_dropped_months_count_from_the_statistics_once_analyzed():
+    now = timezone.now()
+    old_month = partitions.add_months(partitions.month_start(now), -3)
+    partitions.create_ahead(old_month, ahead=0)
+    for day in range(3):
+        store_at(old_month + timedelta(days=day), job=f"old_{day}")
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {month(old_month)}")
+    out = StringIO()
+    call_command("prune_lineage_events", "--older-than", "30d", stdout=out)
+    assert f"dropped partition {month(old_month)} (about 3 events)" in out.getvalue()
+    assert "Deleted about 3 raw events" in out.getvalue()
+    audit = AuditEvent.objects.get(action="lineage.events_pruned").after
+    assert (audit["deleted"], audit["deleted_exact"]) == (3, False)

@@ -53,21 +53,24 @@ class Command(BaseCommand):
         old_static = StaticEvent.objects.filter(received_at__lt=cutoff)
         stale = [("column reads", ColumnRead.objects.expired(now)), ("field edges", FieldEdge.objects.expired(now)),
                  ("input schemas", InputSchema.objects.expired(now))]
-        event_total, static_total = old.count(), old_static.count()
-        total = event_total + static_total
         if dry_run:
+            total = old.count() + old_static.count()
             self.stdout.write(f"{total} events from before {cutoff:%Y-%m-%d %H:%M:%S} UTC would be deleted.")
             for label, rows in stale:
                 self.stdout.write(f"{rows.count()} {label} not seen within COLUMN_USAGE_WINDOW would be deleted.")
             return
-        self.stdout.write(f"Deleting {total} events from before {cutoff:%Y-%m-%d %H:%M:%S} UTC, {batch_size} per batch.")
         made = partitions.create_ahead(now)
+        # A month wholly past the window goes whole; its rows are not scanned to be counted.
+        doomed = {p.name: partitions.rows_in(p) for p in partitions.wholly_before(cutoff)}
         dropped = partitions.drop_before(cutoff)
+        deleted, exact = 0, True
         for name in dropped:
-            self.stdout.write(f"  dropped partition {name}")
-        # The rows of the dropped months were counted above; what is left goes row by row.
-        remaining = old.count() if dropped else event_total
-        deleted = event_total - remaining
+            rows, counted = doomed.get(name, (0, False))
+            deleted, exact = deleted + rows, exact and counted
+            self.stdout.write(f"  dropped partition {name} ({'' if counted else 'about '}{rows} events)")
+        remaining, static_total = old.count(), old_static.count()
+        self.stdout.write(f"Deleting {remaining + static_total} events from before {cutoff:%Y-%m-%d %H:%M:%S} UTC "
+                          f"row by row, {batch_size} per batch.")
         deleted += self._in_batches(RunEvent, old, remaining, batch_size)
         deleted += self._in_batches(StaticEvent, old_static, static_total, batch_size, label="static events")
         usage = {label: self._in_batches(rows.model, rows, rows.count(), batch_size, label=label) for label, rows in stale}
@@ -75,13 +78,13 @@ class Command(BaseCommand):
             AuditEvent.objects.create(
                 actor_label="prune_lineage_events", action="lineage.events_pruned",
                 object_type=RunEvent._meta.label_lower, object_id="*", object_repr=f"events from before {cutoff.isoformat()}",
-                after={"deleted": deleted, "older_than": older_than, "cutoff": cutoff.isoformat(),
+                after={"deleted": deleted, "deleted_exact": exact, "older_than": older_than, "cutoff": cutoff.isoformat(),
                        "partitions_dropped": dropped, "partitions_made": made,
                        "column_reads_deleted": usage["column reads"], "field_edges_deleted": usage["field edges"],
                        "input_schemas_deleted": usage["input schemas"]},
             )
         self.stdout.write(self.style.SUCCESS(
-            f"Deleted {deleted} raw events, {usage['column reads']} column reads, {usage['field edges']} field edges "
+            f"Deleted {'' if exact else 'about '}{deleted} raw events, {usage['column reads']} column reads, {usage['field edges']} field edges "
             f"and {usage['input schemas']} input schemas; "
             "jobs, runs, datasets and edges kept."))
 
