@@ -45,7 +45,7 @@ def freshness_section(request, dataset) -> str:
 
 def most_urgent_first(datasets) -> list[Segment]:
     """Stale first, then warning, unknown, fresh and no SLO; within a status, the
-    oldest last write (the most urgent) first, never-written last, then by name.
+    oldest last write (the most urgent) first, never-written last, by name.
 
     One keyset segment a status (registry.keyset.segmented_page), so that no page sorts
     the whole list: a written status seeks through the freshness rows' (status, last
@@ -56,7 +56,9 @@ def most_urgent_first(datasets) -> list[Segment]:
     they look alike on the page, and a segment of the former alone, rare, would walk
     the whole index to find it empty."""
     rows = datasets.select_related("freshness")
-    written, named = ("freshness__last_write_at", "namespace", "name"), ("namespace", "name")
+    # Equal last writes (a run's outputs, an import) by dataset id, not name: the freshness
+    # rows' index holds that order, so a page among thousands of them sorts none.
+    written, named = ("freshness__last_write_at", "pk"), ("namespace", "name")
     segments = []
     for status in STATUS_ORDER:
         of_status = rows.filter(freshness__status=status)

@@ -52,8 +52,9 @@ class DatasetFreshness(models.Model):
             models.Index(fields=["next_check_at"], name="freshness_next_check_idx",
                          condition=models.Q(next_check_at__isnull=False)),
             # The home page lists a status at a time, oldest write first (freshness.hooks.
-            # most_urgent_first): each page seeks here rather than sorting every row.
-            models.Index(fields=["status", "last_write_at"], name="freshness_status_write_idx"),
+            # most_urgent_first): each page seeks here rather than sorting every row, even
+            # among thousands written at one moment (one run's outputs, an import).
+            models.Index(fields=["status", "last_write_at", "dataset"], name="freshness_status_write_idx"),
             # /metrics reads the rows with an SLO each scrape; every written dataset has a row.
             models.Index(fields=["dataset"], name="freshness_slo_idx", condition=models.Q(max_age__isnull=False)),
         ]

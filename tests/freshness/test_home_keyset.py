@@ -47,16 +47,17 @@ def every_status(owner_team, owner):
 
 
 def _one_sort(datasets):
-    """The order the list had when it was one query: a rank over the statuses, the last
-    write (never-written last), the name; the no-SLO datasets never written by name,
-    with a freshness row or without."""
+    """The order of one query: a rank over the statuses, the last write (never-written
+    last), equal writes by dataset id; the never-written by name (the no-SLO ones with a
+    freshness row or without)."""
     rank = Case(*(When(freshness__status=s, then=Value(i)) for i, s in enumerate(STATUS_ORDER)),
                 default=Value(len(STATUS_ORDER)))
     never_written_no_slo = Q(freshness__isnull=True) | Q(freshness__status=FreshnessStatus.NO_SLO,
                                                         freshness__last_write_at__isnull=True)
     rank = Case(When(never_written_no_slo, then=Value(len(STATUS_ORDER))), default=rank)
     return datasets.annotate(urgency=rank).order_by(
-        "urgency", F("freshness__last_write_at").asc(nulls_last=True), "namespace", "name")
+        "urgency", F("freshness__last_write_at").asc(nulls_last=True),
+        Case(When(freshness__last_write_at__isnull=False, then=F("pk"))), "namespace", "name")
 
 
 def _walk(client, start: str, link: re.Pattern) -> tuple[list[list[str]], str]:
