@@ -73,7 +73,9 @@ def check(team: str, name: str, on: str, *assertions: tuple[str, str], query: st
         facets["dataQualityAssertions"] = {
             "_producer": PRODUCER,
             "_schemaURL": "https://openlineage.io/spec/facets/1-1-0/DataQualityAssertionsDatasetFacet.json",
-            "assertions": [{"assertion": a, "column": c, "success": True} for a, c in assertions]}
+            # A column-less assertion is a test of the whole dataset (dbt-ol: a singular test, by name).
+            "assertions": [{"assertion": a, "column": c, "success": True} if c else
+                           {"assertion": a, "name": a, "success": True} for a, c in assertions]}
     if metrics is not None:
         facets["dataQualityMetrics"] = {
             "_producer": PRODUCER,
@@ -169,6 +171,28 @@ def test_a_singular_test_reads_every_model_it_selects_from(teams):
     payments = owned(PAYMENTS, teams["warehouse"])
     consumes(teams["analytics"], PAYMENTS)
     assert asked(preview_change(payments, ["order_id"], effect=Effect.NULLS)) == ["analytics"]
+
+
+def test_a_singular_test_reported_as_its_own_job_is_judged_there_not_in_the_model_check_it_is_attached_to(teams):
+    """dbt-ol attaches a singular test's result, with no column, to the test job of one model it
+    reads (Analytics' `orders.test` here), and reports the test again as its own job
+    `test.<project>.<name>` (Warehouse's). That job answers for the test; Analytics' check job
+    answers only for its column assertions, which narrowed values cannot fail."""
+    store_event(run_event("COMPLETE", job="orders_load", job_namespace="checkout", outputs=[table(ORDERS, *ORDERS_TABLE)]))
+    check("analytics", "orders.test", ORDERS, ("not_null", "status"), ("every_order_is_paid", None))
+    orders = owned(ORDERS, teams["checkout"])
+    consumes(teams["analytics"], ORDERS)
+    # Alone, a column-less assertion may notice anything of the dataset: Analytics is asked.
+    assert asked(preview_change(orders, ["status"], effect=Effect.NARROWED)) == ["analytics"]
+    store_event(run_event("COMPLETE", job="test.shop.every_order_is_paid", job_namespace="warehouse",
+                          inputs=[dataset(ORDERS)]))
+    consumes(teams["warehouse"], ORDERS)
+    answer = preview_change(orders, ["status"], effect=Effect.NARROWED)
+    assert asked(answer) == ["warehouse"]
+    assert "warehouse/test.shop.every_order_is_paid reads all columns" in why(answer, "warehouse")
+    assert told(answer)["analytics"].endswith(
+        "analytics/orders.test checks status only by not_null, which narrowed values cannot fail "
+        "(every_order_is_paid, with no column, is answered for by its own test job)")
 
 
 # --- values followed through INDIRECT uses -------------------------------------------------
