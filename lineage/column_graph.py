@@ -252,6 +252,11 @@ def fed_steps(sources: dict[int, dict[str, set[str]] | None], now=None) -> list[
         absorbs = absorbed_by(description or "")
         found = carried(effects, subtype or "", through_star, kind=kind, absorbs=absorbs,
                         drops=drops_rows(description or ""))
+        if Effect.RETYPED in found and kind == UsageKind.DIRECT and (subtype or "").upper() != "IDENTITY" \
+                and not keeps_nulls(_shown(description or "")):
+            # An expression of a new type may compute a NULL where it computed none (`NULLIF(code,
+            # '0')` once '00' reads as 0): only a copy, or one that keeps NULLs, makes none.
+            found = found | {Effect.NULLS}
         if found:
             steps.append(FlowStep(input_id, input_field, dataset_id, field_, f"{ns}/{name}", kind, subtype or "",
                                   _shown(description or ""), found))
@@ -321,6 +326,38 @@ _CASTS = re.compile(r"\bCAST\s*\(.*?\bAS\s+(?!TEXT\b|VARCHAR\b|CHAR\b|STRING\b|C
                     re.IGNORECASE | re.DOTALL)
 
 
+# The expressions whose result is NULL exactly when an input is (or never): a copy, arithmetic
+# but division (a divisor turned 0 is NULL in some engines), concatenation, the aggregates
+# that skip NULLs, COALESCE, a cast to text. Anything else may turn a value into NULL.
+_KEEPS_NULLS = ("Column", "Identifier", "Literal", "Null", "Boolean", "Alias", "Paren", "Dot", "Add", "Sub", "Mul",
+                "Neg", "DPipe", "Sum", "Min", "Max", "Avg", "Coalesce")
+
+
+@cache
+def keeps_nulls(fragment: str) -> bool:
+    """Is `fragment` (a DIRECT edge's SQL: `SUM(i.quantity) AS units`) NULL exactly where its
+    inputs make it so, whatever their type: built only of `_KEEPS_NULLS` and casts to text?
+    False when it cannot be parsed, or is empty (nothing says what it computes)."""
+    from lineage.sql_usage import sqlglot
+
+    if not fragment.strip():
+        return False
+    try:
+        tree = sqlglot.parse_one(fragment)
+    except (sqlglot.errors.SqlglotError, RecursionError, ValueError):
+        return False
+    for node in tree.walk():
+        if isinstance(node, sqlglot.exp.Cast):
+            if node.to.this not in (sqlglot.exp.DataType.Type.TEXT, sqlglot.exp.DataType.Type.VARCHAR) \
+                    or node.to.expressions:
+                return False
+        elif isinstance(node, sqlglot.exp.DataType):
+            continue
+        elif type(node).__name__ not in _KEEPS_NULLS:
+            return False
+    return True
+
+
 def depends_on_values(description: str) -> str | None:
     """Why an edge's SQL depends on its input's values beyond carrying them (None: it only carries them)."""
     text = _shown(description)
@@ -340,12 +377,12 @@ def depends_on_values(description: str) -> str | None:
 # other assertion (a singular test, an expectation) may notice anything.
 NOTICES = {
     "not_null": frozenset({Effect.NULLS}),
-    "unique": frozenset({Effect.VALUES, Effect.NARROWED}),
-    "accepted_values": frozenset({Effect.VALUES}),
-    "relationships": frozenset({Effect.VALUES, Effect.NARROWED}),
+    "unique": frozenset({Effect.VALUES, Effect.NARROWED, Effect.RETYPED}),
+    "accepted_values": frozenset({Effect.VALUES, Effect.RETYPED}),
+    "relationships": frozenset({Effect.VALUES, Effect.NARROWED, Effect.RETYPED}),
 }
 _SAID = {Effect.NULLS: "NULLs", Effect.VALUES: "new values", Effect.NARROWED: "narrowed values",
-         Effect.DROPPED: "dropped rows"}
+         Effect.DROPPED: "dropped rows", Effect.RETYPED: "a new type"}
 
 
 def _checks_of(keys: set[tuple[int, str, str, str]], now=None) -> tuple[
@@ -453,7 +490,7 @@ def passing_jobs(touched: dict[int, dict[str, set[str]]], now=None) -> dict[tupl
     Returns {(dataset id, column, job namespace, job name): how}. Three queries, one more when
     a check asserts `unique`, one more when an assertion names no column."""
     wanted = {(d, c): set(e) for d, columns in touched.items() for c, e in (columns or {}).items()
-              if e and not (set(e) - {Effect.NULLS, Effect.VALUES, Effect.NARROWED, Effect.DROPPED})}
+              if e and not (set(e) - {Effect.NULLS, Effect.VALUES, Effect.NARROWED, Effect.DROPPED, Effect.RETYPED})}
     if not wanted:
         return {}
     condition = Q()
@@ -487,6 +524,8 @@ def passing_jobs(touched: dict[int, dict[str, set[str]]], now=None) -> dict[tupl
         if key in checked:
             continue
         effects = wanted[(key[0], key[1])]
+        if Effect.RETYPED in effects:
+            continue  # a job's SQL on a new type is judged per expression (change_requests.typecheck)
         if effects & {Effect.VALUES, Effect.NARROWED} and any(depends_on_values(text) for _, _, text, _ in edges):
             continue
         # Rows dropped leave every row's values as they were, but an aggregate of fewer

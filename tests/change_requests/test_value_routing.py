@@ -687,6 +687,30 @@ def test_narrowing_an_enum_cannot_fail_a_membership_check_only_code_naming_a_val
     assert "analytics" in asked(preview_change(orders, ["status"], effect=Effect.NULLS))
 
 
+def test_a_new_type_cannot_fail_a_not_null_check_unless_an_expression_on_the_way_can_make_a_null(teams):
+    """A retype keeps every NULL where it was (a change of nullability is a change of its
+    own): a `not_null` check of the column, of a copy, or of a sum or a concatenation of it
+    cannot fail. `NULLIF(coupon, '0')` may make a NULL of a value that now reads as 0."""
+    store_event(run_event("COMPLETE", job="orders_load", job_namespace="checkout", outputs=[table(ORDERS, *ORDERS_TABLE)]))
+    check("analytics", "orders.test", ORDERS, ("not_null", "amount"), ("not_null", "coupon"))
+    model("warehouse", "order_sums", "select region, sum(amount) as total, nullif(coupon, '0') as coupon_no "
+          "from wh.sales.orders group by region, coupon", {ORDERS: ORDERS_TABLE},
+          (("region", "text"), ("total", "numeric"), ("coupon_no", "text")))
+    check("analytics", "order_sums.test", "wh.warehouse.order_sums", ("not_null", "total"), ("not_null", "coupon_no"))
+    orders = owned(ORDERS, teams["checkout"])
+    consumes(teams["analytics"], ORDERS, "wh.warehouse.order_sums")
+    answer = preview_change(orders, ["amount"], effect=Effect.RETYPED)
+    assert "analytics" not in asked(answer)
+    assert "analytics/orders.test checks amount only by not_null, which a new type cannot fail" in \
+        told(answer)["analytics"]
+    assert "analytics/order_sums.test checks total only by not_null, which a new type cannot fail" in \
+        told(answer)["analytics"]
+    assert "analytics" in asked(preview_change(orders, ["coupon"], effect=Effect.RETYPED))
+    # A unique check may see two values merge under the new type (12.5 and 12.4 as integers).
+    check("analytics", "orders.test", ORDERS, ("not_null", "amount"), ("unique", "amount"))
+    assert "analytics" in asked(preview_change(orders, ["amount"], effect=Effect.RETYPED))
+
+
 def test_a_narrowed_enum_stays_narrowed_through_an_expression_but_not_an_aggregate(teams):
     from registry.usage import carried
 
