@@ -152,6 +152,7 @@ def test_a_computing_step_on_a_retypes_way_is_retyped_by_its_own_jobs_type_check
     told = verdict(answer, other_team.slug)
     assert told["kind"] == "not_affected" and told["by"] == "type check"
     assert "warehouse/late_orders: every use of low still type-checks" in told["reason"]
+    assert "warehouse/late_orders: every use of low still type-checks" in as_markdown(answer)
     proof = verdict(preview(proposed(retype={"status": "str"})), other_team.slug)
     assert proof["kind"] == "proven_broken" and proof["job"] == "warehouse/late_orders"
     assert "comparison of text with a number" in proof["error"]
