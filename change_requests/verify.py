@@ -257,9 +257,12 @@ def retype_verdict(team, by_label: dict[str, Shape], queries: dict[str, JobQuery
     re-typed with the copy's new type; a job whose every use type-checks and that passes
     the new type on to its result is not broken by it: whoever reads that result is judged
     where the change reaches them (not so when its team has readers the change reached
-    that are no hit of it: those would go unjudged)."""
+    that are no hit of it: those would go unjudged). One failing expression proves the team
+    broken, whatever its other jobs leave undecided."""
+    # What keeps the team assumed unless a job of it is proven broken ("" when nothing more is said).
+    doubts: list[str] = []
     if team.unseen:
-        return  # it consumes a dataset where none of its jobs was seen: nothing proves what it does there
+        doubts.append("")  # it consumes a dataset where none of its jobs was seen: nothing proves what it does there
     results = []
     retyped_at = {shape.dataset_id: shape.retyped for shape in by_label.values() if shape.retyped}
     for hit in team.hits:
@@ -269,32 +272,38 @@ def retype_verdict(team, by_label: dict[str, Shape], queries: dict[str, JobQuery
         if shape is None:
             carried = _carried(hit, retyped_at, carry)
             if carried is None:
-                return  # fed by the change otherwise than by a copy of the retyped column
+                doubts.append("")  # fed by the change otherwise than by steps carrying the retype alone
+                continue
             dataset_id, proposed = carried
         else:
             if not shape.retyped or any(c not in shape.retyped for c in hit.touched):
-                return
+                doubts.append("")
+                continue
             dataset_id, proposed = shape.dataset_id, {c: shape.retyped[c] for c in hit.touched}
         query = queries.get(hit.job)
         if query is None:
-            team.verdict["reason"] = f"{hit.job}: its SQL is not known, so its uses cannot be type-checked"
-            return
+            doubts.append(f"{hit.job}: its SQL is not known, so its uses cannot be type-checked")
+            continue
         tables = _tables(query)
         changed = next((i.name for i in query.inputs if i.dataset_id == dataset_id),
                        shape.name if shape is not None else None)
         if shape is not None:
             tables[changed] = dict(shape.current or {})
         if changed not in tables:
-            return  # the copy's current types are not known
+            doubts.append("")  # the copy's current types are not known
+            continue
         results.append((hit, typecheck.check_retype(query.query, query.dialect, tables, changed, proposed)))
-    if not results:
-        return
     broken = [(hit, r) for hit, r in results if r.ok is False]
     if broken:
         hit, result = broken[0]
         team.verdict = {"kind": PROVEN_BROKEN, "by": "type check", "job": hit.job, "error": result.problems[0],
                         "errors": [f"{h.job}: {p}" for h, r in broken for p in r.problems][:10],
                         "path": _path(team)}
+        return
+    if doubts or not results:
+        said = [d for d in doubts if d]
+        if said:
+            team.verdict["reason"] = said[0]
         return
     undecided = [(hit, r) for hit, r in results
                  if r.ok is None and not (r.passes_on and team.team not in unseen_readers)]

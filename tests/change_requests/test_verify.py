@@ -122,6 +122,19 @@ def test_a_team_consuming_what_the_change_reaches_with_no_job_seen_there_stays_a
     assert told["kind"] == "assumed_affected"
 
 
+def test_one_failing_expression_proves_a_team_broken_whatever_its_other_readings_leave_undecided(
+        orders, consumer_team, other_team):
+    """Finance consumes a table where none of its jobs was seen (undecided), but its job on
+    orders compares a text status with a number: that proves it broken."""
+    job_ran(consumer_team, "paid_orders", "select o.order_id, o.status from retail.public.orders o where o.paid")
+    Consumer.objects.create(team=other_team, dataset=orders)
+    Consumer.objects.create(team=other_team, dataset=Dataset.objects.get(name="marts.analytics.paid_orders"))
+    job_ran(other_team, "late_orders", "select o.order_id from retail.public.orders o where o.status > 2")
+    proof = verdict(preview(proposed(retype={"status": "str"})), other_team.slug)
+    assert proof["kind"] == "proven_broken" and proof["job"] == "warehouse/late_orders"
+    assert "comparison of text with a number" in proof["error"]
+
+
 def test_a_copy_of_a_retyped_column_is_type_checked_with_the_new_type_where_it_is_read(
         orders, consumer_team, other_team):
     """Analytics copies `status` as is; Finance reads the copy: Finance's SQL is re-typed with
