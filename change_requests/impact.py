@@ -164,6 +164,9 @@ class Impact:
     unregistered_readers: list[dict[str, Any]]
     dataset_granular: list[str]  # what asking every consumer team of every bound dataset would ask
     verification: dict[str, Any] | None = None  # what `verify` did (change_requests.verify), when asked
+    # Every column the change reached (the changed ones included) and what reached it: a
+    # step job re-typed on the way must read no other retyped column (change_requests.verify).
+    reached: dict[int, dict[str, set[str]]] = field(default_factory=dict)
 
     @property
     def affected(self) -> list[TeamImpact]:
@@ -404,7 +407,8 @@ def assess_datasets(datasets_: Iterable[Dataset], touched: list[str] | None, *, 
                                  "decided_by": hit.decided_by, "decided_by_detail": hit.decided_by_detail})
     judged = [_judge(team, consumed[team_id], touched) for team_id, team in teams.items()]
     direct = {c.team.slug for c in consumers if c.dataset_id in datasets and c.team_id != owner_team_id}
-    return Impact(touched=touched, teams=judged, unregistered_readers=unregistered, dataset_granular=sorted(direct))
+    return Impact(touched=touched, teams=judged, unregistered_readers=unregistered, dataset_granular=sorted(direct),
+                  reached=effects_at)
 
 
 # --- the preview: what proposing `document` would do, opening nothing -----------------

@@ -139,7 +139,11 @@ def judge_teams(impact, datasets, base: dict | None, proposed: dict, *, effects:
     shapes = shapes_of(datasets, base, proposed)
     by_label = {f"{d.namespace}/{d.name}": shapes[d.pk] for d in datasets}
     affected = [t for t in impact.teams if t.affected]
-    queries = queries_of(hit.job for team in affected for hit in team.hits) if affected else {}
+    # The teams' jobs, and the jobs on the way a retype took to reach them (re-typed step by step).
+    steps = {step["job"] for team in affected for hit in team.hits for entry in hit.reached_by
+             for step in entry["path"]}
+    queries = queries_of({*(hit.job for team in affected for hit in team.hits), *steps}) if affected else {}
+    carry = Carry(queries, getattr(impact, "reached", {}) or {})
     # Teams with jobs reading what the change reached that are no hit of theirs (their own
     # models, not consumed): a job of theirs passing a new type on may reach those unjudged.
     unseen = {r.get("team") for r in impact.unregistered_readers if r.get("touched") or r.get("reads") is None}
@@ -153,7 +157,7 @@ def judge_teams(impact, datasets, base: dict | None, proposed: dict, *, effects:
             # Its own word covers jobs nobody saw: their SQL proves nothing either way.
             team.verdict["reason"] = f"it declared it reads {', '.join(declared)}, beyond any job whose SQL was seen"
             continue
-        retype_verdict(team, by_label, queries, settle=settle, unseen_readers=unseen)
+        retype_verdict(team, by_label, queries, settle=settle, unseen_readers=unseen, carry=carry)
     if not verify:
         return None
     return verify_teams(impact, by_label, queries, effects=effects, settle=settle)
@@ -168,37 +172,97 @@ def _declared_touched(team, touched: list[str] | None) -> list[str]:
     return sorted(c for c in team.declared if c.casefold() in folded)
 
 
-def _carried(hit, retyped_at: dict[int, dict[str, str]]) -> tuple[int, dict[str, str]] | None:
+@dataclass
+class Carry:
+    """What re-types a computing step on a retype's way: the step jobs' SQL, and every column
+    the change reached with what reached it."""
+
+    queries: dict[str, JobQuery] = field(default_factory=dict)
+    reached: dict[int, dict[str, set[str]]] = field(default_factory=dict)
+    memo: dict[tuple, str | None] = field(default_factory=dict)
+
+    def step_type(self, step: dict, input_type: str, retyped_at: dict[int, dict[str, str]]) -> str | None:
+        """The type of a DIRECT step's result column when its input column takes `input_type`,
+        from the step job's own type check ("": the result keeps its type, `SUM` of an int32 or
+        an int64); None when it cannot be told: its SQL is unknown, it reads another retyped
+        column (which would be typed with its old type), or an expression of it fails or is
+        undecided."""
+        (source_id, source_column), (_, column) = step["from"], step["to"]
+        key = (step["job"], source_id, source_column, column, input_type)
+        if key not in self.memo:
+            self.memo[key] = self._step_type(step, input_type, retyped_at)
+        return self.memo[key]
+
+    def _step_type(self, step: dict, input_type: str, retyped_at: dict[int, dict[str, str]]) -> str | None:
+        query = self.queries.get(step["job"])
+        (source_id, source_column), (_, column) = step["from"], step["to"]
+        if query is None:
+            return None
+        for table in query.inputs:
+            others = {c.casefold() for c, effects in self.reached.get(table.dataset_id, {}).items()
+                      if Effect.RETYPED in effects} | {c.casefold() for c in retyped_at.get(table.dataset_id, {})}
+            if others - ({source_column.casefold()} if table.dataset_id == source_id else set()):
+                return None
+        name = next((t.name for t in query.inputs if t.dataset_id == source_id), None)
+        tables = _tables(query)
+        if name is None or name not in tables:
+            return None
+        result = typecheck.check_retype(query.query, query.dialect, tables, name, {source_column: input_type})
+        if result.ok is True:
+            return ""
+        if result.ok is False or not result.passes_on:
+            return None  # it fails, or it was not decided
+        return {c.casefold(): t for c, t in result.passes_on.items()}.get(column.casefold(), "")
+
+
+def _carried(hit, retyped_at: dict[int, dict[str, str]],
+             carry: Carry | None = None) -> tuple[int, dict[str, str]] | None:
     """The dataset a downstream hit reads and the proposed types of its touched columns, when
-    each was copied as is (DIRECT IDENTITY, nothing but the retype reaching it) from a retyped
-    column: a copy keeps its type. None: some touched column got there otherwise."""
+    each got there by DIRECT steps that carried nothing but the retype: a copy (IDENTITY)
+    keeps its type; a computing step (`SUM(quantity) AS units`) gives the type its job's own
+    type check says its result takes (`Carry.step_type`). None: some touched column got
+    there otherwise."""
     paths = {entry["column"]: entry["path"] for entry in hit.reached_by}
     found, dataset_id = {}, None
     for column in hit.touched:
         path = paths.get(column)
-        if not path or any(step["kind"] != "DIRECT" or step["subtype"] != "IDENTITY"
-                           or step["effects"] != [Effect.RETYPED] for step in path):
+        if not path or any(step["kind"] != "DIRECT" or step["effects"] != [Effect.RETYPED] for step in path):
             return None
         source_id, source_column = path[0]["from"]
         types = {c.casefold(): t for c, t in retyped_at.get(source_id, {}).items()}
         if source_column.casefold() not in types:
             return None
-        found[column] = types[source_column.casefold()]
+        there = (carry.reached.get(path[-1]["to"][0], {}) if carry is not None else {})
+        if carry is not None and there.get(column, {Effect.RETYPED}) != {Effect.RETYPED}:
+            return None  # something else reached it too (a join key's new matches, NULLs)
+        new_type = types[source_column.casefold()]
+        for step in path:
+            if step["subtype"] != "IDENTITY":
+                new_type = carry.step_type(step, new_type, retyped_at) if carry is not None else None
+                if not new_type:
+                    break  # unknown (None), or the type stops changing here ("")
+        if new_type is None:
+            return None
+        if new_type:
+            found[column] = new_type
         dataset_id = path[-1]["to"][0]
     return (dataset_id, found) if dataset_id is not None else None
 
 
 def retype_verdict(team, by_label: dict[str, Shape], queries: dict[str, JobQuery], *, settle: bool,
-                   unseen_readers: set[str] | frozenset[str] = frozenset()) -> None:
+                   unseen_readers: set[str] | frozenset[str] = frozenset(), carry: Carry | None = None) -> None:
     """A team touched only by retypes: each of its jobs' SQL re-typed with the proposed types.
 
     A job reading a dataset the change reached through copies of the retyped column is
     re-typed with the copy's new type; a job whose every use type-checks and that passes
     the new type on to its result is not broken by it: whoever reads that result is judged
     where the change reaches them (not so when its team has readers the change reached
-    that are no hit of it: those would go unjudged)."""
+    that are no hit of it: those would go unjudged). One failing expression proves the team
+    broken, whatever its other jobs leave undecided."""
+    # What keeps the team assumed unless a job of it is proven broken ("" when nothing more is said).
+    doubts: list[str] = []
     if team.unseen:
-        return  # it consumes a dataset where none of its jobs was seen: nothing proves what it does there
+        doubts.append("")  # it consumes a dataset where none of its jobs was seen: nothing proves what it does there
     results = []
     retyped_at = {shape.dataset_id: shape.retyped for shape in by_label.values() if shape.retyped}
     for hit in team.hits:
@@ -206,34 +270,40 @@ def retype_verdict(team, by_label: dict[str, Shape], queries: dict[str, JobQuery
             continue  # its columns there are known and none is touched: no use of it changes type
         shape = by_label.get(hit.dataset)
         if shape is None:
-            carried = _carried(hit, retyped_at)
+            carried = _carried(hit, retyped_at, carry)
             if carried is None:
-                return  # fed by the change otherwise than by a copy of the retyped column
+                doubts.append("")  # fed by the change otherwise than by steps carrying the retype alone
+                continue
             dataset_id, proposed = carried
         else:
             if not shape.retyped or any(c not in shape.retyped for c in hit.touched):
-                return
+                doubts.append("")
+                continue
             dataset_id, proposed = shape.dataset_id, {c: shape.retyped[c] for c in hit.touched}
         query = queries.get(hit.job)
         if query is None:
-            team.verdict["reason"] = f"{hit.job}: its SQL is not known, so its uses cannot be type-checked"
-            return
+            doubts.append(f"{hit.job}: its SQL is not known, so its uses cannot be type-checked")
+            continue
         tables = _tables(query)
         changed = next((i.name for i in query.inputs if i.dataset_id == dataset_id),
                        shape.name if shape is not None else None)
         if shape is not None:
             tables[changed] = dict(shape.current or {})
         if changed not in tables:
-            return  # the copy's current types are not known
+            doubts.append("")  # the copy's current types are not known
+            continue
         results.append((hit, typecheck.check_retype(query.query, query.dialect, tables, changed, proposed)))
-    if not results:
-        return
     broken = [(hit, r) for hit, r in results if r.ok is False]
     if broken:
         hit, result = broken[0]
         team.verdict = {"kind": PROVEN_BROKEN, "by": "type check", "job": hit.job, "error": result.problems[0],
                         "errors": [f"{h.job}: {p}" for h, r in broken for p in r.problems][:10],
                         "path": _path(team)}
+        return
+    if doubts or not results:
+        said = [d for d in doubts if d]
+        if said:
+            team.verdict["reason"] = said[0]
         return
     undecided = [(hit, r) for hit, r in results
                  if r.ok is None and not (r.passes_on and team.team not in unseen_readers)]

@@ -252,6 +252,11 @@ def fed_steps(sources: dict[int, dict[str, set[str]] | None], now=None) -> list[
         absorbs = absorbed_by(description or "")
         found = carried(effects, subtype or "", through_star, kind=kind, absorbs=absorbs,
                         drops=drops_rows(description or ""))
+        if Effect.RETYPED in found and kind == UsageKind.DIRECT and (subtype or "").upper() != "IDENTITY" \
+                and not keeps_nulls(_shown(description or "")):
+            # An expression of a new type may compute a NULL where it computed none (`NULLIF(code,
+            # '0')` once '00' reads as 0): only a copy, or one that keeps NULLs, makes none.
+            found = found | {Effect.NULLS}
         if found:
             steps.append(FlowStep(input_id, input_field, dataset_id, field_, f"{ns}/{name}", kind, subtype or "",
                                   _shown(description or ""), found))
@@ -321,6 +326,38 @@ _CASTS = re.compile(r"\bCAST\s*\(.*?\bAS\s+(?!TEXT\b|VARCHAR\b|CHAR\b|STRING\b|C
                     re.IGNORECASE | re.DOTALL)
 
 
+# The expressions whose result is NULL exactly when an input is (or never): a copy, arithmetic
+# but division (a divisor turned 0 is NULL in some engines), concatenation, the aggregates
+# that skip NULLs, COALESCE, a cast to text. Anything else may turn a value into NULL.
+_KEEPS_NULLS = ("Column", "Identifier", "Literal", "Null", "Boolean", "Alias", "Paren", "Dot", "Add", "Sub", "Mul",
+                "Neg", "DPipe", "Sum", "Min", "Max", "Avg", "Coalesce")
+
+
+@cache
+def keeps_nulls(fragment: str) -> bool:
+    """Is `fragment` (a DIRECT edge's SQL: `SUM(i.quantity) AS units`) NULL exactly where its
+    inputs make it so, whatever their type: built only of `_KEEPS_NULLS` and casts to text?
+    False when it cannot be parsed, or is empty (nothing says what it computes)."""
+    from lineage.sql_usage import sqlglot
+
+    if not fragment.strip():
+        return False
+    try:
+        tree = sqlglot.parse_one(fragment)
+    except (sqlglot.errors.SqlglotError, RecursionError, ValueError):
+        return False
+    for node in tree.walk():
+        if isinstance(node, sqlglot.exp.Cast):
+            if node.to.this not in (sqlglot.exp.DataType.Type.TEXT, sqlglot.exp.DataType.Type.VARCHAR) \
+                    or node.to.expressions:
+                return False
+        elif isinstance(node, sqlglot.exp.DataType):
+            continue
+        elif type(node).__name__ not in _KEEPS_NULLS:
+            return False
+    return True
+
+
 def depends_on_values(description: str) -> str | None:
     """Why an edge's SQL depends on its input's values beyond carrying them (None: it only carries them)."""
     text = _shown(description)
@@ -340,21 +377,24 @@ def depends_on_values(description: str) -> str | None:
 # other assertion (a singular test, an expectation) may notice anything.
 NOTICES = {
     "not_null": frozenset({Effect.NULLS}),
-    "unique": frozenset({Effect.VALUES, Effect.NARROWED}),
-    "accepted_values": frozenset({Effect.VALUES}),
-    "relationships": frozenset({Effect.VALUES, Effect.NARROWED}),
+    "unique": frozenset({Effect.VALUES, Effect.NARROWED, Effect.RETYPED}),
+    "accepted_values": frozenset({Effect.VALUES, Effect.RETYPED}),
+    "relationships": frozenset({Effect.VALUES, Effect.NARROWED, Effect.RETYPED}),
 }
 _SAID = {Effect.NULLS: "NULLs", Effect.VALUES: "new values", Effect.NARROWED: "narrowed values",
-         Effect.DROPPED: "dropped rows"}
+         Effect.DROPPED: "dropped rows", Effect.RETYPED: "a new type"}
 
 
-def _checks_of(keys: set[tuple[int, str, str, str]], now=None) -> dict[tuple[int, str, str, str], list[str] | None]:
+def _checks_of(keys: set[tuple[int, str, str, str]], now=None) -> tuple[
+        dict[tuple[int, str, str, str], list[str] | None], dict[tuple[int, str, str], list[str]]]:
     """The assertions each check job's latest run made of each column (None: it also
-    measured the column without asserting, or asserted on the whole dataset). One query."""
+    measured the column without asserting, or asserted on the whole dataset), and the
+    column-less assertions of each check job that a test job of their own answers for
+    (`_reported_alone`). One query, two when an assertion names no column."""
     from lineage.models import QualityCheck
 
     if not keys:
-        return {}
+        return {}, {}
     condition = Q()
     for dataset_id, _column, ns, name in keys:
         condition |= Q(dataset_id=dataset_id, job_namespace=ns, job_name=name)
@@ -363,18 +403,44 @@ def _checks_of(keys: set[tuple[int, str, str, str]], now=None) -> dict[tuple[int
                                                                   "-event_time", "-id"):
         latest.setdefault((check.dataset_id, check.job_namespace, check.job_name), check)
     found: dict[tuple[int, str, str, str], list[str] | None] = {}
+    reported = _reported_alone({(dataset_id, str(a.get("name") or "")) for (dataset_id, _, _), check in latest.items()
+                                for a in check.assertions if isinstance(a, dict) and not a.get("column")}, now)
     for dataset_id, column, ns, name in keys:
         check = latest.get((dataset_id, ns, name))
         if check is None or (check.metrics or {}).get("columnMetrics", {}).get(column) is not None:
             found[(dataset_id, column, ns, name)] = None
             continue
-        asserted = [a for a in check.assertions if isinstance(a, dict)]
+        asserted = [a for a in check.assertions if isinstance(a, dict)
+                    and (a.get("column") or (dataset_id, str(a.get("name") or "")) not in reported)]
         if any(not a.get("column") for a in asserted):
             found[(dataset_id, column, ns, name)] = None
             continue
         found[(dataset_id, column, ns, name)] = sorted({str(a.get("assertion") or "") for a in asserted
                                                          if a.get("column") == column})
-    return found
+    moved = {}
+    for (dataset_id, ns, name), check in latest.items():
+        alone = sorted({str(a.get("name")) for a in check.assertions if isinstance(a, dict) and not a.get("column")
+                        and (dataset_id, str(a.get("name") or "")) in reported})
+        if alone:
+            moved[(dataset_id, ns, name)] = alone
+    return found, moved
+
+
+def _reported_alone(assertions: set[tuple[int, str]], now=None) -> set[tuple[int, str]]:
+    """The (dataset id, assertion name) of the column-less assertions that are also a test job
+    of their own reading that dataset: dbt-ol attaches a singular test's result, with no
+    column, to the test job of one model it reads, and reports the test again as the job
+    `test.<project>.<name>`, with its own team and its own reading of every model it selects
+    from. That job answers for the test; the model's check job answers for its column
+    assertions. One query, none when no assertion lacks a column."""
+    named = {(dataset_id, name) for dataset_id, name in assertions if name}
+    if not named:
+        return set()
+    condition = Q()
+    for dataset_id, name in named:
+        condition |= Q(dataset_id=dataset_id, job_name__startswith="test.", job_name__endswith=f".{name}")
+    return {(dataset_id, job_name.rpartition(".")[2]) for dataset_id, job_name in
+            ColumnRead.objects.current(now).filter(condition).values_list("dataset_id", "job_name")} & named
 
 
 def _noticed_by(assertion: str, one_row_per_value: bool) -> frozenset[str]:
@@ -418,10 +484,13 @@ def passing_jobs(touched: dict[int, dict[str, set[str]]], now=None) -> dict[tupl
     A `unique` assertion of a column that holds one row per value by construction (its
     job groups by it alone and writes the dataset whole: `_keyed_columns`) cannot fail.
 
-    Returns {(dataset id, column, job namespace, job name): how}. Three queries, four when
-    a check asserts `unique`."""
+    A column-less assertion that a test job of its own also reports (dbt-ol's singular test:
+    `_reported_alone`) is that job's to answer for, not the check job's it is attached to.
+
+    Returns {(dataset id, column, job namespace, job name): how}. Three queries, one more when
+    a check asserts `unique`, one more when an assertion names no column."""
     wanted = {(d, c): set(e) for d, columns in touched.items() for c, e in (columns or {}).items()
-              if e and not (set(e) - {Effect.NULLS, Effect.VALUES, Effect.NARROWED, Effect.DROPPED})}
+              if e and not (set(e) - {Effect.NULLS, Effect.VALUES, Effect.NARROWED, Effect.DROPPED, Effect.RETYPED})}
     if not wanted:
         return {}
     condition = Q()
@@ -439,7 +508,7 @@ def passing_jobs(touched: dict[int, dict[str, set[str]]], now=None) -> dict[tupl
     checked = set(ColumnRead.objects.current(now).filter(read_condition, source=UsageSource.QUALITY_CHECK)
                   .values_list("dataset_id", "column", "job_namespace", "job_name"))
     found = {}
-    checks = _checks_of(checked - set(uses), now)
+    checks, moved = _checks_of(checked - set(uses), now)
     keyed = _keyed_columns({k[0] for k, a in checks.items() if a and "unique" in a}, now)
     for key, assertions in checks.items():
         effects = wanted[(key[0], key[1])]
@@ -448,11 +517,15 @@ def passing_jobs(touched: dict[int, dict[str, set[str]]], now=None) -> dict[tupl
             said = " or ".join(_SAID[e] for e in sorted(effects))
             found[key] = f"checks {key[1]} only by {', '.join(assertions)}, which {said} cannot fail" + (
                 f" ({key[1]} holds one row per value: the job writing it groups by it alone)"
-                if one_row and "unique" in assertions else "")
+                if one_row and "unique" in assertions else "") + (
+                f" ({', '.join(moved[(key[0], key[2], key[3])])}, with no column, is answered for by its own test job)"
+                if (key[0], key[2], key[3]) in moved else "")
     for key, edges in uses.items():
         if key in checked:
             continue
         effects = wanted[(key[0], key[1])]
+        if Effect.RETYPED in effects:
+            continue  # a job's SQL on a new type is judged per expression (change_requests.typecheck)
         if effects & {Effect.VALUES, Effect.NARROWED} and any(depends_on_values(text) for _, _, text, _ in edges):
             continue
         # Rows dropped leave every row's values as they were, but an aggregate of fewer

@@ -73,7 +73,9 @@ def check(team: str, name: str, on: str, *assertions: tuple[str, str], query: st
         facets["dataQualityAssertions"] = {
             "_producer": PRODUCER,
             "_schemaURL": "https://openlineage.io/spec/facets/1-1-0/DataQualityAssertionsDatasetFacet.json",
-            "assertions": [{"assertion": a, "column": c, "success": True} for a, c in assertions]}
+            # A column-less assertion is a test of the whole dataset (dbt-ol: a singular test, by name).
+            "assertions": [{"assertion": a, "column": c, "success": True} if c else
+                           {"assertion": a, "name": a, "success": True} for a, c in assertions]}
     if metrics is not None:
         facets["dataQualityMetrics"] = {
             "_producer": PRODUCER,
@@ -169,6 +171,28 @@ def test_a_singular_test_reads_every_model_it_selects_from(teams):
     payments = owned(PAYMENTS, teams["warehouse"])
     consumes(teams["analytics"], PAYMENTS)
     assert asked(preview_change(payments, ["order_id"], effect=Effect.NULLS)) == ["analytics"]
+
+
+def test_a_singular_test_reported_as_its_own_job_is_judged_there_not_in_the_model_check_it_is_attached_to(teams):
+    """dbt-ol attaches a singular test's result, with no column, to the test job of one model it
+    reads (Analytics' `orders.test` here), and reports the test again as its own job
+    `test.<project>.<name>` (Warehouse's). That job answers for the test; Analytics' check job
+    answers only for its column assertions, which narrowed values cannot fail."""
+    store_event(run_event("COMPLETE", job="orders_load", job_namespace="checkout", outputs=[table(ORDERS, *ORDERS_TABLE)]))
+    check("analytics", "orders.test", ORDERS, ("not_null", "status"), ("every_order_is_paid", None))
+    orders = owned(ORDERS, teams["checkout"])
+    consumes(teams["analytics"], ORDERS)
+    # Alone, a column-less assertion may notice anything of the dataset: Analytics is asked.
+    assert asked(preview_change(orders, ["status"], effect=Effect.NARROWED)) == ["analytics"]
+    store_event(run_event("COMPLETE", job="test.shop.every_order_is_paid", job_namespace="warehouse",
+                          inputs=[dataset(ORDERS)]))
+    consumes(teams["warehouse"], ORDERS)
+    answer = preview_change(orders, ["status"], effect=Effect.NARROWED)
+    assert asked(answer) == ["warehouse"]
+    assert "warehouse/test.shop.every_order_is_paid reads all columns" in why(answer, "warehouse")
+    assert told(answer)["analytics"].endswith(
+        "analytics/orders.test checks status only by not_null, which narrowed values cannot fail "
+        "(every_order_is_paid, with no column, is answered for by its own test job)")
 
 
 # --- values followed through INDIRECT uses -------------------------------------------------
@@ -661,6 +685,30 @@ def test_narrowing_an_enum_cannot_fail_a_membership_check_only_code_naming_a_val
     assert asked(preview_change(orders, ["status"], effect=Effect.VALUES)) == ["analytics", "warehouse"]
     # NULLs fail the not_null one.
     assert "analytics" in asked(preview_change(orders, ["status"], effect=Effect.NULLS))
+
+
+def test_a_new_type_cannot_fail_a_not_null_check_unless_an_expression_on_the_way_can_make_a_null(teams):
+    """A retype keeps every NULL where it was (a change of nullability is a change of its
+    own): a `not_null` check of the column, of a copy, or of a sum or a concatenation of it
+    cannot fail. `NULLIF(coupon, '0')` may make a NULL of a value that now reads as 0."""
+    store_event(run_event("COMPLETE", job="orders_load", job_namespace="checkout", outputs=[table(ORDERS, *ORDERS_TABLE)]))
+    check("analytics", "orders.test", ORDERS, ("not_null", "amount"), ("not_null", "coupon"))
+    model("warehouse", "order_sums", "select region, sum(amount) as total, nullif(coupon, '0') as coupon_no "
+          "from wh.sales.orders group by region, coupon", {ORDERS: ORDERS_TABLE},
+          (("region", "text"), ("total", "numeric"), ("coupon_no", "text")))
+    check("analytics", "order_sums.test", "wh.warehouse.order_sums", ("not_null", "total"), ("not_null", "coupon_no"))
+    orders = owned(ORDERS, teams["checkout"])
+    consumes(teams["analytics"], ORDERS, "wh.warehouse.order_sums")
+    answer = preview_change(orders, ["amount"], effect=Effect.RETYPED)
+    assert "analytics" not in asked(answer)
+    assert "analytics/orders.test checks amount only by not_null, which a new type cannot fail" in \
+        told(answer)["analytics"]
+    assert "analytics/order_sums.test checks total only by not_null, which a new type cannot fail" in \
+        told(answer)["analytics"]
+    assert "analytics" in asked(preview_change(orders, ["coupon"], effect=Effect.RETYPED))
+    # A unique check may see two values merge under the new type (12.5 and 12.4 as integers).
+    check("analytics", "orders.test", ORDERS, ("not_null", "amount"), ("unique", "amount"))
+    assert "analytics" in asked(preview_change(orders, ["amount"], effect=Effect.RETYPED))
 
 
 def test_a_narrowed_enum_stays_narrowed_through_an_expression_but_not_an_aggregate(teams):

@@ -122,6 +122,19 @@ def test_a_team_consuming_what_the_change_reaches_with_no_job_seen_there_stays_a
     assert told["kind"] == "assumed_affected"
 
 
+def test_one_failing_expression_proves_a_team_broken_whatever_its_other_readings_leave_undecided(
+        orders, consumer_team, other_team):
+    """Finance consumes a table where none of its jobs was seen (undecided), but its job on
+    orders compares a text status with a number: that proves it broken."""
+    job_ran(consumer_team, "paid_orders", "select o.order_id, o.status from retail.public.orders o where o.paid")
+    Consumer.objects.create(team=other_team, dataset=orders)
+    Consumer.objects.create(team=other_team, dataset=Dataset.objects.get(name="marts.analytics.paid_orders"))
+    job_ran(other_team, "late_orders", "select o.order_id from retail.public.orders o where o.status > 2")
+    proof = verdict(preview(proposed(retype={"status": "str"})), other_team.slug)
+    assert proof["kind"] == "proven_broken" and proof["job"] == "warehouse/late_orders"
+    assert "comparison of text with a number" in proof["error"]
+
+
 def test_a_copy_of_a_retyped_column_is_type_checked_with_the_new_type_where_it_is_read(
         orders, consumer_team, other_team):
     """Analytics copies `status` as is; Finance reads the copy: Finance's SQL is re-typed with
@@ -135,6 +148,52 @@ def test_a_copy_of_a_retyped_column_is_type_checked_with_the_new_type_where_it_i
     assert proof["kind"] == "proven_broken" and proof["by"] == "type check"
     answer = preview(proposed(retype={"status": "int64"}))
     assert verdict(answer, other_team.slug)["kind"] == "not_affected"
+
+
+def test_a_computing_step_on_a_retypes_way_is_retyped_by_its_own_jobs_type_check(orders, consumer_team, other_team):
+    """Analytics keeps each order's lowest `status`; Finance filters on it. Analytics' own type
+    check says what `MIN(o.status)` becomes: a bigint for an int64 status, which Finance's
+    comparison takes (nobody is affected); text for a str one, which Finance's `> 2` does not
+    (proven broken, though no step copied the column as is)."""
+    job_ran(consumer_team, "order_lows",
+            "select o.order_id, min(o.status) as low from retail.public.orders o group by o.order_id")
+    Consumer.objects.create(team=other_team, dataset=Dataset.objects.get(name="marts.analytics.order_lows"))
+    job_ran_on(other_team, "late_orders", "select t.order_id from marts.analytics.order_lows t where t.low > 2",
+               "marts.analytics.order_lows", [("order_id", "bigint"), ("low", "integer")])
+    answer = preview(proposed(retype={"status": "int64"}))
+    assert answer["affected"] == []
+    told = verdict(answer, other_team.slug)
+    assert told["kind"] == "not_affected" and told["by"] == "type check"
+    assert "warehouse/late_orders: every use of low still type-checks" in told["reason"]
+    assert "warehouse/late_orders: every use of low still type-checks" in as_markdown(answer)
+    proof = verdict(preview(proposed(retype={"status": "str"})), other_team.slug)
+    assert proof["kind"] == "proven_broken" and proof["job"] == "warehouse/late_orders"
+    assert "comparison of text with a number" in proof["error"]
+
+
+def test_a_computing_step_that_fails_on_the_new_type_carries_none(orders, consumer_team, other_team):
+    """`SUM(o.status)` of a str status fails in Analytics' job: what it would write is unknown,
+    so Finance, reading the sums, stays assumed."""
+    job_ran(consumer_team, "order_totals",
+            "select o.order_id, sum(o.status) as total from retail.public.orders o group by o.order_id")
+    Consumer.objects.create(team=other_team, dataset=Dataset.objects.get(name="marts.analytics.order_totals"))
+    job_ran_on(other_team, "big_orders", "select t.order_id from marts.analytics.order_totals t where t.total > 2",
+               "marts.analytics.order_totals", [("order_id", "bigint"), ("total", "bigint")])
+    answer = preview(proposed(retype={"status": "str"}))
+    assert verdict(answer, "analytics")["kind"] == "proven_broken"
+    assert verdict(answer, other_team.slug)["kind"] == "assumed_affected"
+
+
+def test_a_computing_step_that_reads_a_second_retyped_column_carries_no_type(orders, consumer_team, other_team):
+    """Analytics' step adds two retyped columns: re-typing it with one would type the other
+    with its old type, so what reaches Finance is not told."""
+    job_ran(consumer_team, "order_totals",
+            "select o.order_id, sum(o.status + o.customer_id) as total from retail.public.orders o group by o.order_id")
+    Consumer.objects.create(team=other_team, dataset=Dataset.objects.get(name="marts.analytics.order_totals"))
+    job_ran_on(other_team, "big_orders", "select t.order_id from marts.analytics.order_totals t where t.total > 2",
+               "marts.analytics.order_totals", [("order_id", "bigint"), ("total", "bigint")])
+    answer = preview(proposed(retype={"status": "int64", "customer_id": "int32"}))
+    assert verdict(answer, other_team.slug)["kind"] == "assumed_affected"
 
 
 # --- verification on a scratch schema ------------------------------------------------------
