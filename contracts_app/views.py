@@ -354,12 +354,19 @@ def bound_contract_section(request: HttpRequest, dataset) -> str:
                    mode_form=ModeForm(initial={"compatibility_mode": contract.compatibility_mode}) if can_manage else None)
     else:
         # Listed once here; the select is written from this list, so rendering queries nothing more.
-        bindable = list(Contract.objects.manageable_by(request.user).order_by("name").only("name"))
-        ctx["bindable"] = bindable
+        # A governance admin may manage every contract: past BINDABLE_SHOWN, a name is typed
+        # (the first ones suggested) rather than every contract of the registry listed.
+        bindable = list(Contract.objects.manageable_by(request.user).order_by("name").only("name")[: BINDABLE_SHOWN + 1])
+        ctx["bindable"] = bindable[:BINDABLE_SHOWN]
+        ctx["bindable_typed"] = len(bindable) > BINDABLE_SHOWN
         ctx.update(_drafting_context(request, dataset))
         if not bindable and not ctx["can_draft"] and ctx["pending_draft"] is None:
             return ""
     return render_to_string("contracts_app/_dataset_section.html", ctx, request=request)
+
+
+# The dataset page's bind form lists this many contracts at most; past it, the name is typed.
+BINDABLE_SHOWN = 200
 
 
 def _drafting_context(request: HttpRequest, dataset) -> dict:
