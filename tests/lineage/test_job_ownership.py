@@ -637,11 +637,11 @@ def test_the_readings_page_pages_each_team_and_each_page_costs_the_same(
     second = client.get(urls[1]).content.decode()
     assert _reading_rows(second) == many_reads[3:6]
     assert "Confirm Analytics consumes these 8 datasets" in second
-    # Any page: 1 session, 2 user, 3 the user's teams, then for the team: 4 its page of datasets
-    # (the team's reads found by job, namespace and token), 5 what its jobs read of them,
-    # 6 the confirmable ones, counted up to 1,000
+    # Any page: 1 session, 2 user, 3 the user's teams, then for the team: 4 the ids of the
+    # datasets its jobs read (found by job, namespace and token), 5 its page of those datasets,
+    # 6 what its jobs read of them, 7 the confirmable ones, counted up to 1,000
     for url in (urls[0], urls[2]):
-        with django_assert_num_queries(6):
+        with django_assert_num_queries(7):
             client.get(url)
 
 
