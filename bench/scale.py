@@ -22,6 +22,10 @@ production loads it, DEBUG off), `--samples` requests of each:
 - `impact`: the impact preview of one change (`POST /api/contracts/<name>/impact/`: a column
   dropped from a contract bound to a dataset with a consumer), as a member of the owner team;
 - `preflight`: `GET /api/preflight?dataset=<id>` of random bound datasets, with a bearer token;
+- `readings`: the readings page (`/readings/`) of that member, whose team is given 300 jobs of
+  the world (`JobTeam`, the same number at every size: about three pages of datasets it reads);
+- `catalogue`: the contract catalogue's first page (`/contracts/`, 2% of the datasets have one);
+- `freshness_totals`: the freshness view (`/freshness/`): its totals by status and its first page;
 
 and once, at the end, ingest events/s through the production server with the
 database-direct floor in the same run (bench/ingest.py, short: its own database).
@@ -93,6 +97,8 @@ def measure(url: str, size: int, samples: int, rng: random.Random, *, buffers: b
     from contracts_app.models import Contract, DatasetBinding
     from lineage.graph import parse_node_id
     from lineage.marquez.graph import full_neighbourhood_sql, marquez_graph
+    from lineage.models import Job
+    from registry.jobs import JobTeam
     from registry.models import ApiToken, Dataset, Membership, Team
 
     connection.close()
@@ -164,6 +170,14 @@ def measure(url: str, size: int, samples: int, rng: random.Random, *, buffers: b
                                            HTTP_AUTHORIZATION=f"Bearer {secret}"),
            check=lambda r: r.status_code == 200 and "safe" in r.json())
     record("metrics", lambda: client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {METRICS_TOKEN}"))
+    # The member's team reads what 300 jobs read, at every size: the page should cost the same.
+    team = Team.objects.order_by("pk").first()
+    for namespace, name in Job.objects.order_by("pk").values_list("namespace", "name")[:300]:
+        JobTeam.objects.update_or_create(job_namespace=namespace, job_name=name,
+                                         defaults={"team": team, "rule": "rules_file"})
+    record("readings", lambda: client.get("/readings/"))
+    record("catalogue", lambda: client.get("/contracts/"))
+    record("freshness_totals", lambda: client.get("/freshness/"))
 
     # Five hops downstream from the upper layers (dataset j is read by job j, which writes 3j+1..3j+3).
     top = list(Dataset.objects.filter(pk__lte=12).order_by("pk").values_list("namespace", "name"))

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, OuterRef, Prefetch, Subquery
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q, Subquery
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -42,6 +43,7 @@ from contracts_app.schema_table import contract_tables
 from contracts_app.yamlio import ContractYamlError, load_yaml
 from registry.hooks import dataset_list_badge, dataset_page_section, observed_schemas_of
 from registry.models import Dataset, Team, acts_for, is_governance_admin
+from registry.pagination import keyset_page_of
 from registry.views import act_and_redirect
 
 
@@ -54,16 +56,29 @@ def _versions_by_semver(contract: Contract) -> list[ContractVersion]:
 def catalogue(request: HttpRequest, path: str = "") -> HttpResponse:
     """Contracts under a path prefix (domain, then subdomains), grouped by the next path
     part; searched (name, description, field names) and filtered (tier, kind, owner team).
-    Each shows the versions waiting on someone (annotated: no query of their own)."""
+    Each shows the versions waiting on someone (annotated: no query of their own).
+
+    A page at a time, by name (keyset: registry.pagination), through the (domain, name)
+    index under a domain and the names' unique index above it; the total is counted up to
+    CATALOGUE_COUNT_CAP ("1,000+"). A filter or a search reads the index from the page's
+    first row until it has a page of contracts that pass, so one that few pass reads
+    further."""
     parts = [p for p in path.strip("/").split("/") if p]
     wanted = CatalogueFilters.of(request)
-    contracts = wanted.apply(with_waiting_versions(Contract.objects.select_related("owner_team")).prefetch_related(
-        Prefetch("versions", queryset=ContractVersion.objects.only("id", "contract_id", "version", "published_at"))
-    ).order_by("name"))
+    # A name is its path parts joined by dots (registry_client.identity): a contract under
+    # a.b is one named "a.b.<more>".
+    contracts = wanted.apply(Contract.objects.order_by("name"))
     if parts:
         contracts = contracts.filter(domain=parts[0])
-    under = [c for c in contracts if c.path_parts[: len(parts)] == parts and len(c.path_parts) > len(parts)]
-    if parts and not under and not wanted:
+    if len(parts) > 1:
+        contracts = contracts.filter(name__startswith=".".join(parts) + ".")
+    if wanted.q:
+        contracts = wanted.candidates(contracts)
+    page = keyset_page_of(request, with_waiting_versions(contracts.select_related("owner_team")).prefetch_related(
+        Prefetch("versions", queryset=ContractVersion.objects.only("id", "contract_id", "version", "published_at"))),
+        key=("name",))
+    under = [c for c in page.object_list if len(c.path_parts) > len(parts)]
+    if parts and not under and not wanted and page.first:
         raise Http404(f"No contracts under {'/'.join(parts)}.")
     entries = []
     dates = lane_dates_of([c.pk for c in under])
@@ -77,6 +92,13 @@ def catalogue(request: HttpRequest, path: str = "") -> HttpResponse:
                         "older_lanes": older_lanes(contract.pk, versions, latest, dates, today)})
     if wanted.q:
         entries = wanted.search(entries)
+        # The search keeps what the page's candidates match: the total of this page alone.
+        found = len(entries)
+        count = f"{found} contract{pluralize(found)}" + (" on this page" if page.has_other_pages() else "")
+    else:
+        found = contracts[: CATALOGUE_COUNT_CAP + 1].count()
+        count = (f"{CATALOGUE_COUNT_CAP:,}+ contracts" if found > CATALOGUE_COUNT_CAP
+                 else f"{found} contract{pluralize(found)}")
     groups: dict[str, list[dict]] = {}
     for entry in entries:
         groups.setdefault(entry["contract"].path_parts[len(parts)], []).append(entry)
@@ -85,14 +107,17 @@ def catalogue(request: HttpRequest, path: str = "") -> HttpResponse:
         "groups": [{"child": child, "child_path": "/".join([*parts, child]), "entries": entries}
                    for child, entries in sorted(groups.items())],
         "parts": parts, "crumbs": crumbs, "path": "/".join(parts), "filters": wanted,
-        "tier": wanted.tier, "count": len(entries),
+        "tier": wanted.tier, "count": count, "page": page,
         "kinds": SchemaType.choices, "tiers": CATALOGUE_TIERS,
-        # The teams that own a contract: the owner filter's choices.
-        "owner_teams": Team.objects.filter(contracts__isnull=False).distinct().order_by("name"),
+        # The teams that own a contract: the owner filter's choices (a probe of the
+        # contracts' owner index per team, not a read of every contract).
+        "owner_teams": Team.objects.filter(Exists(Contract.objects.filter(owner_team=OuterRef("pk")))).order_by("name"),
     }
     return render(request, "contracts_app/catalogue.html", ctx)
 
 
+# The catalogue's total counts this many contracts at most; past it, it says "1,000+".
+CATALOGUE_COUNT_CAP = 1000
 CATALOGUE_TIERS = ("bronze", "silver", "gold")
 
 
@@ -120,6 +145,13 @@ class CatalogueFilters:
         if self.owner:
             contracts = contracts.filter(owner_team__slug=self.owner)
         return contracts
+
+    def candidates(self, contracts):
+        """The contracts the search may keep (`search` then decides on the page's): the
+        words in the name or the description, or in the document of one of its versions."""
+        return contracts.filter(Q(name__icontains=self.q) | Q(description__icontains=self.q)
+                                | Exists(ContractVersion.objects.filter(contract=OuterRef("pk"),
+                                                                        document__icontains=self.q)))
 
     def search(self, entries: list[dict]) -> list[dict]:
         """The entries whose name or description holds the words, or whose latest version
@@ -322,12 +354,19 @@ def bound_contract_section(request: HttpRequest, dataset) -> str:
                    mode_form=ModeForm(initial={"compatibility_mode": contract.compatibility_mode}) if can_manage else None)
     else:
         # Listed once here; the select is written from this list, so rendering queries nothing more.
-        bindable = list(Contract.objects.manageable_by(request.user).order_by("name").only("name"))
-        ctx["bindable"] = bindable
+        # A governance admin may manage every contract: past BINDABLE_SHOWN, a name is typed
+        # (the first ones suggested) rather than every contract of the registry listed.
+        bindable = list(Contract.objects.manageable_by(request.user).order_by("name").only("name")[: BINDABLE_SHOWN + 1])
+        ctx["bindable"] = bindable[:BINDABLE_SHOWN]
+        ctx["bindable_typed"] = len(bindable) > BINDABLE_SHOWN
         ctx.update(_drafting_context(request, dataset))
         if not bindable and not ctx["can_draft"] and ctx["pending_draft"] is None:
             return ""
     return render_to_string("contracts_app/_dataset_section.html", ctx, request=request)
+
+
+# The dataset page's bind form lists this many contracts at most; past it, the name is typed.
+BINDABLE_SHOWN = 200
 
 
 def _drafting_context(request: HttpRequest, dataset) -> dict:

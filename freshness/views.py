@@ -3,7 +3,6 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -12,8 +11,13 @@ from django.views.decorators.http import require_POST
 from freshness.constants import STATUS_CSS, STATUS_ORDER, FreshnessStatus
 from freshness.evaluation import set_slo, slo_summary
 from freshness.forms import SLOForm
-from freshness.models import DatasetFreshness, EvaluatorState, FreshnessTransition
-from freshness.querysets import STATUS_VIEW_DEFAULT_SORT, STATUS_VIEW_SORTS, needing_attention
+from freshness.models import EvaluatorState, FreshnessTransition
+from freshness.querysets import (
+    STATUS_VIEW_DEFAULT_SORT,
+    STATUS_VIEW_SORTS,
+    needing_attention,
+    status_counts,
+)
 from registry.hooks import annotate_dataset_list
 from registry.models import Dataset, Team
 from registry.pagination import segmented_page_of
@@ -52,9 +56,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     """The status view: what is stale (or about to be) now, whose it is, since when, its last
     write and next deadline, with its drift and failing checks; sortable, filterable by owner
     team. Below it, the counts by status, the evaluator's last sweep and the latest transitions."""
-    counts = dict(DatasetFreshness.objects.values_list("status").annotate(n=Count("pk")).order_by())
-    with_row = sum(counts.values())
-    counts[FreshnessStatus.NO_SLO] = counts.get(FreshnessStatus.NO_SLO, 0) + Dataset.objects.count() - with_row
+    counts = status_counts()
     teams = list(Team.objects.order_by("name"))
     team = next((t for t in teams if t.slug == request.GET.get("team")), None)
     status = request.GET.get("status", "")
@@ -71,8 +73,9 @@ def overview(request: HttpRequest) -> HttpResponse:
         dataset.fresh_css = STATUS_CSS.get(dataset.freshness.status, "")
         dataset.fresh_for = now - dataset.freshness.status_since
     ctx = {
-        "counts": [{"status": s, "label": FreshnessStatus(s).label, "css": STATUS_CSS.get(s, ""), "n": counts.get(s, 0)}
-                   for s in STATUS_ORDER],
+        "counts": [{"status": s, "label": FreshnessStatus(s).label, "css": STATUS_CSS.get(s, ""),
+                    # "1,000+" past the cap
+                    "n": f"{counts[s][0]:,}{'+' if counts[s][1] else ''}"} for s in STATUS_ORDER],
         "state": EvaluatorState.objects.filter(pk=1).first(),
         "transitions": FreshnessTransition.objects.select_related("dataset")[:50],
         "page": page, "teams": teams, "team": team, "status": status, "sort": sort,

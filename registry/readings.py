@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import BigIntegerField, OuterRef, Subquery
+from django.db.models import BigIntegerField, Exists, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from registry.constants import AuditAction
@@ -44,12 +44,47 @@ class ReadingToConfirm:
                 "columns": self.columns, "jobs": self.jobs, "confirmable": self.confirmable}
 
 
-def readings_to_confirm(team: Team) -> list[ReadingToConfirm]:
-    """What `team`'s jobs read now of datasets it neither owns nor consumes, by
-    dataset, with the columns read (two queries)."""
-    rows = (ColumnRead.objects.current().annotate(reader=reader_team()).filter(reader=team.pk)
-            .exclude(dataset__owner_team=team)
-            .exclude(dataset_id__in=Consumer.objects.filter(team=team).values("dataset_id"))
+def read_by_team(team: Team) -> QuerySet:
+    """The ids of the datasets `team`'s jobs read now, attributed as `reader_team` does,
+    found from the team's side rather than by attributing every read of the registry:
+
+    1. the reads of the jobs decided to be the team's (JobTeam's team index, then the
+       reads' (job namespace, job name) index, column_read_job_idx);
+    2. the reads of jobs of the team's namespaces that no job decision claims (the same
+       index, by namespace);
+    3. the reads the team's tokens posted of jobs neither decided nor mapped
+       (column_read_token_team_idx).
+
+    What this reads grows with what the team's jobs read, not with the registry."""
+    current = ColumnRead.objects.current()
+    decided = JobTeam.objects.filter(team__isnull=False, job_namespace=OuterRef("job_namespace"),
+                                     job_name=OuterRef("job_name"))
+    mapped = NamespaceTeam.objects.filter(namespace=OuterRef("job_namespace"))
+    by_job = current.filter(Exists(JobTeam.objects.filter(team=team, job_namespace=OuterRef("job_namespace"),
+                                                          job_name=OuterRef("job_name"))))
+    by_namespace = (current.filter(job_namespace__in=NamespaceTeam.objects.filter(team=team).values("namespace"))
+                    .exclude(Exists(decided)))
+    by_token = current.filter(token_team=team).exclude(Exists(decided)).exclude(Exists(mapped))
+    return by_job.values("dataset_id").union(by_namespace.values("dataset_id"), by_token.values("dataset_id"))
+
+
+def datasets_to_confirm(team: Team) -> QuerySet:
+    """The datasets `team`'s jobs read now that it neither owns nor consumes (unordered:
+    a page orders them by namespace and name, registry.pagination).
+
+    The ids the team's jobs read are fetched first (one query): given them as a list, the
+    database finds the datasets through their primary key; given the subquery, it hashed
+    it and scanned every dataset to join them."""
+    ids = [row["dataset_id"] for row in read_by_team(team)]
+    return (Dataset.objects.filter(pk__in=ids).exclude(owner_team=team)
+            .exclude(pk__in=Consumer.objects.filter(team=team).values("dataset_id")).select_related("owner_team"))
+
+
+def readings_of_datasets(team: Team, datasets: list[Dataset]) -> list[ReadingToConfirm]:
+    """What `team`'s jobs read of each of `datasets` (columns, jobs), in their order
+    (one query, through the reads' dataset index)."""
+    rows = (ColumnRead.objects.current().filter(dataset_id__in=[d.pk for d in datasets])
+            .annotate(reader=reader_team()).filter(reader=team.pk)
             .order_by("dataset_id", "column", "job_namespace", "job_name")
             .values_list("dataset_id", "column", "job_namespace", "job_name"))
     found: dict[int, tuple[set[str] | None, dict[str, None]]] = {}
@@ -60,10 +95,14 @@ def readings_to_confirm(team: Team) -> list[ReadingToConfirm]:
         else:
             columns.add(column)
         jobs[f"{namespace}/{name}"] = None
-    datasets = Dataset.objects.select_related("owner_team").in_bulk(list(found))
-    return sorted((ReadingToConfirm(datasets[pk], None if columns is None else sorted(columns), sorted(jobs))
-                   for pk, (columns, jobs) in found.items()),
-                  key=lambda r: (r.dataset.namespace, r.dataset.name))
+    return [ReadingToConfirm(d, None if found[d.pk][0] is None else sorted(found[d.pk][0]), sorted(found[d.pk][1]))
+            for d in datasets if d.pk in found]
+
+
+def readings_to_confirm(team: Team) -> list[ReadingToConfirm]:
+    """What `team`'s jobs read now of datasets it neither owns nor consumes, by
+    dataset (namespace, name), with the columns read (three queries)."""
+    return readings_of_datasets(team, list(datasets_to_confirm(team).order_by("namespace", "name")))
 
 
 @dataclass

@@ -72,9 +72,8 @@ class ColumnReadQuerySet(models.QuerySet):
 class ColumnRead(models.Model):
     """A job read one column of a dataset (or all/unknown: column ""), with the latest evidence."""
 
-    # The lineage ingest writes these rows with every event: no index of their own
-    # on the keys. The unique index leads with the dataset; a team is deleted
-    # rarely enough for its SET NULL to scan. No database constraints either: each
+    # The lineage ingest writes these rows with every event: no index of Django's own
+    # on the foreign keys (Meta has the three there are). No database constraints: each
     # would check every row at commit and share-lock the dataset and team rows that
     # every concurrent event touches; these are derived facts, Django still cascades
     # deletes to them, and they age out.
@@ -96,12 +95,18 @@ class ColumnRead(models.Model):
     objects = ColumnReadQuerySet.as_manager()
 
     class Meta:
-        # One index: it leads with the dataset, which every read of these rows
-        # filters on (the age is then checked row by row). Without an index on
-        # last_seen_at, refreshing a row's evidence is a HOT update.
+        # The unique index leads with the dataset, which most reads of these rows filter
+        # on (the age is then checked row by row). A team's readings page starts from
+        # the team's jobs and tokens instead: the job index and the (partial) token team
+        # index, so that it never attributes every read of the registry. None of the
+        # three holds last_seen_at, nor anything a refresh of the same evidence changes:
+        # refreshing a row is still a HOT update, and only a new fact writes the indexes.
         constraints = [models.UniqueConstraint(fields=["dataset", "job_namespace", "job_name", "column", "kind"],
                                                name="column_read_unique",
                                                violation_error_message="This job's reading of this column of this dataset is already recorded.")]
+        indexes = [models.Index(fields=["job_namespace", "job_name"], name="column_read_job_idx"),
+                   models.Index(fields=["token_team"], name="column_read_token_team_idx",
+                                condition=models.Q(token_team__isnull=False))]
 
     def __str__(self) -> str:
         return f"{self.job_namespace}/{self.job_name} reads {self.column or '*'} of dataset #{self.dataset_id}"

@@ -4,6 +4,8 @@ import hmac
 import logging
 from collections.abc import Callable
 from datetime import datetime
+from types import SimpleNamespace
+from urllib.parse import urlencode
 
 from csp.decorators import csp_replace
 from django.conf import settings
@@ -13,7 +15,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection
 from django.db.models import Prefetch
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.templatetags.static import static
 from django.views.decorators.http import require_GET, require_POST
@@ -37,7 +39,7 @@ from registry.jobs import OwnershipRules
 from registry.models import Consumer, Dataset, Team, is_governance_admin
 from registry.ownership import UNOWNED_JOBS_KEY, unowned_job_rows, unowned_jobs
 from registry.pagination import keyset_page_of
-from registry.readings import confirm_readings, readings_to_confirm
+from registry.readings import confirm_readings, datasets_to_confirm, readings_of_datasets
 from registry.usage import readers_of
 
 log = logging.getLogger(__name__)
@@ -212,10 +214,30 @@ def teams_sync_page(request: HttpRequest) -> HttpResponse:
 @login_required
 def readings(request: HttpRequest) -> HttpResponse:
     """For each of the user's teams, the datasets its jobs read without the team
-    consuming them, and one button confirming them all."""
-    teams = [(team, readings_to_confirm(team)) for team in Team.objects.of_user(request.user)]
-    return render(request, "registry/readings.html", {
-        "teams": [(team, found, sum(1 for r in found if r.confirmable)) for team, found in teams]})
+    consuming them, a page at a time, and one button confirming them all.
+
+    Each team's list pages by keyset (namespace, name); its Next link names the team
+    (`?team=<slug>&after=…`), and a page of one team shows that team alone. The
+    confirm button's number is counted up to READINGS_COUNT_CAP ("1,000+")."""
+    chosen = request.GET.get("team")
+    teams = list(Team.objects.of_user(request.user))
+    if any(team.slug == chosen for team in teams):
+        teams = [team for team in teams if team.slug == chosen]
+    sections = []
+    for team in teams:
+        # The pager's links carry the team; only the chosen team's page reads ?after=/?before=.
+        scoped = request if team.slug == chosen else SimpleNamespace(GET=QueryDict(urlencode({"team": team.slug})))
+        datasets = datasets_to_confirm(team)
+        page = keyset_page_of(scoped, datasets, key=("namespace", "name"))
+        confirmable = datasets.filter(owner_team__isnull=False)[: READINGS_COUNT_CAP + 1].count()
+        sections.append({"team": team, "page": page, "found": readings_of_datasets(team, page.object_list),
+                         "n": confirmable, "n_label": f"{READINGS_COUNT_CAP:,}+" if confirmable > READINGS_COUNT_CAP
+                         else str(confirmable)})
+    return render(request, "registry/readings.html", {"sections": sections, "one_team": bool(chosen) and len(teams) == 1})
+
+
+# The readings page's confirm button counts this many datasets at most; past it, it says "1,000+".
+READINGS_COUNT_CAP = 1000
 
 
 @login_required

@@ -222,7 +222,8 @@ class Contract(models.Model):
 
     class Meta:
         ordering = ["name"]
-        indexes = [models.Index(fields=["domain"], name="contract_domain_idx")]
+        # A domain's contracts by name: the catalogue's pages under a domain seek here.
+        indexes = [models.Index(fields=["domain", "name"], name="contract_domain_name_idx")]
 
     def __str__(self) -> str:
         return self.name

@@ -18,7 +18,7 @@ from registry.ownership import (
     unowned_job_rows,
     unowned_jobs,
 )
-from registry.readings import confirm_readings, readings_to_confirm
+from registry.readings import confirm_readings, datasets_to_confirm, readings_of_datasets
 from registry.usage import owner_annotations, owners_of
 
 
@@ -197,13 +197,20 @@ class ConfirmedSerializer(serializers.Serializer):
     waiting_for_owner = serializers.ListField(child=serializers.CharField())
 
 
-class TeamReadings(APIView):
-    """Datasets the team's jobs read that it neither owns nor consumes, with the columns read."""
+class TeamReadings(generics.ListAPIView):
+    """Datasets the team's jobs read that it neither owns nor consumes, with the columns read,
+    by namespace and name, a page at a time."""
 
-    @extend_schema(responses=ReadingSerializer(many=True))
-    def get(self, request, team: str):
-        reader = get_object_or_404(Team, slug=team)
-        return Response([r.to_dict() for r in readings_to_confirm(reader)])
+    serializer_class = ReadingSerializer
+    keyset = ("namespace", "name")  # dataset_namespace_name_unique
+
+    def get_queryset(self):
+        self.reader = get_object_or_404(Team, slug=self.kwargs["team"])
+        return datasets_to_confirm(self.reader)
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response([r.to_dict() for r in readings_of_datasets(self.reader, page)])
 
 
 class TeamReadingsConfirm(APIView):

@@ -9,6 +9,7 @@ job of the project `shop` with one platform-wide token."""
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 from django.core.exceptions import PermissionDenied
@@ -436,7 +437,8 @@ def test_the_api_confirms_the_datasets_named_and_refuses_an_outsider(analytics_r
     payments, refunds, loose = analytics_reads
     secret = ApiToken.issue("analytics ci", team=consumer_team)[1]
     listed = client.get(f"/api/teams/{consumer_team.slug}/readings/", **bearer(secret)).json()
-    assert [r["dataset"]["name"] for r in listed] == ["retail.public.payments", "retail.public.refunds", "scratch.loose"]
+    assert listed["next"] is None and listed["previous"] is None
+    assert [r["dataset"]["name"] for r in listed["results"]] == ["retail.public.payments", "retail.public.refunds", "scratch.loose"]
     answer = client.post(f"/api/teams/{consumer_team.slug}/readings/confirm/", {"datasets": [refunds.pk]},
                          content_type="application/json", **bearer(secret))
     assert answer.json() == {"registered": [str(refunds)], "waiting_for_owner": []}
@@ -588,3 +590,66 @@ def test_the_jobs_nobody_owns_come_in_keyset_pages(client, dataset, consumer, se
     with django_assert_num_queries(4):
         later = client.get(f"/jobs/unowned/?{after}").content.decode()
     assert "airflow/export_2" in later and "airflow/export_0" not in later
+
+
+# --- the readings page, a page at a time ---------------------------------------------------
+
+@pytest.fixture
+def many_reads(owner_team, consumer_team, other_team):
+    """Analytics' jobs read eight Checkout datasets, found three ways: three by a job decided to be
+    Analytics' (JobTeam), three by a job of a namespace mapped to Analytics, two by a job only
+    Analytics' token posted; Warehouse's job reads them all; Analytics consumes one more already."""
+    from registry.usage import ColumnRead, NamespaceTeam
+
+    datasets = [Dataset.objects.create(namespace="postgres://shop", name=f"retail.public.t{i}", owner_team=owner_team)
+                for i in range(9)]
+    JobTeam.objects.create(job_namespace=NS, job_name="shop.decided", team=consumer_team, rule="rules_file")
+    JobTeam.objects.create(job_namespace=NS, job_name="shop.warehouse", team=other_team, rule="rules_file")
+    NamespaceTeam.objects.create(namespace="analytics_airflow", team=consumer_team)
+    jobs = [(NS, "shop.decided", None)] * 3 + [("analytics_airflow", "daily", None)] * 3 + [("adhoc", "nb", consumer_team)] * 3
+    for dataset, (namespace, name, token_team) in zip(datasets, jobs, strict=True):
+        ColumnRead.objects.create(dataset=dataset, job_namespace=namespace, job_name=name, column="amount",
+                                  source="column_lineage", token_team=token_team)
+        ColumnRead.objects.create(dataset=dataset, job_namespace=NS, job_name="shop.warehouse", column="amount",
+                                  source="column_lineage", token_team=consumer_team)
+    Consumer.objects.create(dataset=datasets[-1], team=consumer_team)
+    return [d.name for d in datasets[:-1]]
+
+
+def _reading_rows(page: str) -> list[str]:
+    return re.findall(r'<tr class="reading" data-dataset="[^"]*"><td><a href="[^"]+">[^<]*?(retail\.public\.t\d)</a>', page)
+
+
+def test_the_readings_page_pages_each_team_and_each_page_costs_the_same(
+        client, many_reads, consumer, consumer_team, settings, django_assert_num_queries):
+    settings.LIST_PAGE_SIZE = 3  # eight datasets: three pages
+    client.force_login(consumer)
+    listed, urls, url = [], [], "/readings/"
+    while url:
+        urls.append(url)
+        page = client.get(url).content.decode()
+        listed += _reading_rows(page)
+        found = re.search(r'href="\?([^"]*after=[^"]+)" rel="next"', page)
+        url = "/readings/?" + found.group(1).replace("&amp;", "&") if found else None
+    assert listed == many_reads and len(urls) == 3
+    assert "team=analytics" in urls[1]
+    # The second page starts where the first stopped; every page offers to confirm all eight.
+    second = client.get(urls[1]).content.decode()
+    assert _reading_rows(second) == many_reads[3:6]
+    assert "Confirm Analytics consumes these 8 datasets" in second
+    # Any page: 1 session, 2 user, 3 the user's teams, then for the team: 4 the ids of the
+    # datasets its jobs read (found by job, namespace and token), 5 its page of those datasets,
+    # 6 what its jobs read of them, 7 the confirmable ones, counted up to 1,000
+    for url in (urls[0], urls[2]):
+        with django_assert_num_queries(7):
+            client.get(url)
+
+
+def test_the_readings_api_pages_by_dataset(client, many_reads, consumer_team):
+    secret = ApiToken.issue("analytics ci", team=consumer_team)[1]
+    names, url = [], f"/api/teams/{consumer_team.slug}/readings/?limit=3"
+    while url:
+        body = client.get(url, **bearer(secret)).json()
+        names += [r["dataset"]["name"] for r in body["results"]]
+        url = body["next"]
+    assert names == many_reads

@@ -156,6 +156,15 @@ def test_an_unbound_dataset_offers_the_persons_contracts(client, contract, owner
     assert DatasetBinding.objects.get(dataset=fresh).contract == contract
 
 
+def test_past_two_hundred_contracts_the_name_is_typed_not_chosen_from_all(client, contract, owner, monkeypatch):
+    monkeypatch.setattr("contracts_app.views.BINDABLE_SHOWN", 0)  # as 200 is, for an admin of a large registry
+    fresh = Dataset.objects.create(namespace="kafka://retail-events", name="checkout.order_placed")
+    page = page_of(client, owner, fresh.get_absolute_url())
+    assert '<input name="contract" list="bindable-contracts"' in page and f'<option value="{NAME}">' not in page
+    client.post(reverse("contract-dataset-bind", args=[fresh.pk]), {"contract": NAME})
+    assert DatasetBinding.objects.get(dataset=fresh).contract == contract
+
+
 def test_binding_from_the_dataset_page_is_for_the_contracts_owner_team(client, contract, consumer):
     fresh = Dataset.objects.create(namespace="db", name="fresh")
     client.force_login(consumer)

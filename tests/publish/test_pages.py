@@ -28,12 +28,70 @@ def browser(client, consumer):
 
 
 def test_the_catalogue_groups_contracts_by_domain(browser, published, django_assert_num_queries):
-    # 1: session, 2: user, 3: contracts with owner team, 4: their versions,
-    # 5: the lanes with a deprecation or sunset date (one query for all contracts), 6: the owner filter's teams
-    with django_assert_num_queries(6):
+    # 1: session, 2: user, 3: a page of contracts with owner team, 4: their versions,
+    # 5: the lanes with a deprecation or sunset date (one query for the page's contracts),
+    # 6: the total (counted up to 1,000), 7: the owner filter's teams
+    with django_assert_num_queries(7):
         page = browser.get("/contracts/").content.decode()
     assert 'href="/contracts/browse/lab"' in page and 'href="/contracts/browse/retail"' in page
     assert "lab.analytics.cell_count" in page and "1.0, 2.0" in page
+    assert re.search(r'id="catalogue-count">3 contracts<', page)
+
+
+def _contracts_in(domain: str, n: int, owner, local_store) -> list[str]:
+    names = []
+    for i in range(n):
+        document = cell_count()
+        document["schema"].update(name=f"{domain}.analytics.table_{i:02d}", domain=domain, entity=f"table_{i:02d}")
+        publish_document(document, by=owner, store=local_store)
+        names.append(document["schema"]["name"])
+    return names
+
+
+def _walk(browser, url: str) -> tuple[list[str], list[str]]:
+    """Every contract listed, following the Next links from `url`, and the pages' URLs."""
+    listed, urls = [], []
+    while url:
+        urls.append(url)
+        body = browser.get(url).content.decode()
+        listed += _listed(body)
+        found = re.search(r'href="\?([^"]*after=[^"]+)" rel="next"', body)
+        url = url.split("?")[0] + "?" + found.group(1).replace("&amp;", "&") if found else None
+    return listed, urls
+
+
+def test_the_catalogue_pages_by_name_and_each_page_costs_the_same(browser, published, owner, local_store, settings,
+                                                                  django_assert_num_queries,
+                                                                  django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        made = _contracts_in("lab", 6, owner, local_store)
+    settings.LIST_PAGE_SIZE = 3  # nine contracts: three pages
+    listed, urls = _walk(browser, "/contracts/")
+    assert listed == sorted([*made, "lab.analytics.cell_count", "retail.checkout.order_placed",
+                             "retail.payments.refund_api"])
+    assert len(urls) == 3
+    # The second page starts where the first stopped, and Previous goes back to it.
+    second = browser.get(urls[1]).content.decode()
+    assert _listed(second)[0] == listed[3]
+    back = re.search(r'href="\?([^"]*before=[^"]+)" rel="prev"', second).group(1).replace("&amp;", "&")
+    assert _listed(browser.get("/contracts/?" + back).content.decode()) == listed[:3]
+    # Any page, first or last: 1 session, 2 user, 3 the page of contracts, 4 their versions,
+    # 5 their dated lanes, 6 the total (capped), 7 the owner filter's teams
+    for url in (urls[0], urls[2]):
+        with django_assert_num_queries(7):
+            browser.get(url)
+    # A domain's pages, by the same links.
+    in_lab, _ = _walk(browser, "/contracts/browse/lab")
+    assert in_lab == sorted([*made, "lab.analytics.cell_count"])
+    in_sub, _ = _walk(browser, "/contracts/browse/lab/analytics")
+    assert in_sub == in_lab
+
+
+def test_the_catalogue_total_stops_counting_at_a_cap(browser, published, monkeypatch):
+    monkeypatch.setattr("contracts_app.views.CATALOGUE_COUNT_CAP", 2)  # as 1,000 is, in a large registry
+    page = browser.get("/contracts/").content.decode()
+    assert re.search(r'id="catalogue-count">2\+ contracts<', page)
+    assert len(_listed(page)) == 3
 
 
 def _listed(page: str) -> list[str]:
