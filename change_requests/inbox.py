@@ -9,13 +9,13 @@ from registry.hooks import InboxItem, inbox_items
 
 
 @inbox_items(order=10)
-def change_request_items(user, team_ids: list[int]) -> list[InboxItem]:
+def change_request_items(user, team_ids: list[int], limit: int | None = None) -> list[InboxItem]:
     if not team_ids:
         return []
     waiting = (TeamReview.objects.filter(team_id__in=team_ids, status=ReviewStatus.PENDING,
                                          change_request__state=ChangeRequestState.OPEN)
                .select_related("team", "change_request__contract", "change_request__owner_team")
-               .order_by("change_request__deadline_at", "change_request_id", "team__name"))
+               .order_by("change_request__deadline_at", "change_request_id", "team__name"))[:limit]
     items = []
     for review in waiting:
         request = review.change_request
@@ -28,7 +28,7 @@ def change_request_items(user, team_ids: list[int]) -> list[InboxItem]:
                    + (" (escalated: past its deadline)." if request.escalated_at else "."),
             url=request.get_absolute_url(), due=request.deadline_at))
     approved = (ChangeRequest.objects.filter(state=ChangeRequestState.APPROVED, owner_team_id__in=team_ids)
-                .select_related("contract", "owner_team").order_by("approved_at", "pk"))
+                .select_related("contract", "owner_team").order_by("approved_at", "pk"))[:limit]
     for request in approved:
         items.append(InboxItem(
             kind="publish", key=f"publish:{request.pk}", team_id=request.owner_team_id,
