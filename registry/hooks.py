@@ -318,7 +318,7 @@ def inbox_items(order: int = 50) -> Callable:
     InboxItems for that person and the teams given (a bounded number of queries, whatever the
     world's size); with a `limit`, at most that many of each kind it gives, the first in its
     order (deadlines soonest first), each read with a LIMIT, so a team with ten thousand
-    waiting items costs what one with a hundred does. The core's inbox page, API and digest
+    waiting items costs what one with a few does. The core's inbox page, API and digest
     merge every provider's."""
     def register(fn: Callable) -> Callable:
         if all(existing is not fn for _, existing in _inbox_providers):

@@ -10,8 +10,8 @@ the daily digest all read it from here, so they always agree.
 
 The page and the API read at most PER_KIND items of each kind (each provider's query
 carries a LIMIT of PER_KIND + 1): a team that consumes ten thousand contracts is shown the
-first hundred requests to answer, soonest deadline first, and told there are more
-("100+"), at the cost of a team with a hundred; the next ones show as these are resolved.
+first 25 requests to answer, soonest deadline first, and told there are more
+("25+"), at the cost of a team with 25; the next ones show as these are resolved.
 The digest reads every item.
 """
 
@@ -26,7 +26,7 @@ from django.utils import timezone
 from registry.hooks import InboxItem, inbox_for
 from registry.models import Team
 
-PER_KIND = 100
+PER_KIND = 25
 
 # What each kind of item asks, for the page's headings and the API's `kind_label`.
 # Providers may add kinds this table does not know: they show under their slug.
@@ -72,7 +72,7 @@ class Inbox:
 
     @property
     def count_label(self) -> str:
-        """The count as the page says it: "100+" when some kind holds more than it shows."""
+        """The count as the page says it: "25+" when some kind holds more than it shows."""
         return f"{self.count}+" if self.more else str(self.count)
 
     def kind_count_label(self, kind: str, shown: int) -> str:

@@ -30,7 +30,7 @@ class InboxSerializer(serializers.Serializer):
     count = serializers.IntegerField(help_text="How many items `items` holds.")
     more = serializers.ListField(
         child=serializers.CharField(),
-        help_text="The kinds of which more items wait than the first 100 `items` holds (soonest deadline "
+        help_text="The kinds of which more items wait than the first 25 `items` holds (soonest deadline "
                   "first); the next ones show as these are done. Empty: `items` is everything.")
     teams = serializers.ListField(child=serializers.CharField(), help_text="The slugs of the teams it covers.")
     items = InboxItemSerializer(many=True, help_text="Deadlines first, soonest first; then the rest.")
@@ -54,7 +54,7 @@ class InboxView(APIView):
 
 class InboxCount(APIView):
     """How many items the caller's inbox shows (the navigation shows it; `more`: some kind holds
-    more than its first 100, "100+")."""
+    more than its first 25, "25+")."""
 
     @extend_schema(responses={200: inline_serializer("InboxCount", {"count": serializers.IntegerField(),
                                                                     "more": serializers.BooleanField()})})

@@ -8,7 +8,7 @@
     .then((response) => (response.ok ? response.json() : null))
     .then((answer) => {
       if (!answer || typeof answer.count !== "number") return;
-      // "100+": the inbox reads at most its first hundred of each kind (answer.more).
+      // "25+": the inbox reads at most the first 25 of each kind (answer.more).
       const shown = answer.more ? `${answer.count}+` : String(answer.count);
       badge.textContent = shown;
       badge.hidden = answer.count === 0;

@@ -301,7 +301,7 @@ def test_deadlines_given_as_days_and_as_moments_sort_together_and_answer_one_for
         incident.due.isoformat(), datetime(2026, 12, 28, tzinfo=tz).isoformat(), None]
 
 
-# --- a bounded page: the first hundred of each kind, and "100+" -------------------------------
+# --- a bounded page: the first PER_KIND (25) of each kind, and "25+" ---------------------------
 
 def many_stale(owner_team, owner, n: int) -> list[Dataset]:
     """n stale datasets of Checkout's, the first stale longest ago."""
@@ -315,7 +315,7 @@ def many_stale(owner_team, owner, n: int) -> list[Dataset]:
     return datasets
 
 
-def test_a_kind_with_more_than_a_hundred_items_shows_its_first_hundred_and_says_100_plus(
+def test_a_kind_with_more_items_than_the_page_shows_its_first_and_says_25_plus(
         client, waiting, owner, owner_team):
     from registry.inbox import PER_KIND
 
@@ -323,17 +323,17 @@ def test_a_kind_with_more_than_a_hundred_items_shows_its_first_hundred_and_says_
     client.force_login(owner)
     answer = client.get("/api/inbox/").json()
     stale_items = [i for i in answer["items"] if i["kind"] == "stale"]
-    # Stale longest ago first: the first hundred, in that order.
+    # Stale longest ago first: the first PER_KIND, in that order.
     assert [i["key"].split(":")[1] for i in stale_items] == [str(d.pk) for d in datasets[:PER_KIND]]
     assert answer["more"] == ["stale"] and answer["count"] == PER_KIND
     assert client.get("/api/inbox/count/").json() == {"count": PER_KIND, "more": True}
     page = client.get("/inbox/").content.decode()
     assert f"<strong>{PER_KIND}+</strong> items need action" in page
     assert f'<span class="tag">{PER_KIND}+</span>' in page
-    assert "retail.public.s099 is stale" in page and "retail.public.s100 is stale" not in page
+    assert f"retail.public.s{PER_KIND - 1:03} is stale" in page and f"retail.public.s{PER_KIND:03} is stale" not in page
 
 
-def test_a_kind_of_exactly_a_hundred_is_complete(client, owner, owner_team):
+def test_a_kind_of_exactly_the_page_is_complete(client, owner, owner_team):
     from registry.inbox import PER_KIND
 
     many_stale(owner_team, owner, PER_KIND)
@@ -356,8 +356,10 @@ def test_the_next_items_show_as_the_first_are_done(client, owner, owner_team):
 
 def test_a_bounded_inbox_costs_the_queries_of_a_small_one(client, waiting, owner, owner_team,
                                                          django_assert_num_queries):
+    from registry.inbox import PER_KIND
+
     small = {path: queries_for(client, owner, path) for path in ("/api/inbox/", "/inbox/", "/api/inbox/count/")}
-    many_stale(owner_team, owner, 150)
+    many_stale(owner_team, owner, 3 * PER_KIND)
     for path, count in small.items():
         client.force_login(owner)
         with django_assert_num_queries(count):
