@@ -103,7 +103,7 @@ def queue_digests(now: datetime | None = None) -> int:
     people = (get_user_model().objects.filter(is_active=True, memberships__isnull=False).exclude(email="")
               .distinct().order_by("username"))
     for person in people:
-        inbox = inbox_of_person(person)
+        inbox = inbox_of_person(person, per_kind=None)  # a digest says everything waiting
         if not inbox.count:
             continue
         keys = [i.key for i in inbox.items]
@@ -116,7 +116,7 @@ def queue_digests(now: datetime | None = None) -> int:
     by_team: dict[int, Inbox] = {}
     for channel in channels:
         if channel.team_id not in by_team:
-            by_team[channel.team_id] = inbox_of_team(channel.team)
+            by_team[channel.team_id] = inbox_of_team(channel.team, per_kind=None)
         inbox = by_team[channel.team_id]
         if not inbox.count:
             continue

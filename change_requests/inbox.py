@@ -9,13 +9,18 @@ from registry.hooks import InboxItem, inbox_items
 
 
 @inbox_items(order=10)
-def change_request_items(user, team_ids: list[int]) -> list[InboxItem]:
+def change_request_items(user, team_ids: list[int], limit: int | None = None) -> list[InboxItem]:
     if not team_ids:
         return []
-    waiting = (TeamReview.objects.filter(team_id__in=team_ids, status=ReviewStatus.PENDING,
-                                         change_request__state=ChangeRequestState.OPEN)
-               .select_related("team", "change_request__contract", "change_request__owner_team")
-               .order_by("change_request__deadline_at", "change_request_id", "team__name"))
+    order = ("change_request__deadline_at", "change_request_id", "team__name")
+    # The page's reviews are picked first (reviews and requests only), then read with their
+    # contracts: joined before the LIMIT, PostgreSQL hashed every contract to sort every
+    # waiting review (a team consuming a large estate's contracts: hundreds of them).
+    first = (TeamReview.objects.filter(team_id__in=team_ids, status=ReviewStatus.PENDING,
+                                       change_request__state=ChangeRequestState.OPEN)
+             .order_by(*order).values("pk")[:limit])
+    waiting = (TeamReview.objects.filter(pk__in=first)
+               .select_related("team", "change_request__contract", "change_request__owner_team").order_by(*order))
     items = []
     for review in waiting:
         request = review.change_request
@@ -28,7 +33,7 @@ def change_request_items(user, team_ids: list[int]) -> list[InboxItem]:
                    + (" (escalated: past its deadline)." if request.escalated_at else "."),
             url=request.get_absolute_url(), due=request.deadline_at))
     approved = (ChangeRequest.objects.filter(state=ChangeRequestState.APPROVED, owner_team_id__in=team_ids)
-                .select_related("contract", "owner_team").order_by("approved_at", "pk"))
+                .select_related("contract", "owner_team").order_by("approved_at", "pk"))[:limit]
     for request in approved:
         items.append(InboxItem(
             kind="publish", key=f"publish:{request.pk}", team_id=request.owner_team_id,

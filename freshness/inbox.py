@@ -9,11 +9,11 @@ from registry.hooks import InboxItem, inbox_items
 
 
 @inbox_items(order=30)
-def stale_items(user, team_ids: list[int]) -> list[InboxItem]:
+def stale_items(user, team_ids: list[int], limit: int | None = None) -> list[InboxItem]:
     if not team_ids:
         return []
     rows = (DatasetFreshness.objects.filter(status=FreshnessStatus.STALE, dataset__owner_team_id__in=team_ids)
-            .select_related("dataset").order_by("status_since", "dataset_id"))
+            .select_related("dataset").order_by("status_since", "dataset_id"))[:limit]
     items = []
     for row in rows:
         dataset = row.dataset

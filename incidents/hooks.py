@@ -81,12 +81,12 @@ dataset_list_badge(_annotate, _badge)
 
 
 @inbox_items(order=30)
-def open_incidents(user, team_ids: list[int]) -> list[InboxItem]:
+def open_incidents(user, team_ids: list[int], limit: int | None = None) -> list[InboxItem]:
     """Open incidents on datasets the teams own, or upstream of their jobs (two queries)."""
     if not team_ids:
         return []
     rows = (IncidentTeam.objects.filter(team_id__in=team_ids, incident__state__in=["open", "acknowledged"])
-            .select_related("incident__dataset", "team").order_by("incident__opened_at", "incident_id"))
+            .select_related("incident__dataset", "team").order_by("incident__opened_at", "incident_id"))[:limit]
     items = []
     for row in rows:
         incident = row.incident

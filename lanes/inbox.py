@@ -12,7 +12,7 @@ from registry.hooks import InboxItem, inbox_items
 
 
 @inbox_items(order=60)
-def deprecated_lanes_still_read(user, team_ids: list[int]) -> list[InboxItem]:
+def deprecated_lanes_still_read(user, team_ids: list[int], limit: int | None = None) -> list[InboxItem]:
     """A bounded number of queries: the deprecated lanes, then lane_usage for their contracts."""
     if not team_ids:
         return []
@@ -41,4 +41,4 @@ def deprecated_lanes_still_read(user, team_ids: list[int]) -> list[InboxItem]:
                 team_id=team_id, due=sunset,
                 detail=f"Deprecated since {lane.deprecation_date}; {found.summary}.",
             ))
-    return items
+    return items[:limit]

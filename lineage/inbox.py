@@ -106,9 +106,9 @@ def _unowned_outputs(jobs: list[Job], teams: dict) -> list[InboxItem]:
     return items
 
 
-def _unregistered_readers(team_ids: list[int]) -> list[InboxItem]:
+def _unregistered_readers(team_ids: list[int], limit: int | None) -> list[InboxItem]:
     datasets = (Dataset.objects.filter(owner_team_id__in=team_ids).with_unregistered_readers()
-                .filter(unregistered_readers__gt=0).select_related("owner_team"))
+                .filter(unregistered_readers__gt=0).select_related("owner_team").order_by("namespace", "name"))[:limit]
     items = []
     for dataset in datasets:
         n = dataset.unregistered_readers
@@ -148,13 +148,13 @@ def _jobs_nobody_owns() -> list[InboxItem]:
 
 
 @inbox_items(order=40)
-def lineage_items(user, team_ids: list[int]) -> list[InboxItem]:
+def lineage_items(user, team_ids: list[int], limit: int | None = None) -> list[InboxItem]:
     items = []
     if team_ids:
         jobs = _teams_jobs(team_ids)
         teams = Team.objects.in_bulk(team_ids) if jobs else {}
-        items = (_failing_checks(team_ids) + _unowned_outputs(jobs, teams) + _unregistered_readers(team_ids)
-                 + _unattributed_jobs(jobs, teams))
+        items = (_failing_checks(team_ids)[:limit] + _unowned_outputs(jobs, teams)[:limit]
+                 + _unregistered_readers(team_ids, limit) + _unattributed_jobs(jobs, teams)[:limit])
     if user is not None and is_governance_admin(user):
         items += _jobs_nobody_owns()
     return items

@@ -314,9 +314,12 @@ _inbox_providers: list[tuple[int, Callable]] = []
 
 
 def inbox_items(order: int = 50) -> Callable:
-    """Register a provider of inbox items: `fn(user, team_ids)` returns the InboxItems
-    for that person and the teams given (a bounded number of queries, whatever the
-    world's size). The core's inbox page, API and digest merge every provider's."""
+    """Register a provider of inbox items: `fn(user, team_ids, limit=None)` returns the
+    InboxItems for that person and the teams given (a bounded number of queries, whatever the
+    world's size); with a `limit`, at most that many of each kind it gives, the first in its
+    order (deadlines soonest first), each read with a LIMIT, so a team with ten thousand
+    waiting items costs what one with a few does. The core's inbox page, API and digest
+    merge every provider's."""
     def register(fn: Callable) -> Callable:
         if all(existing is not fn for _, existing in _inbox_providers):
             _inbox_providers.append((order, fn))
@@ -325,10 +328,10 @@ def inbox_items(order: int = 50) -> Callable:
     return register
 
 
-def inbox_for(user, team_ids) -> list[InboxItem]:
+def inbox_for(user, team_ids, limit: int | None = None) -> list[InboxItem]:
     items: list[InboxItem] = []
     for _, fn in _inbox_providers:
-        items.extend(fn(user, list(team_ids)))
+        items.extend(fn(user, list(team_ids), limit=limit))
     return items
 
 

@@ -27,7 +27,11 @@ class InboxItemSerializer(serializers.Serializer):
 
 
 class InboxSerializer(serializers.Serializer):
-    count = serializers.IntegerField()
+    count = serializers.IntegerField(help_text="How many items `items` holds.")
+    more = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The kinds of which more items wait than the first 25 `items` holds (soonest deadline "
+                  "first); the next ones show as these are done. Empty: `items` is everything.")
     teams = serializers.ListField(child=serializers.CharField(), help_text="The slugs of the teams it covers.")
     items = InboxItemSerializer(many=True, help_text="Deadlines first, soonest first; then the rest.")
 
@@ -44,13 +48,16 @@ class InboxView(APIView):
             inbox = inbox_of_team(get_object_or_404(Team, slug=slug), request.user)
         else:
             inbox = inbox_of_person(request.user)
-        return Response({"count": inbox.count, "teams": [t.slug for t in inbox.teams],
+        return Response({"count": inbox.count, "more": sorted(inbox.more), "teams": [t.slug for t in inbox.teams],
                          "items": [inbox.to_dict(item) for item in inbox.items]})
 
 
 class InboxCount(APIView):
-    """How many items the caller's inbox holds (the navigation shows it)."""
+    """How many items the caller's inbox shows (the navigation shows it; `more`: some kind holds
+    more than its first 25, "25+")."""
 
-    @extend_schema(responses={200: inline_serializer("InboxCount", {"count": serializers.IntegerField()})})
+    @extend_schema(responses={200: inline_serializer("InboxCount", {"count": serializers.IntegerField(),
+                                                                    "more": serializers.BooleanField()})})
     def get(self, request):
-        return Response({"count": inbox_of_person(request.user).count})
+        inbox = inbox_of_person(request.user)
+        return Response({"count": inbox.count, "more": bool(inbox.more)})

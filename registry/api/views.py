@@ -146,7 +146,9 @@ class TeamSync(APIView):
 @extend_schema(parameters=[
     OpenApiParameter("owner_team", str, description="Slug of the owning team."),
     OpenApiParameter("unowned", bool, description="Only datasets that no team owns yet."),
-    OpenApiParameter("search", str, description="Text in the namespace, name or description."),
+    OpenApiParameter("search", str, description=(
+        "Words in the namespace, name or description (docs/operations.md, \"Search\"): the last "
+        "anywhere inside a word, the others ending one; any substring of them matches.")),
 ])
 class DatasetList(generics.ListAPIView):
     serializer_class = DatasetSerializer

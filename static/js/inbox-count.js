@@ -8,9 +8,11 @@
     .then((response) => (response.ok ? response.json() : null))
     .then((answer) => {
       if (!answer || typeof answer.count !== "number") return;
-      badge.textContent = String(answer.count);
+      // "25+": the inbox reads at most the first 25 of each kind (answer.more).
+      const shown = answer.more ? `${answer.count}+` : String(answer.count);
+      badge.textContent = shown;
       badge.hidden = answer.count === 0;
-      link.setAttribute("aria-label", `Inbox, ${answer.count} item${answer.count === 1 ? "" : "s"} need action`);
+      link.setAttribute("aria-label", `Inbox, ${shown} item${answer.count === 1 ? "" : "s"} need action`);
       // On a phone the navigation folds behind "Menu": the count shows on it too.
       const toggle = document.querySelector("header.top .nav-toggle");
       if (toggle && answer.count > 0 && !toggle.querySelector(".nav-count")) {

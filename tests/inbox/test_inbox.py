@@ -109,7 +109,7 @@ def test_the_navigation_links_the_inbox_and_its_count_comes_after_the_page(clien
     client.force_login(consumer)
     page = client.get("/").content.decode()
     assert 'id="nav-inbox"' in page and 'data-count-url="/api/inbox/count/"' in page
-    assert client.get("/api/inbox/count/").json() == {"count": 1}
+    assert client.get("/api/inbox/count/").json() == {"count": 1, "more": False}
 
 
 def test_people_land_on_their_inbox_after_logging_in(client, consumer):
@@ -299,3 +299,76 @@ def test_deadlines_given_as_days_and_as_moments_sort_together_and_answer_one_for
     inbox = Inbox([], ordered)
     assert [inbox.to_dict(item)["due"] for item in ordered] == [
         incident.due.isoformat(), datetime(2026, 12, 28, tzinfo=tz).isoformat(), None]
+
+
+# --- a bounded page: the first PER_KIND (25) of each kind, and "25+" ---------------------------
+
+def many_stale(owner_team, owner, n: int) -> list[Dataset]:
+    """n stale datasets of Checkout's, the first stale longest ago."""
+    datasets = Dataset.objects.bulk_create(
+        Dataset(namespace=NS, name=f"retail.public.s{i:03}", owner_team=owner_team, owner=owner) for i in range(n))
+    start = timezone.now() - timedelta(days=30)
+    DatasetFreshness.objects.bulk_create(
+        DatasetFreshness(dataset=d, max_age=timedelta(hours=1), status=FreshnessStatus.STALE,
+                         status_since=start + timedelta(minutes=i), last_write_at=start)
+        for i, d in enumerate(datasets))
+    return datasets
+
+
+def test_a_kind_with_more_items_than_the_page_shows_its_first_and_says_25_plus(
+        client, waiting, owner, owner_team):
+    from registry.inbox import PER_KIND
+
+    datasets = many_stale(owner_team, owner, PER_KIND + 5)
+    client.force_login(owner)
+    answer = client.get("/api/inbox/").json()
+    stale_items = [i for i in answer["items"] if i["kind"] == "stale"]
+    # Stale longest ago first: the first PER_KIND, in that order.
+    assert [i["key"].split(":")[1] for i in stale_items] == [str(d.pk) for d in datasets[:PER_KIND]]
+    assert answer["more"] == ["stale"] and answer["count"] == PER_KIND
+    assert client.get("/api/inbox/count/").json() == {"count": PER_KIND, "more": True}
+    page = client.get("/inbox/").content.decode()
+    assert f"<strong>{PER_KIND}+</strong> items need action" in page
+    assert f'<span class="tag">{PER_KIND}+</span>' in page
+    assert f"retail.public.s{PER_KIND - 1:03} is stale" in page and f"retail.public.s{PER_KIND:03} is stale" not in page
+
+
+def test_a_kind_of_exactly_the_page_is_complete(client, owner, owner_team):
+    from registry.inbox import PER_KIND
+
+    many_stale(owner_team, owner, PER_KIND)
+    client.force_login(owner)
+    answer = client.get("/api/inbox/").json()
+    assert answer["count"] == PER_KIND and answer["more"] == []
+    assert f"<strong>{PER_KIND}</strong> items need action" in client.get("/inbox/").content.decode()
+
+
+def test_the_next_items_show_as_the_first_are_done(client, owner, owner_team):
+    from registry.inbox import PER_KIND
+
+    datasets = many_stale(owner_team, owner, PER_KIND + 1)
+    DatasetFreshness.objects.filter(dataset=datasets[0]).update(status=FreshnessStatus.FRESH)
+    client.force_login(owner)
+    answer = client.get("/api/inbox/").json()
+    assert answer["more"] == [] and answer["count"] == PER_KIND
+    assert answer["items"][-1]["key"].startswith(f"stale:{datasets[-1].pk}:")
+
+
+def test_a_bounded_inbox_costs_the_queries_of_a_small_one(client, waiting, owner, owner_team,
+                                                         django_assert_num_queries):
+    from registry.inbox import PER_KIND
+
+    small = {path: queries_for(client, owner, path) for path in ("/api/inbox/", "/inbox/", "/api/inbox/count/")}
+    many_stale(owner_team, owner, 3 * PER_KIND)
+    for path, count in small.items():
+        client.force_login(owner)
+        with django_assert_num_queries(count):
+            client.get(path)
+
+
+def test_the_digest_still_says_everything_waiting(owner, owner_team):
+    from registry.inbox import PER_KIND, inbox_of_team
+
+    many_stale(owner_team, owner, PER_KIND + 5)
+    whole = inbox_of_team(owner_team, per_kind=None)
+    assert whole.count == PER_KIND + 5 and not whole.more
