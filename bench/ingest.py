@@ -663,31 +663,37 @@ def main() -> None:
                 through_the_app(servers[usage][1], secret, args.clients, args.warmup, kind)
                 straight_into_postgres(plain_url(url), freshness_sql, sender, writer_team(usage), args.clients, args.warmup,
                                        kind)
+
+        def app_slice(variant: tuple[bool, bool]) -> str:
+            usage, kind = variant
+            app = apps[variant]
+            server, port = servers[usage]
+            server_before, db_before = group_cpu(server.pid), backends_cpu(database)
+            part = through_the_app(port, secret, args.clients, slice_seconds, kind)
+            app["server_cpu"] += group_cpu(server.pid) - server_before
+            app["db_cpu"] += backends_cpu(database) - db_before
+            for key in ("latencies", "acked", "errors"):
+                app[key].extend(part[key])
+            for key in ("elapsed", "client_cpu"):
+                app[key] += part[key]
+            return f"app{' ' + label(variant) if label(variant) else ''} {len(part['acked']) / part['elapsed']:.0f}/s"
+
+        def direct_slice(variant: tuple[bool, bool]) -> str:
+            usage, kind = variant
+            part_direct = straight_into_postgres(plain_url(url), freshness_sql, sender, writer_team(usage), args.clients,
+                                                 slice_seconds, kind)
+            for key in ("events", "elapsed", "client_cpu", "db_cpu"):
+                directs[variant][key] += part_direct[key]
+            return (f"psycopg{' ' + label(variant) if label(variant) else ''} "
+                    f"{part_direct['events'] / part_direct['elapsed']:.0f}/s")
+
         for round_no in range(1, args.rounds + 1):
-            # Each variant first in every other round, so a drift of the machine's speed falls on all alike.
+            # Each variant first in every other round, so a drift of the machine's speed falls on all alike;
+            # and each side: both write into one database, whose first rows of each job and dataset
+            # (column reads, edges, schemas) the side that runs first pays for, the other then finds.
             order = variants if round_no % 2 else variants[::-1]
-            line = []
-            for variant in order:
-                usage, kind = variant
-                app = apps[variant]
-                server, port = servers[usage]
-                server_before, db_before = group_cpu(server.pid), backends_cpu(database)
-                part = through_the_app(port, secret, args.clients, slice_seconds, kind)
-                app["server_cpu"] += group_cpu(server.pid) - server_before
-                app["db_cpu"] += backends_cpu(database) - db_before
-                for key in ("latencies", "acked", "errors"):
-                    app[key].extend(part[key])
-                for key in ("elapsed", "client_cpu"):
-                    app[key] += part[key]
-                line.append(f"app{' ' + label(variant) if label(variant) else ''} {len(part['acked']) / part['elapsed']:.0f}/s")
-            for variant in order:
-                usage, kind = variant
-                part_direct = straight_into_postgres(plain_url(url), freshness_sql, sender, writer_team(usage), args.clients,
-                                                     slice_seconds, kind)
-                for key in ("events", "elapsed", "client_cpu", "db_cpu"):
-                    directs[variant][key] += part_direct[key]
-                line.append(f"psycopg{' ' + label(variant) if label(variant) else ''} "
-                            f"{part_direct['events'] / part_direct['elapsed']:.0f}/s")
+            sides = [app_slice, direct_slice] if round_no % 2 else [direct_slice, app_slice]
+            line = [side(variant) for side in sides for variant in order]
             print(f"  round {round_no}: {', '.join(line)}", flush=True)
     finally:
         for proc, _ in servers.values():
