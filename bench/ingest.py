@@ -27,9 +27,12 @@ written straight into PostgreSQL with psycopg.
    edges + column reads, field edges and schema, and on a COMPLETE the
    freshness row of the output; the raw event and the run name the token that
    sent them, as the app's rows do; the app's token check is not a row written,
-   so the writer leaves it out). Steps 2 and 4 alternate
-   in `--rounds` slices so that load from other processes on a shared machine
-   falls on both alike.
+   so the writer leaves it out). Column usage rows written less than a minute
+   before are left out, as the app's server processes leave them out: the
+   writers keep what the previous slices' writers wrote. Steps 2 and 4 alternate
+   in `--rounds` slices, each side first in every other round, so that load from
+   other processes on a shared machine falls on both alike, and so do the first
+   rows of each job and dataset, which the side that runs first writes.
 
 Prints a human summary with the CPU each side used per event (app server,
 PostgreSQL, load generators; Linux), then one JSON line (last):
@@ -50,12 +53,14 @@ import http.client
 import json
 import multiprocessing as mp
 import os
+import pickle
 import queue
 import random
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -296,7 +301,8 @@ def through_the_app(port: int, secret: str, clients: int, seconds: float, column
 # --- phase 2: straight into PostgreSQL -------------------------------------------------
 
 def _direct_worker(url: str, freshness_sql: str, sender: tuple[int, int], team_id: int | None, column_lineage: bool,
-                   threads: int, first_client: int, seconds: float, ready: mp.Queue, go: mp.Event, out: mp.Queue) -> None:
+                   written_dir: str, threads: int, first_client: int, seconds: float, ready: mp.Queue, go: mp.Event,
+                   out: mp.Queue) -> None:
     def writer(index: int, work: tuple, deadline: float) -> tuple[int, float]:
         conn, events = work
         n = 0
@@ -314,6 +320,10 @@ def _direct_worker(url: str, freshness_sql: str, sender: tuple[int, int], team_i
     results, cpu = _in_threads(writer, lambda events: (psycopg.connect(url), events), threads, first_client, seconds,
                                10_000, column_lineage, ready, go)
     out.put((sum(r[0] for r in results), cpu, sum(r[1] for r in results)))
+    # What this process wrote lately, for the next slice's writers (after the clock: not timed).
+    now = time.monotonic()
+    with open(Path(written_dir) / f"{os.getpid()}.pickle", "wb") as f:
+        pickle.dump({key: at for key, at in _written.items() if now - at < 60}, f)
 
 
 DATASET_COLUMNS = "t.id, t.namespace, t.name"
@@ -358,6 +368,7 @@ def usage_rows(event: dict, found: dict) -> tuple[list[tuple], list[tuple], list
 
 
 _written: dict[tuple, float] = {}
+_written_dir: str | None = None
 
 
 def _recent(key: tuple, at: float) -> bool:
@@ -512,7 +523,19 @@ def write_event(conn: psycopg.Connection, event: dict, freshness_sql: str, team_
 
 def straight_into_postgres(url: str, freshness_sql: str, sender: tuple[int, int], team_id: int | None, clients: int,
                            seconds: float, column_lineage: bool = False) -> dict:
-    results, elapsed = _load(_direct_worker, (url, freshness_sql, sender, team_id, column_lineage), clients, seconds)
+    global _written_dir
+    if _written_dir is None:
+        _written_dir = tempfile.mkdtemp(prefix="ingest-bench-")
+    results, elapsed = _load(_direct_worker, (url, freshness_sql, sender, team_id, column_lineage, _written_dir),
+                             clients, seconds)
+    # The app's server processes keep what they wrote (lineage.column_usage.RecentlyWritten) from
+    # one slice to the next; the writers are new processes each slice, so they inherit what the
+    # last slice's wrote, all of it (a little more than each server process knows).
+    for path in Path(_written_dir).glob("*.pickle"):
+        with open(path, "rb") as f:
+            for key, at in pickle.load(f).items():
+                _written[key] = max(at, _written.get(key, at))
+        path.unlink()
     return {"events": sum(r[0] for r in results), "elapsed": elapsed, "client_cpu": sum(r[1] for r in results),
             "db_cpu": sum(r[2] for r in results)}
 
@@ -696,6 +719,10 @@ def main() -> None:
             line = [side(variant) for side in sides for variant in order]
             print(f"  round {round_no}: {', '.join(line)}", flush=True)
     finally:
+        if _written_dir is not None:
+            for path in Path(_written_dir).glob("*.pickle"):
+                path.unlink()
+            os.rmdir(_written_dir)
         for proc, _ in servers.values():
             os.killpg(proc.pid, signal.SIGTERM)
             try:
