@@ -25,10 +25,14 @@ written straight into PostgreSQL with psycopg.
    psycopg, from the same number of connections, one transaction per event,
    with the statements the app sends (raw event + dataset look-up, job + run +
    edges + column reads, field edges and schema, and on a COMPLETE the
-   freshness row of the output; the app's token check is not a row written, so
-   the writer leaves it out). Steps 2 and 4 alternate
-   in `--rounds` slices so that load from other processes on a shared machine
-   falls on both alike.
+   freshness row of the output; the raw event and the run name the token that
+   sent them, as the app's rows do; the app's token check is not a row written,
+   so the writer leaves it out). Column usage rows written less than a minute
+   before are left out, as the app's server processes leave them out: the
+   writers keep what the previous slices' writers wrote. Steps 2 and 4 alternate
+   in `--rounds` slices, each side first in every other round, so that load from
+   other processes on a shared machine falls on both alike, and so do the first
+   rows of each job and dataset, which the side that runs first writes.
 
 Prints a human summary with the CPU each side used per event (app server,
 PostgreSQL, load generators; Linux), then one JSON line (last):
@@ -49,12 +53,14 @@ import http.client
 import json
 import multiprocessing as mp
 import os
+import pickle
 import queue
 import random
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -294,8 +300,9 @@ def through_the_app(port: int, secret: str, clients: int, seconds: float, column
 
 # --- phase 2: straight into PostgreSQL -------------------------------------------------
 
-def _direct_worker(url: str, freshness_sql: str, team_id: int | None, column_lineage: bool, threads: int, first_client: int,
-                   seconds: float, ready: mp.Queue, go: mp.Event, out: mp.Queue) -> None:
+def _direct_worker(url: str, freshness_sql: str, sender: tuple[int, int], team_id: int | None, column_lineage: bool,
+                   written_dir: str, threads: int, first_client: int, seconds: float, ready: mp.Queue, go: mp.Event,
+                   out: mp.Queue) -> None:
     def writer(index: int, work: tuple, deadline: float) -> tuple[int, float]:
         conn, events = work
         n = 0
@@ -304,7 +311,7 @@ def _direct_worker(url: str, freshness_sql: str, team_id: int | None, column_lin
                 if time.time() >= deadline:
                     break
                 with conn.transaction():
-                    write_event(conn, event, freshness_sql, team_id)
+                    write_event(conn, event, freshness_sql, team_id, sender)
                 n += 1
             # The connection's server process lives as long as it: read its CPU before closing.
             return n, process_cpu(conn.info.backend_pid)
@@ -313,6 +320,10 @@ def _direct_worker(url: str, freshness_sql: str, team_id: int | None, column_lin
     results, cpu = _in_threads(writer, lambda events: (psycopg.connect(url), events), threads, first_client, seconds,
                                10_000, column_lineage, ready, go)
     out.put((sum(r[0] for r in results), cpu, sum(r[1] for r in results)))
+    # What this process wrote lately, for the next slice's writers (after the clock: not timed).
+    now = time.monotonic()
+    with open(Path(written_dir) / f"{os.getpid()}.pickle", "wb") as f:
+        pickle.dump({key: at for key, at in _written.items() if now - at < 60}, f)
 
 
 DATASET_COLUMNS = "t.id, t.namespace, t.name"
@@ -357,6 +368,7 @@ def usage_rows(event: dict, found: dict) -> tuple[list[tuple], list[tuple], list
 
 
 _written: dict[tuple, float] = {}
+_written_dir: str | None = None
 
 
 def _recent(key: tuple, at: float) -> bool:
@@ -423,13 +435,15 @@ def _usage_params(event: dict, rows: tuple, team_id: int, now: datetime, event_t
     return params
 
 
-def write_event(conn: psycopg.Connection, event: dict, freshness_sql: str, team_id: int | None) -> None:
+def write_event(conn: psycopg.Connection, event: dict, freshness_sql: str, team_id: int | None,
+                sender: tuple[int | None, int | None] = (None, None)) -> None:
     """The rows the app writes for one event, with the statements it sends on
     PostgreSQL, prepared as it prepares them: raw event + dataset look-up,
     missing datasets (rarely), job + run + edges + column usage as one
     statement, and on a COMPLETE the freshness row of each output with the
     app's own statement (`freshness_sql`, read from the app). `team_id` None:
-    column usage is off, its rows are left out."""
+    column usage is off, its rows are left out. `sender`: the token and its
+    team, which the raw event and the run record as the app's rows do."""
     now = datetime.now(UTC)
     checksum = hashlib.sha256(json.dumps(event, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     run_id = event["run"]["runId"]
@@ -439,11 +453,12 @@ def write_event(conn: psycopg.Connection, event: dict, freshness_sql: str, team_
     key_params = [v for k in keys for v in k]
     rows = conn.execute(
         "WITH ev AS (INSERT INTO lineage_runevent (checksum, run_uuid, event_type, event_time, job_namespace, job_name, "
-        "payload, received_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (checksum, event_time) DO NOTHING RETURNING id) "
+        "payload, received_at, token_id, token_team_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+        "ON CONFLICT (checksum, event_time) DO NOTHING RETURNING id) "
         f"SELECT ev.id, d.* FROM ev LEFT JOIN (SELECT {DATASET_COLUMNS} FROM registry_dataset t "
-        "JOIN unnest(CAST(%s AS text[]), CAST(%s AS text[])) AS k(ns, nm) ON t.namespace = k.ns AND t.name = k.nm) d ON true",
+        "JOIN json_array_elements(CAST(%s AS json)) AS k(v) ON t.namespace = k.v->>0 AND t.name = k.v->>1) d ON true",
         (checksum, run_id, event["eventType"], event_time, event["job"]["namespace"], event["job"]["name"],
-         Jsonb(event), now, [k[0] for k in keys], [k[1] for k in keys]), prepare=True).fetchall()
+         Jsonb(event), now, *sender, json.dumps(keys)), prepare=True).fetchall()
     if not rows:
         return
     found = {(r[2], r[3]): r[1] for r in rows if r[1] is not None}
@@ -472,14 +487,15 @@ def write_event(conn: psycopg.Connection, event: dict, freshness_sql: str, team_
         "WITH job AS (INSERT INTO lineage_job (namespace, name, facets, created_at, updated_at) VALUES (%s, %s, %s, %s, %s) "
         "ON CONFLICT (namespace, name) DO UPDATE SET facets = CASE WHEN %s THEN EXCLUDED.facets ELSE lineage_job.facets END, "
         "updated_at = EXCLUDED.updated_at RETURNING id, facets, created_at), "
-        "run AS (INSERT INTO lineage_run (run_uuid, job_id, state, state_at, started_at, ended_at, facets, created_at) "
-        "SELECT %s, job.id, %s, %s, %s, %s, %s, %s FROM job ON CONFLICT (run_uuid) DO UPDATE SET "
+        "run AS (INSERT INTO lineage_run (run_uuid, job_id, state, state_at, started_at, ended_at, facets, created_at, "
+        "token_id, token_team_id) SELECT %s, job.id, %s, %s, %s, %s, %s, %s, %s, %s FROM job ON CONFLICT (run_uuid) DO UPDATE SET "
         f"state = CASE WHEN {moves} THEN EXCLUDED.state ELSE lineage_run.state END, "
         f"state_at = CASE WHEN {moves} THEN EXCLUDED.state_at ELSE lineage_run.state_at END, "
         "started_at = CASE WHEN lineage_run.started_at IS NULL OR EXCLUDED.started_at < lineage_run.started_at "
         "THEN COALESCE(EXCLUDED.started_at, lineage_run.started_at) ELSE lineage_run.started_at END, "
         "ended_at = COALESCE(EXCLUDED.ended_at, lineage_run.ended_at), "
-        "facets = CASE WHEN %s THEN EXCLUDED.facets ELSE lineage_run.facets END "
+        "facets = CASE WHEN %s THEN EXCLUDED.facets ELSE lineage_run.facets END, "
+        "token_id = EXCLUDED.token_id, token_team_id = EXCLUDED.token_team_id "
         "RETURNING id, job_id, state, state_at, started_at, ended_at, created_at), "
         "je AS (INSERT INTO lineage_jobdataset (job_id, direction, dataset_id, first_seen_at) "
         "SELECT job.id, e.direction, e.dataset_id, %s FROM job, unnest(%s::varchar[], %s::bigint[]) AS e(direction, dataset_id) "
@@ -492,7 +508,7 @@ def write_event(conn: psycopg.Connection, event: dict, freshness_sql: str, team_
         "run.created_at FROM job, run",
         (event["job"]["namespace"], event["job"]["name"], Jsonb({}), now, now, False,
          run_id, state, event_time, event_time if rank in (1, 2) else None, event_time if rank == 3 else None,
-         Jsonb(run_facets), now, rank, rank, rank, rank, bool(run_facets),
+         Jsonb(run_facets), now, *sender, rank, rank, rank, rank, bool(run_facets),
          now, directions, dataset_ids, directions, dataset_ids, *_usage_params(event, usage, team_id, now, event_time)),
         prepare=True).fetchone()
     assert job_and_run is not None
@@ -505,9 +521,21 @@ def write_event(conn: psycopg.Connection, event: dict, freshness_sql: str, team_
 
 
 
-def straight_into_postgres(url: str, freshness_sql: str, team_id: int | None, clients: int, seconds: float,
-                           column_lineage: bool = False) -> dict:
-    results, elapsed = _load(_direct_worker, (url, freshness_sql, team_id, column_lineage), clients, seconds)
+def straight_into_postgres(url: str, freshness_sql: str, sender: tuple[int, int], team_id: int | None, clients: int,
+                           seconds: float, column_lineage: bool = False) -> dict:
+    global _written_dir
+    if _written_dir is None:
+        _written_dir = tempfile.mkdtemp(prefix="ingest-bench-")
+    results, elapsed = _load(_direct_worker, (url, freshness_sql, sender, team_id, column_lineage, _written_dir),
+                             clients, seconds)
+    # The app's server processes keep what they wrote (lineage.column_usage.RecentlyWritten) from
+    # one slice to the next; the writers are new processes each slice, so they inherit what the
+    # last slice's wrote, all of it (a little more than each server process knows).
+    for path in Path(_written_dir).glob("*.pickle"):
+        with open(path, "rb") as f:
+            for key, at in pickle.load(f).items():
+                _written[key] = max(at, _written.get(key, at))
+        path.unlink()
     return {"events": sum(r[0] for r in results), "elapsed": elapsed, "client_cpu": sum(r[1] for r in results),
             "db_cpu": sum(r[2] for r in results)}
 
@@ -554,18 +582,19 @@ def backends_cpu(database: str) -> float:
 
 # --- the run ----------------------------------------------------------------------------
 
-def from_the_app(env: dict) -> tuple[str, str, int]:
-    """A lineage token for the clients, and the app's freshness statement and the
-    token's team (which column usage records) for the writer."""
+def from_the_app(env: dict) -> tuple[str, str, int, int]:
+    """A lineage token for the clients, and the app's freshness statement, the
+    token and its team (which the raw events, runs and column usage record) for the writer."""
     code = ("import json\n"
             "from freshness.evaluation import _ROUTINE_WRITE_SQL\n"
             "from registry.models import ApiToken, Team\n"
             "team, _ = Team.objects.get_or_create(slug='pipelines', defaults={'name': 'Pipelines'})\n"
-            "print(json.dumps([ApiToken.issue('bench', team=team)[1], _ROUTINE_WRITE_SQL, team.pk]))")
+            "token, secret = ApiToken.issue('bench', team=team)\n"
+            "print(json.dumps([secret, _ROUTINE_WRITE_SQL, token.pk, team.pk]))")
     out = subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT, env=env, check=True,
                          capture_output=True, text=True)
-    secret, freshness_sql, team_id = json.loads(out.stdout.strip().splitlines()[-1])
-    return secret, freshness_sql, team_id
+    secret, freshness_sql, token_id, team_id = json.loads(out.stdout.strip().splitlines()[-1])
+    return secret, freshness_sql, token_id, team_id
 
 
 def wait_until_up(port: int, proc: subprocess.Popen, timeout: float = 120) -> None:
@@ -615,7 +644,8 @@ def main() -> None:
     fresh_database(plain_url(url))
     envs = {usage: django_env(plain_url(url) + "?conn_max_age=600", LINEAGE_COLUMN_USAGE=str(int(usage)))
             for usage in usages}
-    secret, freshness_sql, team_id = from_the_app(envs[usages[0]])
+    secret, freshness_sql, token_id, team_id = from_the_app(envs[usages[0]])
+    sender = (token_id, team_id)
     servers: dict[bool, tuple[subprocess.Popen, int]] = {}
     for usage in usages:
         port = free_port()
@@ -654,34 +684,45 @@ def main() -> None:
             # rows and each connection's prepared statements.
             for usage, kind in variants:
                 through_the_app(servers[usage][1], secret, args.clients, args.warmup, kind)
-                straight_into_postgres(plain_url(url), freshness_sql, writer_team(usage), args.clients, args.warmup, kind)
+                straight_into_postgres(plain_url(url), freshness_sql, sender, writer_team(usage), args.clients, args.warmup,
+                                       kind)
+
+        def app_slice(variant: tuple[bool, bool]) -> str:
+            usage, kind = variant
+            app = apps[variant]
+            server, port = servers[usage]
+            server_before, db_before = group_cpu(server.pid), backends_cpu(database)
+            part = through_the_app(port, secret, args.clients, slice_seconds, kind)
+            app["server_cpu"] += group_cpu(server.pid) - server_before
+            app["db_cpu"] += backends_cpu(database) - db_before
+            for key in ("latencies", "acked", "errors"):
+                app[key].extend(part[key])
+            for key in ("elapsed", "client_cpu"):
+                app[key] += part[key]
+            return f"app{' ' + label(variant) if label(variant) else ''} {len(part['acked']) / part['elapsed']:.0f}/s"
+
+        def direct_slice(variant: tuple[bool, bool]) -> str:
+            usage, kind = variant
+            part_direct = straight_into_postgres(plain_url(url), freshness_sql, sender, writer_team(usage), args.clients,
+                                                 slice_seconds, kind)
+            for key in ("events", "elapsed", "client_cpu", "db_cpu"):
+                directs[variant][key] += part_direct[key]
+            return (f"psycopg{' ' + label(variant) if label(variant) else ''} "
+                    f"{part_direct['events'] / part_direct['elapsed']:.0f}/s")
+
         for round_no in range(1, args.rounds + 1):
-            # Each variant first in every other round, so a drift of the machine's speed falls on all alike.
+            # Each variant first in every other round, so a drift of the machine's speed falls on all alike;
+            # and each side: both write into one database, whose first rows of each job and dataset
+            # (column reads, edges, schemas) the side that runs first pays for, the other then finds.
             order = variants if round_no % 2 else variants[::-1]
-            line = []
-            for variant in order:
-                usage, kind = variant
-                app = apps[variant]
-                server, port = servers[usage]
-                server_before, db_before = group_cpu(server.pid), backends_cpu(database)
-                part = through_the_app(port, secret, args.clients, slice_seconds, kind)
-                app["server_cpu"] += group_cpu(server.pid) - server_before
-                app["db_cpu"] += backends_cpu(database) - db_before
-                for key in ("latencies", "acked", "errors"):
-                    app[key].extend(part[key])
-                for key in ("elapsed", "client_cpu"):
-                    app[key] += part[key]
-                line.append(f"app{' ' + label(variant) if label(variant) else ''} {len(part['acked']) / part['elapsed']:.0f}/s")
-            for variant in order:
-                usage, kind = variant
-                part_direct = straight_into_postgres(plain_url(url), freshness_sql, writer_team(usage), args.clients,
-                                                     slice_seconds, kind)
-                for key in ("events", "elapsed", "client_cpu", "db_cpu"):
-                    directs[variant][key] += part_direct[key]
-                line.append(f"psycopg{' ' + label(variant) if label(variant) else ''} "
-                            f"{part_direct['events'] / part_direct['elapsed']:.0f}/s")
+            sides = [app_slice, direct_slice] if round_no % 2 else [direct_slice, app_slice]
+            line = [side(variant) for side in sides for variant in order]
             print(f"  round {round_no}: {', '.join(line)}", flush=True)
     finally:
+        if _written_dir is not None:
+            for path in Path(_written_dir).glob("*.pickle"):
+                path.unlink()
+            os.rmdir(_written_dir)
         for proc, _ in servers.values():
             os.killpg(proc.pid, signal.SIGTERM)
             try:
