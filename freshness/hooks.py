@@ -56,9 +56,11 @@ def most_urgent_first(datasets) -> list[Segment]:
     they look alike on the page, and a segment of the former alone, rare, would walk
     the whole index to find it empty."""
     rows = datasets.select_related("freshness")
-    # Equal last writes (a run's outputs, an import) by dataset id, not name: the freshness
-    # rows' index holds that order, so a page among thousands of them sorts none.
-    written, named = ("freshness__last_write_at", "pk"), ("namespace", "name")
+    # Equal last writes (a run's outputs, an import) by dataset id, not name, both taken from
+    # the freshness row: its index holds that order, and a page's seek compares its columns
+    # alone, so a page among thousands of equal writes sorts none (with the dataset's own id
+    # in the comparison, PostgreSQL joined every dataset first).
+    written, named = ("freshness__last_write_at", "freshness__dataset_id"), ("namespace", "name")
     segments = []
     for status in STATUS_ORDER:
         of_status = rows.filter(freshness__status=status)
