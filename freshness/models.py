@@ -57,7 +57,7 @@ class DatasetFreshness(models.Model):
             models.Index(fields=["status", "last_write_at", "dataset"], name="freshness_status_write_idx"),
             # The status view lists what needs attention, longest in its status first: its
             # pages seek here rather than sorting every stale and warning row.
-            models.Index(fields=["status_since"], name="freshness_attention_since_idx",
+            models.Index(fields=["status_since", "dataset"], name="freshness_attention_since_idx",
                          condition=models.Q(status__in=["stale", "warning"])),
             # /metrics reads the rows with an SLO each scrape; every written dataset has a row.
             models.Index(fields=["dataset"], name="freshness_slo_idx", condition=models.Q(max_age__isnull=False)),

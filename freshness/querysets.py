@@ -78,7 +78,7 @@ def needing_attention(datasets, statuses, *, team_id: int | None = None,
                       sort: str = STATUS_VIEW_DEFAULT_SORT) -> list[Segment]:
     """The datasets whose freshness is one of `statuses` now (stale, warning...), of one
     owner team when `team_id` is given, ordered by a STATUS_VIEW_SORTS key (longest stale
-    first by default: the oldest `since`), then by namespace and name. Unknown keys fall
+    first by default: the oldest `since`, then by dataset id), then by namespace and name. Unknown keys fall
     back to the default; missing values (never written, no deadline, no team) sort last
     either way, by namespace and name.
 
@@ -93,7 +93,12 @@ def needing_attention(datasets, statuses, *, team_id: int | None = None,
     rows = datasets.filter(freshness__status__in=list(statuses)).select_related("freshness", "owner_team", "owner")
     if team_id is not None:
         rows = rows.filter(owner_team_id=team_id)
-    ordered = tuple(dict.fromkeys((column, "namespace", "name")))
+    if key == STATUS_VIEW_DEFAULT_SORT:
+        # Equal times (one sweep's transitions) by dataset id, from the freshness row as its
+        # partial index holds them: the default page then seeks, never sorts the stale rows.
+        ordered = (column, "freshness__dataset_id")
+    else:
+        ordered = tuple(dict.fromkeys((column, "namespace", "name")))
     if sort.startswith("-"):
         ordered = tuple(f"-{name}" for name in ordered)
     return [Segment(rows.filter(**{f"{column}__isnull": False}), ordered),

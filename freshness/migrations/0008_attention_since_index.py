@@ -12,6 +12,6 @@ class Migration(migrations.Migration):
     operations = [
         migrations.AddIndex(
             model_name='datasetfreshness',
-            index=models.Index(condition=models.Q(('status__in', ['stale', 'warning'])), fields=['status_since'], name='freshness_attention_since_idx'),
+            index=models.Index(condition=models.Q(('status__in', ['stale', 'warning'])), fields=['status_since', 'dataset'], name='freshness_attention_since_idx'),
         ),
     ]
