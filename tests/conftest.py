@@ -137,6 +137,13 @@ def dataset(unowned_dataset, owner_team, owner, consumer_team):
 
 
 @pytest.fixture
+def logged_in(client, owner):
+    """The test client, logged in as alice."""
+    client.force_login(owner)
+    return client
+
+
+@pytest.fixture
 def owner_token(owner):
     """(token, secret) for alice."""
     return ApiToken.issue("alice's laptop", user=owner)

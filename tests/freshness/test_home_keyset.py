@@ -22,12 +22,6 @@ PREVIOUS = re.compile(r'href="\?([^"]*before=[^"]+)" rel="prev"')
 
 
 @pytest.fixture
-def logged_in(client, owner):
-    client.force_login(owner)
-    return client
-
-
-@pytest.fixture
 def every_status(owner_team, owner):
     """Five datasets of each written status (two sharing a last write), five unknown, five
     no-SLO ones written, two no-SLO ones never written (an SLO removed before a write) and

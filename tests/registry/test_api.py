@@ -1,12 +1,4 @@
-import pytest
-
 from registry.models import Consumer, Dataset, Team
-
-
-@pytest.fixture
-def logged_in(client, owner):
-    client.force_login(owner)
-    return client
 
 
 def test_dataset_list_shows_owner_and_consumer_count(logged_in, dataset, unowned_dataset):

@@ -15,12 +15,6 @@ from registry.models import Dataset
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def logged_in(client, owner):
-    client.force_login(owner)
-    return client
-
-
 def walk(client, url: str, link: str = "next") -> tuple[list[list[dict]], str]:
     """The pages from `url` on, following `link`: their rows, and the last page's address."""
     pages = []

@@ -9,12 +9,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def logged_in(client, owner):
-    client.force_login(owner)
-    return client
-
-
-@pytest.fixture
 def thirty_datasets(owner_team, owner, consumer_team):
     datasets = Dataset.objects.bulk_create(
         Dataset(namespace=f"postgres://ns{i % 3}", name=f"table_{i:02}", owner_team=owner_team, owner=owner)

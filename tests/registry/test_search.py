@@ -12,12 +12,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def logged_in(client, owner):
-    client.force_login(owner)
-    return client
-
-
-@pytest.fixture
 def estate(db):
     """A small warehouse as real estates name theirs."""
     rows = [
