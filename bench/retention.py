@@ -9,7 +9,9 @@ months are filled with that many events each (payloads of about 600 bytes, as a
 RunEvent with a few inputs and outputs), then timed:
 
 - `drop_month_ms`: lineage.partitions.drop_before dropping the older month's partition
-  (what retention does to every month wholly past its window);
+  (what retention does to every month wholly past its window: detach, then drop);
+- `ingest_stall_ms`: meanwhile, from another connection, one raw event of this month
+  inserted after another: the longest any of them took (the ingest's wait on the drop);
 - `delete_month_s`: the other month deleted row by row, 5,000 per transaction (what
   retention did before the table was partitioned, and still does in the month its cutoff
   cuts and in the default partition); `--no-row-by-row` leaves it (and that month) out;
@@ -26,6 +28,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
 from datetime import timedelta
 from io import StringIO
@@ -34,7 +37,8 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "client"), str(ROOT / "bench")]
-from _common import recreate_database  # noqa: E402
+import psycopg  # noqa: E402
+from _common import plain_url, recreate_database  # noqa: E402
 from _django import setup_django  # noqa: E402
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/reg_retention_bench"
@@ -60,7 +64,40 @@ SELECT md5(%(tag)s || e::text) || md5(e::text || %(tag)s), gen_random_uuid(),
 """
 
 
-def measure(size: int, *, row_by_row: bool = True) -> dict:
+PROBE_SQL = """
+INSERT INTO lineage_runevent (checksum, run_uuid, event_type, event_time, job_namespace, job_name, payload, received_at)
+VALUES (%s, gen_random_uuid(), 'COMPLETE', now(), 'airflow', 'probe', '{}', now())
+"""
+
+
+class InsertProbe(threading.Thread):
+    """Inserts one raw event of this month after another on its own connection, until
+    stopped: `longest_ms` is how long the ingest waited at worst meanwhile."""
+
+    def __init__(self, url: str):
+        super().__init__(daemon=True)
+        self.url, self.stopped, self.longest_ms, self.inserts = url, threading.Event(), 0.0, 0
+
+    def run(self) -> None:
+        with psycopg.connect(plain_url(self.url), autocommit=True) as db:
+            while not self.stopped.is_set():
+                started = time.perf_counter()
+                db.execute(PROBE_SQL, [f"probe-{self.inserts}-{time.time_ns()}"])
+                self.longest_ms = max(self.longest_ms, (time.perf_counter() - started) * 1000)
+                self.inserts += 1
+                time.sleep(0.005)
+
+    def __enter__(self) -> InsertProbe:
+        self.start()
+        time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stopped.set()
+        self.join()
+
+
+def measure(size: int, url: str, *, row_by_row: bool = True) -> dict:
     from django.core.management import call_command
     from django.db import connection, transaction
     from django.utils import timezone
@@ -88,11 +125,13 @@ def measure(size: int, *, row_by_row: bool = True) -> dict:
     print(f"size {size}: {per_month} events in each of {', '.join(map(partitions.month_name, months))} "
           f"(filled in {filled:.1f} s)", flush=True)
 
-    started = time.perf_counter()
-    dropped = partitions.drop_before(old)
-    drop_ms = (time.perf_counter() - started) * 1000
+    with InsertProbe(url) as probe:
+        started = time.perf_counter()
+        dropped = partitions.drop_before(old)
+        drop_ms = (time.perf_counter() - started) * 1000
     assert dropped == [partitions.month_name(older)], dropped
-    print(f"  drop one month's partition: {drop_ms:.1f} ms", flush=True)
+    print(f"  drop one month's partition: {drop_ms:.1f} ms; the longest insert beside it: {probe.longest_ms:.1f} ms "
+          f"({probe.inserts} inserts)", flush=True)
 
     delete_s = None
     if row_by_row:
@@ -117,6 +156,7 @@ def measure(size: int, *, row_by_row: bool = True) -> dict:
     # The emptied month goes too, for the next size.
     partitions.drop_before(partitions.add_months(old, 1) + timedelta(seconds=1))
     return {"size": size, "events_per_month": per_month, "drop_month_ms": round(drop_ms, 1),
+            "ingest_stall_ms": round(probe.longest_ms, 1),
             "delete_month_s": round(delete_s, 2) if delete_s else None, "prune_command_s": round(prune_s, 2),
             "delete_over_drop": round(delete_s * 1000 / drop_ms, 1) if drop_ms and delete_s else None}
 
@@ -141,7 +181,7 @@ def main() -> None:
     print(f"re-creating {name} and migrating…", flush=True)
     recreate_database(url)
     setup_django(url)
-    results = [measure(size, row_by_row=not args.no_row_by_row) for size in sizes]
+    results = [measure(size, url, row_by_row=not args.no_row_by_row) for size in sizes]
     with open("/proc/loadavg") as f:
         load = f.read().split()[:3]
     print(json.dumps({"retention": results, "cores": os.cpu_count(), "loadavg": load}))
