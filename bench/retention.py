@@ -9,7 +9,7 @@ months are filled with that many events each (payloads of about 600 bytes, as a
 RunEvent with a few inputs and outputs), then timed:
 
 - `drop_month_ms`: lineage.partitions.drop_before dropping the older month's partition
-  (what retention does to every month wholly past its window: detach, then drop);
+  (what retention does to every month wholly past its window);
 - `ingest_stall_ms`: meanwhile, from another connection, one raw event of this month
   inserted after another: the longest any of them took (the ingest's wait on the drop);
 - `delete_month_s`: the other month deleted row by row, 5,000 per transaction (what

@@ -15,12 +15,10 @@ schedulers, or a beat and a retention run, never race:
    the default partition already holds for such a month are moved into it in
    the same transaction (PostgreSQL refuses a new partition whose rows sit in
    the default one).
-2. `drop_before` detaches the partitions that end at or before a cutoff (a
-   catalog change, however many rows a month holds), then drops each detached
-   table in a transaction of its own: the drop's commit removes the month's
-   files (about a second for 3 GB), and by then no ingest waits on it.
-   Retention then deletes row by row only what the cutoff leaves in the month
-   it cuts and in the default partition.
+2. `drop_before` drops the partitions that end at or before a cutoff: a
+   catalog change, however many rows a month holds. Retention then deletes
+   row by row only what the cutoff leaves in the month it cuts and in the
+   default partition.
 
 On SQLite there is one plain table and both are no-ops.
 """
@@ -40,8 +38,8 @@ from lineage.models import RunEvent
 TABLE = RunEvent._meta.db_table
 # One key for every change to the set of partitions (pg_advisory_xact_lock).
 LOCK_KEY = 7_316_502_012
-# A detach waits for the readers of the table; past this, it gives up (the next run tries
-# again) rather than hold every ingest behind it.
+# A DROP waits for the readers of the table; past this, it gives up (the next run tries again)
+# rather than hold every ingest behind it.
 DROP_LOCK_TIMEOUT = "5s"
 
 # The partitions and their bounds, as PostgreSQL prints them ("FOR VALUES FROM
@@ -54,21 +52,12 @@ ORDER BY c.relname
 """
 
 # Making and dropping a partition takes the table's owner; the role the app
-# serves as does it through functions of the owner's (migrations 0012, 0015):
+# serves as does it through two functions of the owner's (migration 0012):
 # lineage_runevent_add_month(start) makes a month's partition apart, fills it
 # with what the default partition held for that month, then attaches it;
-# lineage_runevent_detach_partition(name) detaches one of the table's
-# partitions and lineage_runevent_drop_detached(name) drops what it left.
+# lineage_runevent_drop_partition(name) drops one of the table's partitions.
 ADD_MONTH_SQL = "SELECT lineage_runevent_add_month(%s)"
-DETACH_PARTITION_SQL = "SELECT lineage_runevent_detach_partition(%s)"
-DROP_DETACHED_SQL = "SELECT lineage_runevent_drop_detached(%s)"
-# Months detached and not yet dropped: this run's, or a run's that stopped in between.
-DETACHED_SQL = r"""
-SELECT c.relname FROM pg_class c
-WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND NOT c.relispartition
-  AND c.relname ~ '^lineage_runevent_(p[0-9]{6}|legacy)$'
-ORDER BY c.relname
-"""
+DROP_PARTITION_SQL = "SELECT lineage_runevent_drop_partition(%s)"
 
 _BOUND = re.compile(r"FROM \((MINVALUE|'[^']*')\) TO \((MAXVALUE|'[^']*')\)")
 
@@ -181,26 +170,19 @@ def create_ahead(now: datetime | None = None, ahead: int | None = None) -> list[
 
 
 def drop_before(cutoff: datetime) -> list[str]:
-    """Drop the partitions whose every event time is before `cutoff`, and any
-    month an earlier run detached without dropping; returns their names. Short
-    transactions, each under the lock: one per detach, one per drop."""
+    """Drop the partitions whose every event time is before `cutoff`; returns
+    their names. One short transaction per partition, each under the lock."""
     if not is_partitioned():
         return []
-    while True:
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [LOCK_KEY])
-            old = wholly_before(cutoff)
-            if not old:
-                break
-            cursor.execute(f"SET LOCAL lock_timeout = '{DROP_LOCK_TIMEOUT}'")
-            cursor.execute(DETACH_PARTITION_SQL, [old[0].name])
     dropped = []
     while True:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [LOCK_KEY])
-            cursor.execute(DETACHED_SQL)
-            detached = cursor.fetchone()
-            if detached is None:
+            old = [p for p in partitions() if not p.is_default and p.end is not None and p.end <= cutoff]
+            if not old:
                 return dropped
-            cursor.execute(DROP_DETACHED_SQL, [detached[0]])
-        dropped.append(detached[0])
+            cursor.execute(f"SET LOCAL lock_timeout = '{DROP_LOCK_TIMEOUT}'")
+            # Dropping a partition detaches it as it goes.
+            cursor.execute(DROP_PARTITION_SQL, [old[0].name])
+        dropped.append(old[0].name)
+

@@ -12,7 +12,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from django.db import ProgrammingError, connection, connections, transaction
+from django.db import connection, connections
 from django.test import override_settings
 from django.utils import timezone
 
@@ -90,7 +90,6 @@ def test_the_migration_keeps_every_stored_event_and_retention_then_drops_the_old
         # time is past the window, retention drops it whole.
         next_month = legacy.end + timedelta(days=2)
         insert("next", next_month, "next_month")
-        migrate_to_latest()  # retention's functions (0015)
         assert partitions.drop_before(legacy.end + timedelta(days=1)) == ["lineage_runevent_legacy"]
         assert list(RunEvent.objects.values_list("job_name", flat=True)) == ["next_month"]
     finally:
@@ -219,32 +218,6 @@ def test_retention_drops_the_months_wholly_past_the_window_and_deletes_the_edge_
     assert list(RunEvent.objects.values_list("job_name", flat=True)) == ["recent"]
     assert month(old_month) not in names()
     assert AuditEvent.objects.get(action="lineage.events_pruned").after["partitions_dropped"] == [month(old_month)]
-
-
-@pytest.mark.django_db
-def test_retention_drops_a_month_an_earlier_run_detached_and_did_not_drop():
-    now = timezone.now()
-    old_month = partitions.add_months(partitions.month_start(now), -3)
-    partitions.create_ahead(old_month, ahead=0)
-    store_at(old_month + timedelta(days=1), job="old")
-    with connection.cursor() as cursor:
-        # A run stopped between its detach and its drop.
-        cursor.execute(partitions.DETACH_PARTITION_SQL, [month(old_month)])
-    assert month(old_month) not in names()
-    assert not RunEvent.objects.exists()
-    out = StringIO()
-    call_command("prune_lineage_events", "--older-than", "30d", stdout=out)
-    assert f"dropped partition {month(old_month)} (detached by an earlier run that stopped)" in out.getvalue()
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT to_regclass(%s)", [month(old_month)])
-        assert cursor.fetchone() == (None,)
-
-
-def test_only_a_detached_month_can_be_dropped_through_the_owners_function(db):
-    for name in ("registry_auditevent", "lineage_runevent", "lineage_runevent_default"):
-        with pytest.raises(ProgrammingError, match="is not a detached month of lineage_runevent"), transaction.atomic():
-            with connection.cursor() as cursor:
-                cursor.execute(partitions.DROP_DETACHED_SQL, [name])
 
 
 @pytest.mark.django_db

@@ -162,7 +162,3 @@ def test_the_serving_role_makes_and_drops_raw_event_partitions_only_through_the_
     assert serving.execute("SELECT count(*) FROM lineage_runevent").fetchone() == (0,)
     with pytest.raises(errors.RaiseException, match="is not a month of lineage_runevent"):
         serving.execute("SELECT lineage_runevent_drop_partition('registry_auditevent')")
-    with pytest.raises(errors.RaiseException, match="is not a month of lineage_runevent"):
-        serving.execute("SELECT lineage_runevent_detach_partition('registry_auditevent')")
-    with pytest.raises(errors.RaiseException, match="is not a detached month of lineage_runevent"):
-        serving.execute("SELECT lineage_runevent_drop_detached('registry_auditevent')")

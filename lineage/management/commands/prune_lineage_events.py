@@ -65,10 +65,7 @@ class Command(BaseCommand):
         dropped = partitions.drop_before(cutoff)
         deleted, exact = 0, True
         for name in dropped:
-            if name not in doomed:
-                self.stdout.write(f"  dropped partition {name} (detached by an earlier run that stopped)")
-                continue
-            rows, counted = doomed[name]
+            rows, counted = doomed.get(name, (0, False))
             deleted, exact = deleted + rows, exact and counted
             self.stdout.write(f"  dropped partition {name} ({'' if counted else 'about '}{rows} events)")
         remaining, static_total = old.count(), old_static.count()
