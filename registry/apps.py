@@ -2,7 +2,7 @@ from django.apps import AppConfig
 from django.db.backends.signals import connection_created
 from django.db.models.signals import post_migrate
 
-from registry.db import read_out_of_range_times
+from registry.db import read_json_with_orjson, read_out_of_range_times
 
 
 class RegistryConfig(AppConfig):
@@ -16,6 +16,8 @@ class RegistryConfig(AppConfig):
         post_migrate.connect(grant_serving_role_after_migrate, sender=self)
         # Timestamps outside Python's range read as its nearest (registry/db.py).
         connection_created.connect(read_out_of_range_times)
+        # json values (the lineage walk's payloads) decoded by orjson (registry/db.py).
+        connection_created.connect(read_json_with_orjson)
 
 
 def grant_serving_role_after_migrate(sender, using: str = "default", **kwargs) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from functools import cache
+from typing import Any
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections
@@ -123,3 +124,41 @@ def _clamping(loader: type) -> type:
                 return moment.replace(tzinfo=None) if getattr(self, "timezone", UTC) is None else moment
 
     return ClampingLoader
+
+
+def read_json_with_orjson(sender, connection, **kwargs) -> None:
+    """connection_created: values of type json (what `json_build_object` and `json_agg`
+    make: the lineage walk's node payloads) decoded by orjson, several times faster than
+    the json module. jsonb stays text, as Django has it, for JSONField to decode."""
+    if connection.vendor != "postgresql":
+        return
+    from psycopg.types.json import JsonBinaryLoader, JsonLoader
+
+    adapters = connection.connection.adapters
+    adapters.register_loader("json", _orjson_loader(JsonLoader))
+    adapters.register_loader("json", _orjson_loader(JsonBinaryLoader))
+
+
+@cache
+def _orjson_loader(loader: type) -> type:
+    import json
+
+    import orjson  # here, not at start-up: only PostgreSQL connections use it
+
+    # orjson reads an integer past 64 bits (which PostgreSQL's json holds) as a float,
+    # and a run of 20 digits is rare: where one stands, the json module reads the value.
+    # Found by mapping every digit to "0" and anything else to " " (a pattern search for
+    # the run cost more than the json module's whole reading).
+    digits_only = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+    twenty_digits = b"0" * 20
+
+    def loads(data: bytes | memoryview) -> Any:
+        text = bytes(data)
+        if twenty_digits not in text.translate(digits_only):
+            try:
+                return orjson.loads(text)
+            except orjson.JSONDecodeError:
+                pass  # the json module's reading, or its error
+        return json.loads(text)
+
+    return type(f"Orjson{loader.__name__}", (loader,), {"_loads": staticmethod(loads)})

@@ -147,14 +147,15 @@ def marquez_graph(node_id: str, *, depth: int | str | None = 20, direction: str 
         return _portable_graph(node_id, depth=depth, direction=direction)
     kind, splits = parse_node_id(node_id)
     params = {"namespaces": [ns for ns, _ in splits], "names": [name for _, name in splits], "depth": depth}
-    with prepared_cursor() as cursor:
-        cursor.execute(full_neighbourhood_sql(kind, direction), params)
-        rows = cursor.fetchall()
-    if not rows:
-        raise NodeNotFound(f"No {kind} with id {node_id!r} has been seen in lineage.")
-    # Shaping a large walk makes tens of thousands of containers and no cycle that
-    # outlives it: the collector's passes over them found nothing and were a third of it.
+    # Reading and shaping a large walk makes tens of thousands of containers and no
+    # cycle that outlives it: the collector's passes over them found nothing and were a
+    # third of the shaping.
     with collector_paused():
+        with prepared_cursor() as cursor:
+            cursor.execute(full_neighbourhood_sql(kind, direction), params)
+            rows = cursor.fetchall()
+        if not rows:
+            raise NodeNotFound(f"No {kind} with id {node_id!r} has been seen in lineage.")
         return linked(rows)
 
 
