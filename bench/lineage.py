@@ -19,7 +19,8 @@ the upper layers:
   the code behind GET /api/v1/lineage (node id resolution, the recursive walk,
   the nodes' full data, the Marquez-shaped answer);
 - "raw_sql": the same statement (node resolution and the nodes' data
-  included) sent with psycopg, prepared as the app prepares it, rows fetched.
+  included) sent with psycopg, prepared as the app prepares it, rows fetched and their
+  json values decoded as the app's connections decode them (registry.db).
 
 Prints a table, then one JSON line (last):
 {"sizes": {"100": {"hop1_p50_ms", "hop1_p95_ms", "hop5_p50_ms", "hop5_p95_ms",
@@ -130,9 +131,12 @@ def main() -> None:
     import registry.wsgi  # noqa: F401
     from lineage.graph import parse_node_id
     from lineage.marquez.graph import full_neighbourhood_sql, marquez_graph
+    from registry.db import decode_json_with_orjson
 
     # JIT off, as the app's connections have it (registry.settings).
     raw = {n: psycopg.connect(urls[n], autocommit=True, options="-c jit=off") for n in sizes}
+    for conn in raw.values():
+        decode_json_with_orjson(conn.adapters)  # as the app's connections decode json values
     sql = full_neighbourhood_sql("dataset", "downstream")
     timings = {n: {"hop1": [], "hop5": [], "raw5": [], "nodes5": []} for n in sizes}
     per_round = max(1, args.samples // args.rounds)

@@ -16,7 +16,8 @@ production loads it, DEBUG off), `--samples` requests of each:
 - `dataset_page`: `/datasets/<pk>/` of random datasets;
 - `lineage_5hop_api` / `lineage_5hop_raw_sql`: the Marquez lineage of a dataset five hops
   downstream (`lineage.marquez.graph.marquez_graph`) and the same statement sent with psycopg,
-  in the same run (as bench/lineage.py);
+  its json values decoded as the app's connections decode them, in the same run (as
+  bench/lineage.py): what the API adds is the shaping of Marquez's payload;
 - `metrics`: one `/metrics` scrape;
 - `inbox`: the inbox page of a member of the first team (its waiting reviews and incidents);
 - `impact`: the impact preview of one change (`POST /api/contracts/<name>/impact/`: a column
@@ -98,6 +99,7 @@ def measure(url: str, size: int, samples: int, rng: random.Random, *, buffers: b
     from lineage.graph import parse_node_id
     from lineage.marquez.graph import full_neighbourhood_sql, marquez_graph
     from lineage.models import Job
+    from registry.db import decode_json_with_orjson
     from registry.jobs import JobTeam
     from registry.models import ApiToken, Dataset, Membership, Team
 
@@ -188,6 +190,9 @@ def measure(url: str, size: int, samples: int, rng: random.Random, *, buffers: b
     # JIT off, as the app's connections have it (registry.settings): with it on, compiling
     # this statement cost ten times what running it does.
     with psycopg.connect(plain_url(url), autocommit=True, options="-c jit=off") as raw:
+        # json values decoded as the app's connections decode them: the ratio is the shaping.
+        decode_json_with_orjson(raw.adapters)
+
         def raw_walk():
             _, splits = parse_node_id(rng.choice(node_ids))
             return raw.execute(sql, {"namespaces": [s[0] for s in splits], "names": [s[1] for s in splits], "depth": 5},

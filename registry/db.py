@@ -130,11 +130,15 @@ def read_json_with_orjson(sender, connection, **kwargs) -> None:
     """connection_created: values of type json (what `json_build_object` and `json_agg`
     make: the lineage walk's node payloads) decoded by orjson, several times faster than
     the json module. jsonb stays text, as Django has it, for JSONField to decode."""
-    if connection.vendor != "postgresql":
-        return
+    if connection.vendor == "postgresql":
+        decode_json_with_orjson(connection.connection.adapters)
+
+
+def decode_json_with_orjson(adapters) -> None:
+    """Values of type json read through `adapters` (a psycopg connection's or cursor's)
+    decoded by orjson, with the json module for what orjson reads otherwise."""
     from psycopg.types.json import JsonBinaryLoader, JsonLoader
 
-    adapters = connection.connection.adapters
     adapters.register_loader("json", _orjson_loader(JsonLoader))
     adapters.register_loader("json", _orjson_loader(JsonBinaryLoader))
 
