@@ -149,16 +149,17 @@ def _orjson_loader(loader: type) -> type:
 
     import orjson  # here, not at start-up: only PostgreSQL connections use it
 
-    # orjson reads an integer past 64 bits (which PostgreSQL's json holds) as a float,
-    # and a run of 20 digits is rare: where one stands, the json module reads the value.
-    # Found by mapping every digit to "0" and anything else to " " (a pattern search for
-    # the run cost more than the json module's whole reading).
+    # orjson reads an integer past 64 bits (which PostgreSQL's json holds) as a float:
+    # above 2**64 - 1 (20 digits) or below -2**63 (19 digits already). A run of 19 digits
+    # is rare: where one stands, the json module reads the value. Found by mapping every
+    # digit to "0" and anything else to " " (a pattern search for the run cost more than
+    # the json module's whole reading).
     digits_only = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
-    twenty_digits = b"0" * 20
+    long_run = b"0" * 19
 
     def loads(data: bytes | memoryview) -> Any:
         text = bytes(data)
-        if twenty_digits not in text.translate(digits_only):
+        if long_run not in text.translate(digits_only):
             try:
                 return orjson.loads(text)
             except orjson.JSONDecodeError:

@@ -28,6 +28,11 @@ def test_an_integer_past_64_bits_in_a_json_value_reads_whole():
     assert type(value["n"]) is int
 
 
+def test_a_negative_integer_past_64_bits_reads_whole_though_it_has_19_digits():
+    assert read("SELECT '[-9223372036854775809, -9223372036854775808]'::json") == [
+        -9223372036854775809, -9223372036854775808]
+
+
 def test_a_json_field_still_reads_through_django(dataset, consumer_team):
     Consumer.objects.filter(dataset=dataset).update(declared_columns=["order_id", 12345678901234567890123])
     assert Consumer.objects.values_list("declared_columns", flat=True).get(dataset=dataset) == [
